@@ -1,0 +1,40 @@
+"""The one exception hierarchy of symex.
+
+Every error a user can see derives from :class:`SymexError` and says what to do about it.
+Errors *in the program under test* (out-of-bounds access, failed assertions, ...) are not
+exceptions: they are reported as :class:`symex.core.errors.Error` values on test cases.
+"""
+
+from __future__ import annotations
+
+
+class SymexError(Exception):
+    """Base class of every error symex raises."""
+
+
+class CompileError(SymexError):
+    """The C compiler rejected the program; the message holds the compiler's own output."""
+
+
+class CompilerNotFound(SymexError):
+    """Neither clang nor zig cc could be found to compile C source."""
+
+
+class LoadError(SymexError):
+    """An LLVM IR file could not be read or parsed (missing, malformed, unsupported)."""
+
+
+class SolverError(SymexError):
+    """A solver failed: not installed, crashed, or gave an answer it cannot justify."""
+
+
+class SolverUnknown(SolverError):
+    """The solver answered ``unknown`` (time limit or incompleteness); ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"solver returned unknown: {reason}")
+        self.reason = reason
+
+
+class ConfigError(SymexError):
+    """An option or argument given to symex is invalid."""
