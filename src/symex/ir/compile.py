@@ -1,0 +1,264 @@
+"""Compile C source to LLVM IR text (``.ll``) with clang or, failing that, ``zig cc``.
+
+The result is cached on disk by a hash of everything that can change the output, so
+re-running symex on an unchanged program does not pay for the compiler again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from symex.errors import CompileError, CompilerNotFound
+
+__all__ = [
+    "DEFAULT_FLAGS",
+    "Compiler",
+    "compile_c",
+    "default_cache_dir",
+    "find_compiler",
+    "include_dir",
+    "shipped_headers_digest",
+]
+
+DEFAULT_FLAGS: tuple[str, ...] = ("-O0", "-g", "-Xclang", "-disable-O0-optnone")
+"""Flags used unless the user asks for optimisation: unoptimised IR with debug locations.
+
+``-disable-O0-optnone`` keeps functions free of ``optnone`` so IR passes may still run on them.
+"""
+
+# Flags every compile gets: IR text with debug info, and nothing that hides memory errors
+# from symbolic execution (stack protector, fortified libc wrappers).
+_ALWAYS_FLAGS: tuple[str, ...] = (
+    "-S",
+    "-emit-llvm",
+    "-g",
+    "-fno-stack-protector",
+    "-U_FORTIFY_SOURCE",
+    "-D_FORTIFY_SOURCE=0",
+)
+# zig cc instruments for UBSan by default (the traps would become branches symex must explore)
+# and defaults to the host's versioned triple; pin a plain one.
+_ZIG_FLAGS: tuple[str, ...] = ("-fno-sanitize=all", "-target", "x86_64-linux-gnu")
+_OPT_LEVEL = re.compile(r"-O(?:[123sz]|fast)")
+_CLANG_VERSIONED = re.compile(r"clang-(\d+)")
+_ZIG_UNUSED_C_WARNING = re.compile(r"^.*argument unused during compilation: '-c'.*\n?", re.MULTILINE)
+
+
+@attrs.frozen
+class Compiler:
+    """A C compiler able to emit LLVM IR: how to invoke it and which version it is."""
+
+    kind: str
+    """``"clang"`` or ``"zig"``."""
+    command: tuple[str, ...]
+    """Argument vector prefix that runs the compiler, e.g. ``("clang",)``."""
+    version: str
+    """First line of the compiler's ``--version`` output (part of the cache key)."""
+
+
+def include_dir() -> Path:
+    """Directory of the headers symex ships (``klee/klee.h``, ``symex.h``); passed with ``-I``."""
+    return Path(__file__).resolve().parent.parent / "include"
+
+
+def default_cache_dir() -> Path:
+    """Where compiled IR is cached: ``$SYMEX_CACHE_DIR`` if set, else ``~/.cache/symex/ir``."""
+    env = os.environ.get("SYMEX_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "symex" / "ir"
+
+
+def shipped_headers_digest() -> str:
+    """SHA-256 over the names and contents of the shipped headers.
+
+    Part of every cache key: editing ``klee.h`` must invalidate previously compiled IR.
+    """
+    digest = hashlib.sha256()
+    root = include_dir()
+    for path in sorted(root.rglob("*.h")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _first_version_line(command: Sequence[str]) -> str | None:
+    try:
+        proc = subprocess.run(
+            [*command, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    lines = proc.stdout.strip().splitlines()
+    return lines[0].strip() if lines else None
+
+
+def _clang_candidates() -> list[str]:
+    """Plain ``clang`` first, then ``clang-NN`` names on PATH, newest version first."""
+    found: list[str] = []
+    plain = shutil.which("clang")
+    if plain:
+        found.append(plain)
+    versioned: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if not directory or not os.path.isdir(directory):
+            continue
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            match = _CLANG_VERSIONED.fullmatch(name)
+            if match is None or name in seen:
+                continue
+            full = os.path.join(directory, name)
+            if os.access(full, os.X_OK):
+                seen.add(name)
+                versioned.append((int(match.group(1)), full))
+    found.extend(path for _, path in sorted(versioned, reverse=True))
+    return found
+
+
+_found_compiler: dict[tuple[str, str], Compiler] = {}
+
+
+def find_compiler() -> Compiler:
+    """Return the compiler symex uses: system clang (or ``clang-NN``) if on PATH, else ``zig cc``.
+
+    Raises :class:`~symex.errors.CompilerNotFound` naming what to install when neither works.
+    """
+    key = (os.environ.get("PATH", ""), sys.executable)
+    cached = _found_compiler.get(key)
+    if cached is not None:
+        return cached
+    compiler: Compiler | None = None
+    for candidate in _clang_candidates():
+        version = _first_version_line([candidate])
+        if version is not None:
+            compiler = Compiler(kind="clang", command=(candidate,), version=version)
+            break
+    if compiler is None and importlib.util.find_spec("ziglang") is not None:
+        command = (sys.executable, "-m", "ziglang", "cc")
+        version = _first_version_line(command)
+        if version is not None:
+            compiler = Compiler(kind="zig", command=command, version=version)
+    if compiler is None:
+        raise CompilerNotFound(
+            "no C compiler that emits LLVM IR was found: install clang (e.g. `apt-get install clang`) "
+            "or the ziglang Python package (`pip install ziglang`), or pass an existing .ll/.bc file"
+        )
+    _found_compiler[key] = compiler
+    return compiler
+
+
+def _final_flags(compiler: Compiler, user_flags: Sequence[str]) -> list[str]:
+    """The complete flag list (without source and output) for one compile."""
+    user = list(user_flags)
+    optimising = any(_OPT_LEVEL.fullmatch(flag) for flag in user)
+    flags = list(_ALWAYS_FLAGS)
+    if compiler.kind == "zig":
+        flags.extend(_ZIG_FLAGS)
+    flags.extend(["-I", str(include_dir())])
+    if optimising:
+        # optnone would pin every function to -O0 behaviour; it only makes sense with -O0.
+        flags.extend(flag for flag in DEFAULT_FLAGS if flag not in ("-O0", "-Xclang", "-disable-O0-optnone"))
+    else:
+        flags.extend(DEFAULT_FLAGS)
+    flags.extend(user)
+    return flags
+
+
+def _cache_key(source_path: Path, source_bytes: bytes, flags: Sequence[str], compiler: Compiler) -> str:
+    digest = hashlib.sha256()
+    # Each field is length-prefixed so that no two different inputs concatenate to the same bytes.
+    fields: list[bytes] = [
+        b"symex-compile-c-v1",
+        # The path ends up in debug info (file names in error reports), so it is part of the key.
+        str(source_path).encode("utf-8", "surrogateescape"),
+        source_bytes,
+        "\0".join(flags).encode("utf-8", "surrogateescape"),
+        compiler.kind.encode(),
+        compiler.version.encode(),
+        shipped_headers_digest().encode(),
+    ]
+    for field in fields:
+        digest.update(len(field).to_bytes(8, "little"))
+        digest.update(field)
+    return digest.hexdigest()
+
+
+def _clean_stderr(stderr: str) -> str:
+    return _ZIG_UNUSED_C_WARNING.sub("", stderr).strip()
+
+
+def compile_c(
+    source: str | os.PathLike[str],
+    flags: Sequence[str] = (),
+    *,
+    compiler: Compiler | None = None,
+    cache_dir: os.PathLike[str] | None = None,
+) -> Path:
+    """Compile a C file to LLVM IR text and return the path of the (cached) ``.ll`` file.
+
+    ``flags`` pass through to the compiler (``-O2``, ``-DNAME=1``, ``-Ipath`` ...); an
+    optimisation level replaces the default ``-O0``. A cached result is returned without
+    running the compiler. Raises :class:`~symex.errors.CompileError` with the compiler's own
+    diagnostics if compilation fails or the source does not exist.
+    """
+    source_path = Path(source).expanduser()
+    if not source_path.is_file():
+        raise CompileError(f"no such file: {source_path} (check the path of the C source to analyse)")
+    source_path = source_path.resolve()
+    source_bytes = source_path.read_bytes()
+    compiler = compiler if compiler is not None else find_compiler()
+    final_flags = _final_flags(compiler, flags)
+    key = _cache_key(source_path, source_bytes, final_flags, compiler)
+
+    directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    target = directory / f"{source_path.stem}-{key[:32]}.ll"
+    if target.is_file():
+        return target
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CompileError(
+            f"cannot create the IR cache directory {directory}: {exc} (set SYMEX_CACHE_DIR to a writable directory)"
+        ) from exc
+
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    tmp_path = Path(tmp_name)
+    try:
+        command = [*compiler.command, *final_flags, str(source_path), "-o", str(tmp_path)]
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+        except OSError as exc:
+            raise CompileError(f"could not run the compiler {compiler.command[0]}: {exc}") from exc
+        if proc.returncode != 0:
+            diagnostics = _clean_stderr(proc.stderr) or _clean_stderr(proc.stdout)
+            raise CompileError(
+                f"compiling {source_path} failed ({compiler.kind} exited with {proc.returncode}):\n"
+                f"{diagnostics}\nfix the errors above (or adjust the compiler flags) and retry"
+            )
+        if tmp_path.stat().st_size == 0:
+            raise CompileError(f"compiling {source_path} produced no output; compiler said:\n{_clean_stderr(proc.stderr)}")
+        os.replace(tmp_path, target)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+    return target

@@ -1,0 +1,145 @@
+"""Tests of symex.ir.compile: C -> LLVM IR with the real compiler available here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import pytest
+
+from symex.errors import CompileError
+from symex.ir.compile import Compiler, compile_c, find_compiler, include_dir
+
+
+@pytest.fixture(scope="module")
+def compiler() -> Compiler:
+    return find_compiler()
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _function_body(ir: str, name: str) -> str:
+    match = re.search(r"define [^\n]*@" + name + r"\(.*?\n}\n", ir, re.DOTALL)
+    assert match, f"function {name} not found in IR"
+    return match.group(0)
+
+
+def test_find_compiler_reports_kind_and_version(compiler: Compiler) -> None:
+    assert compiler.kind in ("clang", "zig")
+    assert "clang" in compiler.version.lower()
+    assert compiler.command
+
+
+def test_include_dir_holds_shipped_headers() -> None:
+    assert (include_dir() / "klee" / "klee.h").is_file()
+    assert (include_dir() / "symex.h").is_file()
+
+
+def test_ir_parses_and_has_debug_locations(tmp_path: Path, compiler: Compiler) -> None:
+    src = _write(tmp_path, "prog.c", "int add(int a, int b) {\n  int c = a + b;\n  return c;\n}\n")
+    ll = compile_c(src, compiler=compiler, cache_dir=tmp_path / "cache")
+    ir = ll.read_text()
+    module = llvm.parse_assembly(ir)
+    module.verify()
+    assert module.triple.startswith("x86_64-")
+    assert "!dbg" in ir
+    assert "DILocation(line: 2" in ir
+    body = _function_body(ir, "add")
+    # -O0 keeps locals in memory, but -disable-O0-optnone must keep functions optimisable
+    assert "alloca" in body
+    assert "optnone" not in ir
+    # zig must not add UBSan instrumentation
+    assert "__ubsan" not in ir
+
+
+def test_define_flag_takes_effect(tmp_path: Path, compiler: Compiler) -> None:
+    src = _write(tmp_path, "d.c", "int f(void) { return NAME * 7; }\n")
+    ir = compile_c(src, ["-DNAME=3"], compiler=compiler, cache_dir=tmp_path / "c").read_text()
+    assert "ret i32 21" in _function_body(ir, "f")
+
+
+def test_optimisation_flag_replaces_O0(tmp_path: Path, compiler: Compiler) -> None:
+    src = _write(tmp_path, "o.c", "int g(int x) {\n  int y = x;\n  return y + 1;\n}\n")
+    o0 = compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+    o2 = compile_c(src, ["-O2"], compiler=compiler, cache_dir=tmp_path / "c")
+    assert o0 != o2
+    assert "alloca" in _function_body(o0.read_text(), "g")
+    body = _function_body(o2.read_text(), "g")
+    assert "alloca" not in body and "add nsw i32 %" in body
+    llvm.parse_assembly(o2.read_text()).verify()
+
+
+def test_include_path_flag_passes_through(tmp_path: Path, compiler: Compiler) -> None:
+    incdir = tmp_path / "inc"
+    incdir.mkdir()
+    (incdir / "val.h").write_text("#define VAL 42\n")
+    src = _write(tmp_path, "i.c", '#include "val.h"\nint h(void) { return VAL; }\n')
+    ir = compile_c(src, [f"-I{incdir}"], compiler=compiler, cache_dir=tmp_path / "c").read_text()
+    assert "ret i32 42" in _function_body(ir, "h")
+
+
+def test_shipped_headers_compile(tmp_path: Path, compiler: Compiler) -> None:
+    src = _write(
+        tmp_path,
+        "k.c",
+        "#include <symex.h>\n"
+        "int main(void) {\n"
+        "  int x;\n"
+        '  klee_make_symbolic(&x, sizeof x, "x");\n'
+        "  klee_assume(x > 0);\n"
+        "  klee_assert(x != 5);\n"
+        "  return __VERIFIER_nondet_int() + klee_range(0, 4, \"r\");\n"
+        "}\n",
+    )
+    ir = compile_c(src, compiler=compiler, cache_dir=tmp_path / "c").read_text()
+    llvm.parse_assembly(ir).verify()
+    assert "declare void @klee_make_symbolic(ptr noundef, i64 noundef, ptr noundef)" in ir
+    assert "@klee_assume(i64" in ir
+    assert "@__assert_fail(" in ir
+    assert "@__VERIFIER_nondet_int(" in ir
+
+
+def test_cache_hit_does_not_run_compiler(tmp_path: Path, compiler: Compiler) -> None:
+    src = _write(tmp_path, "c.c", "int k(void) { return 1; }\n")
+    first = compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+    # Same kind and version (the cache key) but a command that cannot run: only a cache hit succeeds.
+    broken = Compiler(kind=compiler.kind, command=(str(tmp_path / "no-such-compiler"),), version=compiler.version)
+    assert compile_c(src, compiler=broken, cache_dir=tmp_path / "c") == first
+    with pytest.raises(CompileError):
+        compile_c(src, ["-DOTHER=1"], compiler=broken, cache_dir=tmp_path / "c")
+
+
+def test_source_change_invalidates_cache(tmp_path: Path, compiler: Compiler) -> None:
+    src = _write(tmp_path, "s.c", "int k(void) { return 1; }\n")
+    first = compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+    src.write_text("int k(void) { return 2; }\n")
+    second = compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+    assert first != second
+    assert "ret i32 2" in second.read_text()
+
+
+def test_cache_dir_from_environment(tmp_path: Path, compiler: Compiler, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMEX_CACHE_DIR", str(tmp_path / "envcache"))
+    src = _write(tmp_path, "e.c", "int k(void) { return 1; }\n")
+    assert compile_c(src, compiler=compiler).parent == tmp_path / "envcache"
+
+
+def test_compile_error_carries_compiler_diagnostics(tmp_path: Path, compiler: Compiler) -> None:
+    src = _write(tmp_path, "prog.c", "int main(void) {\n  int x = 0;\n  return y;\n}\n")
+    with pytest.raises(CompileError) as info:
+        compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+    message = str(info.value)
+    assert "prog.c:3:10: error: use of undeclared identifier 'y'" in message
+    assert "argument unused during compilation" not in message
+    # a failed compile leaves nothing in the cache, not even a temp file
+    assert list((tmp_path / "c").iterdir()) == []
+
+
+def test_missing_source(tmp_path: Path, compiler: Compiler) -> None:
+    with pytest.raises(CompileError, match="no such file"):
+        compile_c(tmp_path / "absent.c", compiler=compiler, cache_dir=tmp_path / "c")
