@@ -49,6 +49,7 @@ from symex.expr.build import (
     xor,
     zext,
 )
+from symex.expr.evaluate import Assignment, evaluate
 from symex.expr.nodes import (
     ELEMENT_WIDTH,
     INDEX_WIDTH,
@@ -59,6 +60,8 @@ from symex.expr.nodes import (
     UpdateNode,
     live_expr_count,
 )
+from symex.expr.printing import OP_NAMES, format_expr
+from symex.expr.walk import arrays_in, children, is_const, postorder
 
 __all__ = [
     "Op",
@@ -110,4 +113,12 @@ __all__ = [
     "binary",
     "to_signed",
     "BINARY_SEMANTICS",
+    "postorder",
+    "arrays_in",
+    "is_const",
+    "children",
+    "Assignment",
+    "evaluate",
+    "format_expr",
+    "OP_NAMES",
 ]
