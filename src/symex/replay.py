@@ -1,0 +1,270 @@
+"""Native replay: run a test case symex found on the real program, compiled by gcc.
+
+The program is linked with ``runtime/replay_runtime.c``, which feeds it the objects of a
+``.ktest`` file, and built with AddressSanitizer and UBSan so that memory and arithmetic
+errors show up natively. :func:`classify` maps what the run shows to the same error kinds
+symex (and KLEE, by its ``.err`` suffixes) reports, so the two can be compared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal as signal_module
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from symex.errors import CompileError, SymexError
+from symex.ir.compile import include_dir, shipped_headers_digest
+from symex.ktest import KTest, write_ktest
+
+__all__ = [
+    "NATIVE_FLAGS",
+    "NativeOutcome",
+    "build_native",
+    "classify",
+    "default_native_cache_dir",
+    "run_native",
+    "runtime_source",
+]
+
+NATIVE_FLAGS: tuple[str, ...] = (
+    "-g",
+    "-O0",
+    "-fsanitize=address,integer-divide-by-zero,shift,unreachable",
+    "-fno-sanitize-recover=all",
+)
+"""gcc flags for replay builds: debug info, no optimisation, and the sanitizers whose reports
+correspond to symex's error kinds; every sanitizer report ends the run."""
+
+# Exit codes and stderr markers written by runtime/replay_runtime.c.
+_EXIT_ASSUME = 86
+_EXIT_USER = 87
+_EXIT_REACH = 88
+_MARK_ASSUME = "symex-replay: klee_assume failed"
+_MARK_USER = "symex-replay: user error:"
+_MARK_REACH = "symex-replay: reach_error"
+
+_ASAN_OPTIONS = "detect_leaks=0:detect_stack_use_after_return=1:abort_on_error=0"
+_UBSAN_OPTIONS = "print_stacktrace=1"
+
+# Ordered: the first matching pattern decides. ASan's stack-overflow must win over the
+# generic SEGV wording ASan also uses for it.
+_SANITIZER_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"AddressSanitizer: stack-overflow"), "exec"),
+    (re.compile(r"AddressSanitizer: attempting double-free"), "free"),
+    (re.compile(r"AddressSanitizer: attempting free on address which was not malloc"), "free"),
+    (re.compile(r"AddressSanitizer: (?:bad-free|alloc-dealloc-mismatch|bad-malloc_usable_size)"), "free"),
+    (
+        re.compile(
+            r"AddressSanitizer: (?:[\w-]*buffer-(?:overflow|underflow)|heap-use-after-free|"
+            r"stack-use-after-return|stack-use-after-scope|use-after-poison|"
+            r"SEGV on unknown address|unknown-crash|negative-size-param|memcpy-param-overlap|"
+            r"strcpy-param-overlap|strncpy-param-overlap|strcat-param-overlap|wild-addr)"
+        ),
+        "ptr",
+    ),
+    (re.compile(r"runtime error: (?:integer )?division by zero"), "div"),
+    (re.compile(r"runtime error: (?:shift exponent|left shift of)"), "overshift"),
+    (re.compile(r"runtime error: execution reached (?:an )?unreachable program point"), "exec"),
+)
+_ASSERTION_FAILED = re.compile(r"Assertion [`'].*[`'] failed")
+
+
+@attrs.frozen
+class NativeOutcome:
+    """What one native run of a test case did."""
+
+    exit_code: int | None
+    """Exit status if the process exited normally, else ``None``."""
+    signal: int | None
+    """Number of the signal that killed the process, else ``None``."""
+    stdout: str
+    stderr: str
+    timed_out: bool
+    """The run exceeded its time limit and was killed (``kind`` is then ``None``)."""
+    kind: str | None
+    """The error kind this run shows, in symex/KLEE names, or ``None`` for a clean run."""
+
+
+def runtime_source() -> Path:
+    """Path of the C runtime that replays ``.ktest`` objects (``runtime/replay_runtime.c``)."""
+    return Path(__file__).resolve().parent / "runtime" / "replay_runtime.c"
+
+
+def default_native_cache_dir() -> Path:
+    """Where replay executables are cached: ``$SYMEX_CACHE_DIR`` if set, else ``~/.cache/symex/native``."""
+    env = os.environ.get("SYMEX_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "symex" / "native"
+
+
+_gcc_versions: dict[str, str] = {}
+
+
+def _gcc() -> tuple[str, str]:
+    """Path and first ``--version`` line of gcc, or CompileError saying how to get it."""
+    path = shutil.which("gcc")
+    if path is None:
+        raise CompileError("native replay needs gcc, which is not on PATH: install it (e.g. `apt-get install gcc`)")
+    version = _gcc_versions.get(path)
+    if version is None:
+        try:
+            proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CompileError(f"could not run {path} --version: {exc}") from exc
+        lines = proc.stdout.strip().splitlines()
+        version = lines[0] if lines else ""
+        _gcc_versions[path] = version
+    return path, version
+
+
+def build_native(
+    source: str | os.PathLike[str],
+    flags: Sequence[str] = (),
+    *,
+    out_dir: os.PathLike[str] | None = None,
+) -> Path:
+    """Build ``source`` with gcc, sanitizers and the replay runtime; return the executable.
+
+    The executable is cached by a hash of the source, flags, gcc version, shipped headers and
+    runtime. Raises :class:`~symex.errors.CompileError` with gcc's diagnostics on failure.
+    """
+    source_path = Path(source).expanduser()
+    if not source_path.is_file():
+        raise CompileError(f"no such file: {source_path} (check the path of the C source to replay)")
+    source_path = source_path.resolve()
+    gcc, version = _gcc()
+    runtime = runtime_source()
+    command_flags = [*NATIVE_FLAGS, "-I", str(include_dir())]
+    user_flags = list(flags)
+
+    digest = hashlib.sha256()
+    fields = [
+        b"symex-build-native-v1",
+        str(source_path).encode("utf-8", "surrogateescape"),
+        source_path.read_bytes(),
+        "\0".join(command_flags + user_flags).encode("utf-8", "surrogateescape"),
+        version.encode(),
+        shipped_headers_digest().encode(),
+        runtime.read_bytes(),
+    ]
+    for field in fields:
+        digest.update(len(field).to_bytes(8, "little"))
+        digest.update(field)
+    key = digest.hexdigest()
+
+    directory = Path(out_dir).expanduser() if out_dir is not None else default_native_cache_dir()
+    target = directory / f"{source_path.stem}-{key[:32]}.native"
+    if target.is_file():
+        return target
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CompileError(f"cannot create {directory}: {exc} (pass a writable out_dir or set SYMEX_CACHE_DIR)") from exc
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    tmp_path = Path(tmp_name)
+    try:
+        command = [gcc, *command_flags, str(source_path), str(runtime), *user_flags, "-o", str(tmp_path)]
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
+        except OSError as exc:
+            raise CompileError(f"could not run gcc: {exc}") from exc
+        if proc.returncode != 0:
+            raise CompileError(
+                f"building {source_path} for native replay failed (gcc exited with {proc.returncode}):\n"
+                f"{(proc.stderr or proc.stdout).strip()}\nfix the errors above (or adjust the flags) and retry"
+            )
+        os.replace(tmp_path, target)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+    return target
+
+
+def classify(exit_code: int | None, signal: int | None, stderr: str) -> str | None:
+    """The error kind a native run shows, in symex/KLEE names, or ``None`` for a clean exit.
+
+    Kinds: ``ptr``, ``free``, ``div``, ``overshift``, ``assert``, ``abort``, ``user``,
+    ``reach_error``, ``exec``. A normal exit with any status code is clean.
+    """
+    if exit_code == _EXIT_REACH and _MARK_REACH in stderr:
+        return "reach_error"
+    if exit_code == _EXIT_USER and _MARK_USER in stderr:
+        return "user"
+    if exit_code == _EXIT_ASSUME and _MARK_ASSUME in stderr:
+        return "user"
+    for pattern, kind in _SANITIZER_KINDS:
+        if pattern.search(stderr):
+            return kind
+    if signal is None:
+        return None
+    if signal == signal_module.SIGABRT:
+        return "assert" if _ASSERTION_FAILED.search(stderr) else "abort"
+    if signal == signal_module.SIGFPE:
+        return "div"
+    if signal in (signal_module.SIGSEGV, signal_module.SIGBUS):
+        return "ptr"
+    return "exec"
+
+
+def run_native(
+    executable: Path,
+    ktest: KTest | os.PathLike[str],
+    *,
+    args: Sequence[str] = (),
+    timeout: float = 10.0,
+) -> NativeOutcome:
+    """Run a replay executable on one test case (a :class:`KTest` or a ``.ktest`` path).
+
+    ``args`` are the program's command-line arguments (after ``argv[0]``). A run longer than
+    ``timeout`` seconds is killed and reported with ``timed_out=True``.
+    """
+    with tempfile.TemporaryDirectory(prefix="symex-replay-") as scratch:
+        if isinstance(ktest, KTest):
+            ktest_path = Path(scratch) / "input.ktest"
+            write_ktest(ktest_path, ktest)
+        else:
+            ktest_path = Path(ktest)
+        env = dict(os.environ)
+        env["KTEST_FILE"] = str(Path(ktest_path).resolve())
+        env["ASAN_OPTIONS"] = _ASAN_OPTIONS
+        env["UBSAN_OPTIONS"] = _UBSAN_OPTIONS
+        try:
+            proc = subprocess.Popen(
+                [str(executable), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                # own process group, so a timeout also kills anything the program forked
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SymexError(f"cannot run replay executable {executable}: {exc} (rebuild it with build_native)") from exc
+        timed_out = False
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal_module.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = proc.communicate()
+    returncode = proc.returncode
+    exit_code = returncode if returncode >= 0 else None
+    signal = -returncode if returncode < 0 else None
+    stdout = out.decode("utf-8", "replace")
+    stderr = err.decode("utf-8", "replace")
+    kind = None if timed_out else classify(exit_code, signal, stderr)
+    return NativeOutcome(
+        exit_code=exit_code, signal=signal, stdout=stdout, stderr=stderr, timed_out=timed_out, kind=kind
+    )

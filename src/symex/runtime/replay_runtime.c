@@ -1,0 +1,248 @@
+/*
+ * replay_runtime.c -- native implementations of the klee.h / symex.h functions that
+ * replay one symex/KLEE test case.
+ *
+ * Link this file (compiled with gcc, typically under ASan/UBSan) with the program under
+ * test and set KTEST_FILE to a .ktest file. Every call that KLEE/symex would have made
+ * symbolic -- klee_make_symbolic, klee_int, klee_range, __VERIFIER_nondet_* -- takes the
+ * NEXT object of the test case, in order. Names are not matched, because the engine names
+ * objects as it likes but always creates them in program order.
+ *
+ * Exit codes that symex.replay recognises (together with the stderr markers):
+ *   86  "symex-replay: klee_assume failed"  (the test case does not satisfy an assumption)
+ *   87  "symex-replay: user error: ..."      (klee_report_error)
+ *   88  "symex-replay: reach_error"          (__VERIFIER_error / default reach_error)
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Included so the compiler checks these definitions against the declarations programs see. */
+#include <symex.h>
+
+#define REPLAY_EXIT_ASSUME 86
+#define REPLAY_EXIT_USER 87
+#define REPLAY_EXIT_REACH 88
+
+struct replay_object {
+  char *name;
+  unsigned char *data;
+  uint32_t size;
+};
+
+static struct replay_object *replay_objects;
+static uint32_t replay_count;
+static uint32_t replay_next;
+static int replay_loaded;
+
+/* Output of the program must not be lost when we leave through _exit. */
+__attribute__((noreturn)) static void replay_exit(int status) {
+  fflush(NULL);
+  _exit(status);
+}
+
+__attribute__((noreturn)) static void replay_fatal(const char *what) {
+  fprintf(stderr, "symex-replay: cannot replay: %s\n", what);
+  /* 2 is not one of the marker codes: a broken setup must not look like a program error. */
+  replay_exit(2);
+}
+
+static uint32_t read_u32(FILE *f) {
+  unsigned char b[4];
+  if (fread(b, 1, 4, f) != 4)
+    replay_fatal("truncated .ktest file");
+  return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | (uint32_t)b[3];
+}
+
+static unsigned char *read_bytes(FILE *f, uint32_t n) {
+  unsigned char *buf = malloc((size_t)n + 1);
+  if (!buf)
+    replay_fatal("out of memory reading .ktest file");
+  if (n && fread(buf, 1, n, f) != n)
+    replay_fatal("truncated .ktest file");
+  buf[n] = 0;
+  return buf;
+}
+
+static void replay_load(void) {
+  const char *path;
+  FILE *f;
+  char magic[5];
+  uint32_t version, i, n;
+
+  if (replay_loaded)
+    return;
+  replay_loaded = 1;
+  path = getenv("KTEST_FILE");
+  if (!path || !*path) {
+    fprintf(stderr, "symex-replay: warning: KTEST_FILE is not set; every input is zero\n");
+    return;
+  }
+  f = fopen(path, "rb");
+  if (!f)
+    replay_fatal("KTEST_FILE cannot be opened");
+  if (fread(magic, 1, 5, f) != 5 || (memcmp(magic, "KTEST", 5) != 0 && memcmp(magic, "BOUT\n", 5) != 0))
+    replay_fatal("KTEST_FILE is not a .ktest file");
+  version = read_u32(f);
+  if (version < 1 || version > 3)
+    replay_fatal("unsupported .ktest version");
+  n = read_u32(f);
+  for (i = 0; i < n; i++)
+    free(read_bytes(f, read_u32(f)));
+  if (version >= 2) {
+    (void)read_u32(f);
+    (void)read_u32(f);
+  }
+  replay_count = read_u32(f);
+  if (replay_count) {
+    replay_objects = calloc(replay_count, sizeof *replay_objects);
+    if (!replay_objects)
+      replay_fatal("out of memory reading .ktest file");
+  }
+  for (i = 0; i < replay_count; i++) {
+    replay_objects[i].name = (char *)read_bytes(f, read_u32(f));
+    replay_objects[i].size = read_u32(f);
+    replay_objects[i].data = read_bytes(f, replay_objects[i].size);
+  }
+  fclose(f);
+}
+
+/* Fill the nbytes at addr with the next object of the test case. */
+static void replay_fill(void *addr, size_t nbytes, const char *name) {
+  const struct replay_object *obj;
+  size_t n;
+
+  replay_load();
+  if (!name)
+    name = "(unnamed)";
+  if (replay_next >= replay_count) {
+    fprintf(stderr,
+            "symex-replay: warning: test case has only %u objects; '%s' (%zu bytes) is zero\n",
+            (unsigned)replay_count, name, nbytes);
+    memset(addr, 0, nbytes);
+    return;
+  }
+  obj = &replay_objects[replay_next++];
+  n = obj->size < nbytes ? obj->size : nbytes;
+  if (obj->size != nbytes)
+    fprintf(stderr,
+            "symex-replay: warning: object %u ('%s') has %u bytes but '%s' needs %zu; "
+            "copying %zu, rest zero\n",
+            (unsigned)(replay_next - 1), obj->name, (unsigned)obj->size, name, nbytes, n);
+  memcpy(addr, obj->data, n);
+  if (n < nbytes)
+    memset((unsigned char *)addr + n, 0, nbytes - n);
+}
+
+void klee_make_symbolic(void *addr, size_t nbytes, const char *name) { replay_fill(addr, nbytes, name); }
+
+int klee_int(const char *name) {
+  int x;
+  replay_fill(&x, sizeof x, name);
+  return x;
+}
+
+int klee_range(int begin, int end, const char *name) {
+  int x;
+  replay_fill(&x, sizeof x, name);
+  if (x < begin || x >= end)
+    fprintf(stderr, "symex-replay: warning: klee_range(%d, %d, \"%s\") replays out-of-range value %d\n",
+            begin, end, name ? name : "", x);
+  return x;
+}
+
+void klee_assume(uintptr_t condition) {
+  if (!condition) {
+    fprintf(stderr, "symex-replay: klee_assume failed\n");
+    replay_exit(REPLAY_EXIT_ASSUME);
+  }
+}
+
+unsigned klee_is_symbolic(uintptr_t n) {
+  (void)n;
+  return 0;
+}
+
+int32_t klee_get_value_i32(int32_t x) { return x; }
+int64_t klee_get_value_i64(int64_t x) { return x; }
+float klee_get_value_f(float x) { return x; }
+double klee_get_value_d(double x) { return x; }
+long klee_get_value_l(long x) { return x; }
+long long klee_get_value_ll(long long x) { return x; }
+float klee_get_valuef(float x) { return x; }
+double klee_get_valued(double x) { return x; }
+long klee_get_valuel(long x) { return x; }
+long long klee_get_valuell(long long x) { return x; }
+
+__attribute__((noreturn)) void klee_silent_exit(int status) { replay_exit(status); }
+
+__attribute__((noreturn)) void klee_report_error(const char *file, int line, const char *message,
+                                                 const char *suffix) {
+  fprintf(stderr, "symex-replay: user error: %s\n", message ? message : "");
+  fprintf(stderr, "symex-replay: at %s:%d (%s)\n", file ? file : "?", line, suffix ? suffix : "");
+  replay_exit(REPLAY_EXIT_USER);
+}
+
+void klee_warning(const char *message) { fprintf(stderr, "symex-replay: warning: %s\n", message); }
+
+void klee_warning_once(const char *message) {
+  /* "once" per call site string; a small table is enough for the few distinct warnings a program has. */
+  static const char *seen[64];
+  static unsigned nseen;
+  unsigned i;
+  for (i = 0; i < nseen; i++)
+    if (seen[i] == message)
+      return;
+  if (nseen < sizeof seen / sizeof seen[0])
+    seen[nseen++] = message;
+  klee_warning(message);
+}
+
+void klee_print_expr(const char *msg, ...) {
+  /* The argument types are unknown here, so only the message is printed. */
+  fprintf(stderr, "symex-replay: %s\n", msg);
+}
+
+__attribute__((noreturn)) void klee_abort(void) { abort(); }
+
+void klee_prefer_cex(void *object, uintptr_t condition) {
+  (void)object;
+  (void)condition;
+}
+
+#define REPLAY_NONDET(suffix, type)                                                                \
+  type __VERIFIER_nondet_##suffix(void) {                                                          \
+    type x;                                                                                        \
+    replay_fill(&x, sizeof x, "__VERIFIER_nondet_" #suffix);                                       \
+    return x;                                                                                      \
+  }
+
+REPLAY_NONDET(char, char)
+REPLAY_NONDET(uchar, unsigned char)
+REPLAY_NONDET(short, short)
+REPLAY_NONDET(ushort, unsigned short)
+REPLAY_NONDET(int, int)
+REPLAY_NONDET(uint, unsigned int)
+REPLAY_NONDET(long, long)
+REPLAY_NONDET(ulong, unsigned long)
+
+_Bool __VERIFIER_nondet_bool(void) {
+  unsigned char x;
+  /* Any non-zero byte is true; reading it as _Bool directly would be undefined for values > 1. */
+  replay_fill(&x, sizeof x, "__VERIFIER_nondet_bool");
+  return x != 0;
+}
+
+void __VERIFIER_assume(int cond) { klee_assume((uintptr_t)(cond != 0)); }
+
+__attribute__((noreturn)) void __VERIFIER_error(void) {
+  fprintf(stderr, "symex-replay: reach_error\n");
+  replay_exit(REPLAY_EXIT_REACH);
+}
+
+/* Weak: an SV-COMP program's own reach_error (usually an assert(0)) takes precedence. */
+__attribute__((weak, noreturn)) void reach_error(void) { __VERIFIER_error(); }
