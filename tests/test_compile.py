@@ -143,3 +143,10 @@ def test_compile_error_carries_compiler_diagnostics(tmp_path: Path, compiler: Co
 def test_missing_source(tmp_path: Path, compiler: Compiler) -> None:
     with pytest.raises(CompileError, match="no such file"):
         compile_c(tmp_path / "absent.c", compiler=compiler, cache_dir=tmp_path / "c")
+
+
+def test_last_optimisation_flag_wins(tmp_path: Path, compiler: Compiler) -> None:
+    src = _write(tmp_path, "w.c", "int g(int x) {\n  int y = x;\n  return y + 1;\n}\n")
+    ir = compile_c(src, ["-O2", "-O0"], compiler=compiler, cache_dir=tmp_path / "c").read_text()
+    assert "alloca" in _function_body(ir, "g")
+    assert "optnone" not in ir

@@ -50,7 +50,7 @@ _ALWAYS_FLAGS: tuple[str, ...] = (
 # zig cc instruments for UBSan by default (the traps would become branches symex must explore)
 # and defaults to the host's versioned triple; pin a plain one.
 _ZIG_FLAGS: tuple[str, ...] = ("-fno-sanitize=all", "-target", "x86_64-linux-gnu")
-_OPT_LEVEL = re.compile(r"-O(?:[123sz]|fast)")
+_OPT_LEVEL = re.compile(r"-O(?:[0-4szg]|fast)?")
 _CLANG_VERSIONED = re.compile(r"clang-(\d+)")
 _ZIG_UNUSED_C_WARNING = re.compile(r"^.*argument unused during compilation: '-c'.*\n?", re.MULTILINE)
 
@@ -170,7 +170,9 @@ def find_compiler() -> Compiler:
 def _final_flags(compiler: Compiler, user_flags: Sequence[str]) -> list[str]:
     """The complete flag list (without source and output) for one compile."""
     user = list(user_flags)
-    optimising = any(_OPT_LEVEL.fullmatch(flag) for flag in user)
+    levels = [flag for flag in user if _OPT_LEVEL.fullmatch(flag)]
+    # As for the compiler itself, the last -O flag wins.
+    optimising = bool(levels) and levels[-1] != "-O0"
     flags = list(_ALWAYS_FLAGS)
     if compiler.kind == "zig":
         flags.extend(_ZIG_FLAGS)
