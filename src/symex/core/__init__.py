@@ -1,0 +1,1 @@
+"""core layer of symex (see docs/architecture.md)."""

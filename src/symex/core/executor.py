@@ -1,0 +1,1482 @@
+"""The interpreter: instruction semantics, forking, memory access and error checks.
+
+Every lowered instruction is compiled once (per exploration) into a small closure
+``step(state, frame, regs)``; the engine calls them in a flat loop. Concrete values are plain
+Python ints and take the fast path in each closure; symbolic values are expressions and go
+through :mod:`symex.core.values` and the solver.
+
+Paths end by raising :class:`PathTerminated`; a fork raises :class:`Forked` after queuing the
+new state, so the engine can consult its searcher. Both are caught by the engine only.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any, Callable, Mapping
+
+import immutables
+
+from symex import expr as E
+from symex.core import values as V
+from symex.core.memory import (
+    OFFSET_MASK,
+    POINTER_MASK,
+    ObjectKind,
+    ObjectState,
+    MemoryObject,
+    SymbolicFloat,
+    decode,
+    encode,
+)
+from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError
+from symex.core.state import Frame, State
+from symex.errors import SolverUnknown
+from symex.ir.program import (
+    SEGMENT_SHIFT,
+    Access,
+    Edge,
+    Function,
+    Instruction,
+    Opcode,
+    Program,
+    ValueKind,
+)
+from symex.solvers.base import Query, Solver, Validity
+
+#: KLEE's default --max-stack-frames
+DEFAULT_MAX_STACK_FRAMES = 8192
+#: Size of the x86-64 va_list structure (gp_offset, fp_offset, overflow_arg_area, reg_save_area)
+VA_LIST_SIZE = 24
+#: gp/fp offsets that tell clang's inline va_arg code "registers exhausted, use the overflow area"
+VA_GP_EXHAUSTED = 48
+VA_FP_EXHAUSTED = 304
+
+#: External function handler: (executor, state, arguments, call instruction) -> return value
+ExternalHandler = Callable[["Executor", State, list[Any], Instruction], Any]
+
+#: Functions intercepted even when the program defines them (SV-COMP programs define these)
+ALWAYS_INTERCEPTED = frozenset({"reach_error", "__VERIFIER_error"})
+
+_ONE = E.const(1, 1)
+
+
+class Executor:
+    """Executes states of one program with one solver. See the module docstring."""
+
+    def __init__(self, program: Program, solver: Solver, externals: Mapping[str, ExternalHandler],
+                 *, first_segment: int, max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES) -> None:
+        self.program = program
+        self.solver = solver
+        self.externals = dict(externals)
+        self.first_segment = first_segment
+        self.max_stack_frames = max_stack_frames
+        self.code: dict[str, list[list[Any]]] = {}
+        self.coverage: dict[str, bytearray] = {}
+        #: states created by forks during the current step, handed to the searcher by the engine
+        self.new_states: list[State] = []
+        #: states that ended while another state was running (error siblings of a fork)
+        self.ended: list[tuple[State, PathTerminated]] = []
+        self.next_state_id = 1
+        self.instructions = 0
+        self.forks = 0
+        self.on_fork: Callable[[State, State], None] | None = None
+        self.on_new_coverage: Callable[[State, Function, int], None] | None = None
+        self.messages: list[str] = []
+
+    # -- running ------------------------------------------------------------------------
+
+    def run(self, state: State, budget: int) -> None:
+        """Execute up to ``budget`` instructions of ``state``; raises PathTerminated/Forked."""
+        n = 0
+        try:
+            while n < budget:
+                frame = state.frame
+                pc = frame.pc
+                frame.pc = pc + 1
+                frame.code[pc](state, frame, frame.regs)
+                n += 1
+        finally:
+            state.instructions += n
+            state.since_new_coverage += n
+            self.instructions += n
+
+    def current_instruction(self, state: State) -> Instruction | None:
+        """The instruction the state is executing (or just executed)."""
+        frame = state.frame
+        if frame is None:
+            return None
+        block = frame.block
+        index = max(frame.pc - 1, 0)
+        if index < len(block.instructions):
+            return block.instructions[index]
+        return None
+
+    # -- compilation --------------------------------------------------------------------
+
+    def code_of(self, fn: Function) -> list[list[Any]]:
+        """Compiled closures for every block of ``fn`` (built on first use)."""
+        code = self.code.get(fn.name)
+        if code is None:
+            code = [[] for _ in fn.blocks]
+            self.code[fn.name] = code
+            self.coverage[fn.name] = bytearray(len(fn.blocks))
+            for block, block_code in zip(fn.blocks, code):
+                for ins in block.instructions:
+                    block_code.append(self.compile(fn, code, ins))
+        return code
+
+    def compile(self, fn: Function, fcode: list[list[Any]], ins: Instruction) -> Any:
+        """One closure for one instruction."""
+        builder = _BUILDERS.get(ins.opcode)
+        if builder is None:
+            return _unsupported_step(f"no semantics for {ins.opcode.name}")
+        return builder(self, fn, fcode, ins)
+
+    # -- states -------------------------------------------------------------------------
+
+    def new_state_id(self) -> int:
+        self.next_state_id += 1
+        return self.next_state_id - 1
+
+    def initial_state(self, entry: Function, args: list[Any]) -> State:
+        """A state about to execute ``entry`` with ``args``; globals are mapped."""
+        state = State(0, self.first_segment)
+        objects = {}
+        for g in self.program.globals.values():
+            segment = g.address >> SEGMENT_SHIFT
+            obj = MemoryObject(segment, g.size, ObjectKind.GLOBAL, g.name, g.read_only)
+            objects[segment] = ObjectState(obj, bytearray(g.image), None)
+        state.objects = immutables.Map(objects)
+        self.push_frame(state, entry, args, -1, None)
+        return state
+
+    def fork(self, state: State) -> State:
+        """A new state sharing ``state``'s memory; queued for the searcher."""
+        child = state.fork(self.new_state_id())
+        self.forks += 1
+        self.new_states.append(child)
+        if self.on_fork is not None:
+            self.on_fork(state, child)
+        return child
+
+    # -- solver -------------------------------------------------------------------------
+
+    def evaluate(self, state: State, condition: E.Expr) -> Validity:
+        """Validity of a width-1 condition on the state's path."""
+        if condition.op is E.Op.CONST:
+            return Validity.TRUE if condition.value else Validity.FALSE
+        try:
+            return self.solver.evaluate(Query(state.constraints, condition))
+        except SolverUnknown as exc:
+            raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
+
+    def get_value(self, state: State, value: E.Expr) -> int:
+        """Some value of ``value`` on the state's path."""
+        try:
+            return self.solver.get_value(Query(state.constraints, value))
+        except SolverUnknown as exc:
+            raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
+
+    def concretize(self, state: State, value: Any, width: int, why: str) -> int:
+        """Fix a symbolic value to one possible value, recording the choice as a constraint."""
+        if type(value) is int:
+            return value
+        v = self.get_value(state, value)
+        state.add_constraint(E.eq(E.const(v, width), value))
+        return v
+
+    def branch(self, state: State, frame: Frame, condition: E.Expr, true_edge: Edge,
+               false_edge: Edge, fcode: list[list[Any]]) -> None:
+        """A conditional branch on a symbolic condition: follow it, or fork."""
+        validity = self.evaluate(state, condition)
+        if validity is Validity.TRUE:
+            self.jump(state, frame, true_edge, fcode)
+            return
+        if validity is Validity.FALSE:
+            self.jump(state, frame, false_edge, fcode)
+            return
+        child = self.fork(state)
+        state.add_constraint(condition)
+        child.add_constraint(E.bool_not(condition))
+        state.path.append(1)
+        child.path.append(0)
+        state.depth += 1
+        child.depth += 1
+        self.jump(state, frame, true_edge, fcode)
+        self.jump(child, child.frame, false_edge, fcode)
+        raise Forked()
+
+    def jump(self, state: State, frame: Frame, edge: Edge, fcode: list[list[Any]]) -> None:
+        """Go to the edge's target block, performing its phi moves."""
+        regs = frame.regs
+        moves = edge.moves
+        if moves:
+            if len(moves) == 1:
+                d, s = moves[0]
+                regs[d] = regs[s]
+            else:
+                values = [regs[s] for _, s in moves]
+                for (d, _), v in zip(moves, values):
+                    regs[d] = v
+        target = edge.target
+        frame.block = frame.function.blocks[target]
+        frame.code = fcode[target]
+        frame.pc = 0
+        covered = self.coverage[frame.function.name]
+        if not covered[target]:
+            covered[target] = 1
+            state.since_new_coverage = 0
+            if self.on_new_coverage is not None:
+                self.on_new_coverage(state, frame.function, target)
+
+    def check_fault(self, state: State, bad: Any, kind: ErrorKind, message: str) -> None:
+        """If ``bad`` (width-1 value) can hold, report ``kind``: on this state when it must hold,
+        else on a forked sibling, while this state continues under ``not bad``."""
+        if type(bad) is int:
+            if bad:
+                self.fail(state, kind, message)
+            return
+        validity = self.evaluate(state, bad)
+        if validity is Validity.FALSE:
+            return
+        if validity is Validity.TRUE:
+            self.fail(state, kind, message)
+        error = self.make_error(state, kind, message)
+        child = self.fork(state)
+        self.new_states.remove(child)
+        child.add_constraint(bad)
+        state.add_constraint(E.bool_not(bad))
+        child.path.append(1)
+        state.path.append(0)
+        self.ended.append((child, PathTerminated(PathStatus.ERROR, message, error)))
+
+    # -- errors -------------------------------------------------------------------------
+
+    def make_error(self, state: State, kind: ErrorKind, message: str) -> ProgramError:
+        """An error at the state's current instruction, with its call stack."""
+        stack = []
+        instruction = self.current_instruction(state)
+        for depth, frame in enumerate(reversed(state.frames)):
+            if depth == 0:
+                ins = instruction
+            else:
+                index = max(frame.pc - 1, 0)
+                ins = frame.block.instructions[index] if index < len(frame.block.instructions) else None
+            loc = ins.location if ins is not None else None
+            # inlined frames (at -O2) appear as their own entries, innermost first
+            while loc is not None and loc.inlined_at is not None:
+                stack.append((loc.function or frame.function.name, loc.file, loc.line))
+                loc = loc.inlined_at
+            if loc is not None:
+                stack.append((frame.function.name, loc.file, loc.line))
+            else:
+                stack.append((frame.function.name, frame.function.file, None))
+        location = None
+        if instruction is not None and instruction.location is not None:
+            location = (instruction.location.file, instruction.location.line)
+        return ProgramError(kind, message, location, tuple(stack),
+                            instruction.text if instruction is not None else "")
+
+    def fail(self, state: State, kind: ErrorKind, message: str) -> None:
+        """End the state with a program error."""
+        raise PathTerminated(PathStatus.ERROR, message, self.make_error(state, kind, message))
+
+    # -- calls --------------------------------------------------------------------------
+
+    def push_frame(self, state: State, fn: Function, args: list[Any], ret_dest: int,
+                   call: Instruction | None) -> None:
+        """Enter a defined function."""
+        if len(state.frames) >= self.max_stack_frames:
+            self.fail(state, ErrorKind.EXEC,
+                      f"stack overflow: more than {self.max_stack_frames} nested calls")
+        fcode = self.code_of(fn)
+        regs = fn.template.copy()
+        params = fn.params
+        for i, slot in enumerate(params):
+            regs[slot] = args[i] if i < len(args) else 0
+        frame = Frame(fn, regs, ret_dest)
+        frame.code = fcode[0]
+        if len(args) > len(params) and call is not None:
+            frame.varargs = self.store_varargs(state, args[len(params):],
+                                               call.aux.arg_access[len(params):])
+        state.frames.append(frame)
+        state.frame = frame
+        covered = self.coverage[fn.name]
+        if not covered[0]:
+            covered[0] = 1
+            state.since_new_coverage = 0
+            if self.on_new_coverage is not None:
+                self.on_new_coverage(state, fn, 0)
+
+    def store_varargs(self, state: State, args: list[Any], accesses: tuple[Access, ...]) -> int:
+        """Lay variadic arguments out as the x86-64 overflow area: 8-byte slots (16-aligned for
+        16-byte values), which is where clang's va_arg code reads them once we mark the register
+        save areas as exhausted in va_start."""
+        offsets = []
+        offset = 0
+        for access in accesses:
+            align = 16 if access.size > 8 else 8
+            offset = (offset + align - 1) // align * align
+            offsets.append(offset)
+            offset += (access.size + 7) // 8 * 8
+        os = state.allocate(max(offset, 8), ObjectKind.VARARGS, "varargs")
+        for value, access, off in zip(args, accesses, offsets):
+            if access.size:
+                os.write_bytes(off, encode(value, access))
+        return os.obj.address
+
+    def call(self, state: State, frame: Frame, ins: Instruction, fn: Function, args: list[Any]) -> None:
+        """Call a function: defined ones get a frame, declared ones go to the environment."""
+        if fn.is_declaration or fn.name in ALWAYS_INTERCEPTED:
+            handler = self.externals.get(fn.name)
+            if handler is None:
+                if not fn.is_declaration:
+                    self.push_frame(state, fn, args, ins.dest, ins)
+                    return
+                raise PathTerminated(
+                    PathStatus.PARTIAL,
+                    f"unsupported: call to external function '{fn.name}' ({_where(ins)})")
+            result = handler(self, state, args, ins)
+            if ins.dest >= 0:
+                frame.regs[ins.dest] = result if result is not None else 0
+            return
+        self.push_frame(state, fn, args, ins.dest, ins)
+
+    def call_pointer(self, state: State, frame: Frame, ins: Instruction, target: Any,
+                     args: list[Any]) -> None:
+        """Call through a function pointer (a symbolic one is resolved value by value)."""
+        if type(target) is not int:
+            value = self.get_value(state, target)
+            same = E.eq(E.const(value, 64), target)
+            if self.evaluate(state, same) is not Validity.TRUE:
+                child = self.fork(state)
+                child.add_constraint(E.bool_not(same))
+                child.frame.pc -= 1  # the child resolves the pointer again
+                child.path.append(0)
+                state.path.append(1)
+                state.add_constraint(same)
+            target = value
+        fn = self.program.functions_by_address.get(target)
+        if fn is None:
+            self.fail(state, ErrorKind.PTR, f"call through an invalid function pointer 0x{target:x}")
+        self.call(state, frame, ins, fn, args)
+
+    def ret(self, state: State, value: Any) -> None:
+        """Return from the current frame."""
+        frame = state.frames.pop()
+        for segment in frame.allocas:
+            state.release(segment)
+        if frame.varargs:
+            state.release(frame.varargs >> SEGMENT_SHIFT)
+        if not state.frames:
+            state.frame = None
+            code = 0
+            if value is not None:
+                code = self.concretize(state, value, value.width if type(value) is not int else 32,
+                                       "exit code") if type(value) is not int else value
+                code &= 0xFF
+            raise PathTerminated(PathStatus.COMPLETED, "exit", exit_code=code)
+        caller = state.frames[-1]
+        state.frame = caller
+        if frame.ret_dest >= 0:
+            caller.regs[frame.ret_dest] = value
+
+    # -- memory -------------------------------------------------------------------------
+
+    def resolve(self, state: State, address: Any, size: int, what: str) -> tuple[ObjectState, Any]:
+        """The object a pointer points into, and the offset (int, or 32-bit expression).
+        Errors for null, freed and out-of-bounds pointers; a symbolic pointer that may point
+        into several objects forks one state per object (the others re-execute the access)."""
+        if type(address) is int:
+            segment = address >> SEGMENT_SHIFT
+            offset = address & OFFSET_MASK
+            os = state.objects.get(segment)
+            if os is None:
+                self.bad_pointer(state, address, size, what)
+            if offset + size > os.obj.size:
+                self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, offset, os))
+            return os, offset
+        value = self.get_value(state, address)
+        segment = value >> SEGMENT_SHIFT
+        os = state.objects.get(segment)
+        in_segment = E.eq(E.extract(address, SEGMENT_SHIFT, 64 - SEGMENT_SHIFT),
+                          E.const(segment, 64 - SEGMENT_SHIFT))
+        if os is None:
+            state.add_constraint(in_segment)
+            self.bad_pointer(state, value, size, what)
+        base = os.obj.address
+        offset64 = E.sub(address, E.const(base, 64))
+        if os.obj.size >= size:
+            in_bounds = E.ule(offset64, E.const(os.obj.size - size, 64))
+        else:
+            in_bounds = E.FALSE
+        validity = self.evaluate(state, in_bounds)
+        if validity is Validity.FALSE:
+            state.add_constraint(in_segment)
+            self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value & OFFSET_MASK, os))
+        if validity is Validity.UNKNOWN:
+            child = self.fork(state)
+            child.add_constraint(E.bool_not(in_bounds))
+            child.frame.pc -= 1  # the child tries the access again, under "not in this object"
+            child.path.append(0)
+            state.path.append(1)
+            state.add_constraint(in_bounds)
+        offset = V.simplify(E.extract(offset64, 0, 32))
+        return os, offset
+
+    def bad_pointer(self, state: State, address: int, size: int, what: str) -> None:
+        """Report an access through a pointer that points into no live object."""
+        segment = address >> SEGMENT_SHIFT
+        freed = state.freed.get(segment)
+        noun = f"{size} byte{'s' if size != 1 else ''}"
+        if freed is not None:
+            gone = "out of scope" if freed.kind is ObjectKind.STACK else "freed"
+            self.fail(state, ErrorKind.PTR,
+                      f"use after free: {what} of {noun} at offset {address & OFFSET_MASK} of a "
+                      f"{gone} {freed.size}-byte {freed.kind.value} object")
+        if segment == 0:
+            self.fail(state, ErrorKind.PTR, f"null pointer {what} of {noun}"
+                      + (f" at address 0x{address:x}" if address else ""))
+        if address in self.program.functions_by_address:
+            self.fail(state, ErrorKind.PTR, f"{what} of {noun} at the address of a function")
+        self.fail(state, ErrorKind.PTR, f"{what} of {noun} at invalid address 0x{address:x}")
+
+    def read(self, state: State, address: Any, access: Access) -> Any:
+        """Load a value."""
+        os, offset = self.resolve(state, address, access.size, "read")
+        if type(offset) is int:
+            data: Any = os.read_bytes(offset, access.size)
+        else:
+            os = state.writable(os)
+            os.to_array_mode(state.next_array_name(f"mem{os.obj.segment}"))
+            data = os.read_symbolic(offset, access.size)
+        try:
+            return decode(data, access)
+        except SymbolicFloat as exc:
+            raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {exc}") from None
+
+    def write(self, state: State, address: Any, access: Access, value: Any) -> None:
+        """Store a value."""
+        os, offset = self.resolve(state, address, access.size, "write")
+        if os.obj.read_only:
+            self.fail(state, ErrorKind.READONLY, f"write to read-only {os.obj.describe()}")
+        try:
+            data = encode(value, access)
+        except SymbolicFloat as exc:
+            raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {exc}") from None
+        os = state.writable(os)
+        if type(offset) is int:
+            os.write_bytes(offset, data)
+        else:
+            os.to_array_mode(state.next_array_name(f"mem{os.obj.segment}"))
+            os.write_symbolic(offset, list(data))
+
+    def read_bytes(self, state: State, address: Any, size: int) -> list[Any]:
+        """``size`` raw bytes (ints or 8-bit expressions)."""
+        if size == 0:
+            return []
+        os, offset = self.resolve(state, address, size, "read")
+        if type(offset) is int:
+            return os.read_bytes(offset, size)
+        os = state.writable(os)
+        os.to_array_mode(state.next_array_name(f"mem{os.obj.segment}"))
+        return [V.simplify(b) for b in os.read_symbolic(offset, size)]
+
+    def write_bytes(self, state: State, address: Any, data: list[Any] | bytes) -> None:
+        """Raw bytes."""
+        if not data:
+            return
+        os, offset = self.resolve(state, address, len(data), "write")
+        if os.obj.read_only:
+            self.fail(state, ErrorKind.READONLY, f"write to read-only {os.obj.describe()}")
+        os = state.writable(os)
+        if type(offset) is int:
+            os.write_bytes(offset, data)
+        else:
+            os.to_array_mode(state.next_array_name(f"mem{os.obj.segment}"))
+            os.write_symbolic(offset, list(data))
+
+    def read_c_string(self, state: State, address: Any, limit: int = 1 << 16) -> bytes:
+        """A NUL-terminated string with concrete bytes (symbolic bytes are concretized)."""
+        out = bytearray()
+        if type(address) is not int:
+            address = self.concretize(state, address, 64, "string address")
+        while len(out) < limit:
+            b = self.read_bytes(state, address + len(out), 1)[0]
+            if type(b) is not int:
+                b = self.concretize(state, b, 8, "string byte")
+            if b == 0:
+                break
+            out.append(b)
+        return bytes(out)
+
+    def allocate(self, state: State, size: int, kind: ObjectKind, name: str) -> int:
+        """A fresh zero-filled object; its address."""
+        return state.allocate(size, kind, name).obj.address
+
+    def free(self, state: State, address: Any) -> None:
+        """free(): release a heap object, or report an invalid/double free."""
+        if type(address) is not int:
+            address = self.concretize(state, address, 64, "pointer passed to free")
+        if address == 0:
+            return
+        segment = address >> SEGMENT_SHIFT
+        os = state.objects.get(segment)
+        if os is None:
+            freed = state.freed.get(segment)
+            if freed is not None and freed.kind is ObjectKind.HEAP:
+                self.fail(state, ErrorKind.FREE, f"double free of a {freed.size}-byte heap object")
+            self.fail(state, ErrorKind.FREE, f"free of invalid pointer 0x{address:x}")
+        if os.obj.kind is not ObjectKind.HEAP:
+            self.fail(state, ErrorKind.FREE, f"free of a {os.obj.kind.value} object (not allocated by malloc)")
+        if address & OFFSET_MASK:
+            self.fail(state, ErrorKind.FREE,
+                      f"free of a pointer to offset {address & OFFSET_MASK} inside a heap object")
+        state.release(segment)
+
+
+# ---------------------------------------------------------------------------------------------
+# Closure builders. Each returns step(state, frame, regs).
+
+Builder = Callable[[Executor, Function, list, Instruction], Any]
+_BUILDERS: dict[Opcode, Builder] = {}
+
+
+def _builds(*opcodes: Opcode) -> Callable[[Builder], Builder]:
+    def register(fn: Builder) -> Builder:
+        for op in opcodes:
+            _BUILDERS[op] = fn
+        return fn
+    return register
+
+
+def _where(ins: Instruction) -> str:
+    if ins.location is not None:
+        return f"{ins.location.file}:{ins.location.line}"
+    return "no source location"
+
+
+def _unsupported_step(reason: str) -> Any:
+    def step(state: State, frame: Frame, regs: list) -> None:
+        raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {reason}")
+    return step
+
+
+def _out_of_bounds(what: str, size: int, offset: int, os: ObjectState) -> str:
+    noun = f"{size} byte{'s' if size != 1 else ''}"
+    return (f"out-of-bounds {what} of {noun} at offset {offset} of a "
+            f"{os.obj.size}-byte {os.obj.kind.value} object")
+
+
+def _elementwise(count: int, fn: Callable[..., Any], *vectors: Any) -> tuple:
+    return tuple(fn(*[v[i] for v in vectors]) for i in range(count))
+
+
+_BINARY_NAMES = {
+    Opcode.ADD: "add", Opcode.SUB: "sub", Opcode.MUL: "mul", Opcode.UDIV: "udiv",
+    Opcode.SDIV: "sdiv", Opcode.UREM: "urem", Opcode.SREM: "srem", Opcode.AND: "and",
+    Opcode.OR: "or", Opcode.XOR: "xor", Opcode.SHL: "shl", Opcode.LSHR: "lshr",
+    Opcode.ASHR: "ashr",
+}
+_DIVISIONS = {Opcode.UDIV, Opcode.SDIV, Opcode.UREM, Opcode.SREM}
+_SHIFTS = {Opcode.SHL, Opcode.LSHR, Opcode.ASHR}
+
+
+@_builds(*_BINARY_NAMES)
+def _build_binary(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    name = _BINARY_NAMES[ins.opcode]
+    d = ins.dest
+    a, b = ins.operands
+    w = ins.width
+    mask = (1 << w) - 1
+    concrete = V.CONCRETE_BINARY[name]
+    symbolic = V.SYMBOLIC_BINARY[name]
+    count = ins.aux
+    is_div = ins.opcode in _DIVISIONS
+    is_shift = ins.opcode in _SHIFTS
+    what = "remainder" if ins.opcode in (Opcode.UREM, Opcode.SREM) else "division"
+
+    def scalar(state: State, x: Any, y: Any) -> Any:
+        if is_div:
+            if type(y) is int:
+                if y == 0:
+                    ex.fail(state, ErrorKind.DIV, f"{what} by zero")
+            else:
+                ex.check_fault(state, E.eq(E.const(0, w), y), ErrorKind.DIV, f"{what} by zero")
+        elif is_shift:
+            if type(y) is int:
+                if y >= w:
+                    ex.fail(state, ErrorKind.OVERSHIFT,
+                            f"shift by {y}, which is not less than the width {w}")
+            else:
+                ex.check_fault(state, E.uge(y, E.const(w, w)), ErrorKind.OVERSHIFT,
+                               f"shift by an amount that can be {w} or more (the width)")
+        if type(x) is int and type(y) is int:
+            return concrete(x, y, w)
+        return V.simplify(symbolic(V.as_expr(x, w), V.as_expr(y, w)))
+
+    if count:
+        def vector_step(state: State, frame: Frame, regs: list) -> None:
+            x, y = regs[a], regs[b]
+            regs[d] = tuple(scalar(state, x[i], y[i]) for i in range(count))
+        return vector_step
+
+    if ins.opcode is Opcode.ADD:
+        def add_step(state: State, frame: Frame, regs: list) -> None:
+            x = regs[a]
+            y = regs[b]
+            if type(x) is int and type(y) is int:
+                regs[d] = (x + y) & mask
+            else:
+                regs[d] = V.simplify(E.add(V.as_expr(x, w), V.as_expr(y, w)))
+        return add_step
+    if ins.opcode is Opcode.SUB:
+        def sub_step(state: State, frame: Frame, regs: list) -> None:
+            x = regs[a]
+            y = regs[b]
+            if type(x) is int and type(y) is int:
+                regs[d] = (x - y) & mask
+            else:
+                regs[d] = V.simplify(E.sub(V.as_expr(x, w), V.as_expr(y, w)))
+        return sub_step
+    if is_div or is_shift:
+        def checked_step(state: State, frame: Frame, regs: list) -> None:
+            regs[d] = scalar(state, regs[a], regs[b])
+        return checked_step
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        x = regs[a]
+        y = regs[b]
+        if type(x) is int and type(y) is int:
+            regs[d] = concrete(x, y, w)
+        else:
+            regs[d] = V.simplify(symbolic(V.as_expr(x, w), V.as_expr(y, w)))
+    return step
+
+
+@_builds(Opcode.ICMP)
+def _build_icmp(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, b = ins.operands
+    w = ins.width
+    predicate, count = ins.aux
+    concrete = V.CONCRETE_COMPARE[predicate]
+    symbolic = V.SYMBOLIC_COMPARE[predicate]
+    if count:
+        def vector_step(state: State, frame: Frame, regs: list) -> None:
+            regs[d] = _elementwise(count, lambda x, y: V.compare(predicate, x, y, w), regs[a], regs[b])
+        return vector_step
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        x = regs[a]
+        y = regs[b]
+        if type(x) is int and type(y) is int:
+            regs[d] = 1 if concrete(x, y, w) else 0
+        else:
+            regs[d] = V.simplify(symbolic(V.as_expr(x, w), V.as_expr(y, w)))
+    return step
+
+
+@_builds(Opcode.SELECT)
+def _build_select(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    c, t, f = ins.operands
+    w = ins.width
+    count = ins.aux
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        cond = regs[c]
+        if count:
+            regs[d] = _elementwise(count, lambda k, x, y: _select_value(k, x, y, w), cond, regs[t], regs[f])
+        else:
+            regs[d] = _select_value(cond, regs[t], regs[f], w)
+    return step
+
+
+def _select_value(cond: Any, then: Any, else_: Any, width: int) -> Any:
+    if type(cond) is int:
+        return then if cond else else_
+    if type(then) is float or type(else_) is float or type(then) is tuple:
+        raise PathTerminated(PathStatus.PARTIAL,
+                             "unsupported: select between non-integer values on a symbolic condition")
+    return V.select(cond, then, else_, width)
+
+
+# -- floats -------------------------------------------------------------------------------------
+
+def _float_value(value: Any) -> float:
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        return float(value)
+    raise PathTerminated(PathStatus.PARTIAL,
+                         "unsupported: floating-point operation on a symbolic value")
+
+
+def _round_float(value: float, kind: str) -> float:
+    if kind == "float":
+        try:
+            return struct.unpack("<f", struct.pack("<f", value))[0]
+        except OverflowError:
+            return math.copysign(math.inf, value)
+    return value
+
+
+def _fdiv(x: float, y: float) -> float:
+    try:
+        return x / y
+    except ZeroDivisionError:
+        if x == 0 or math.isnan(x):
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+
+
+_FLOAT_OPS: dict[Opcode, Callable[[float, float], float]] = {
+    Opcode.FADD: lambda x, y: x + y,
+    Opcode.FSUB: lambda x, y: x - y,
+    Opcode.FMUL: lambda x, y: x * y,
+    Opcode.FDIV: _fdiv,
+    Opcode.FREM: lambda x, y: math.fmod(x, y) if y != 0 and not math.isinf(x) else math.nan,
+}
+
+
+@_builds(*_FLOAT_OPS, Opcode.FNEG)
+def _build_float(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    kind = ins.aux
+    if ins.opcode is Opcode.FNEG:
+        (a,) = ins.operands
+
+        def neg_step(state: State, frame: Frame, regs: list) -> None:
+            regs[d] = -_float_value(regs[a])
+        return neg_step
+    a, b = ins.operands
+    op = _FLOAT_OPS[ins.opcode]
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        try:
+            result = op(_float_value(regs[a]), _float_value(regs[b]))
+        except OverflowError:
+            result = math.inf
+        regs[d] = _round_float(result, kind)
+    return step
+
+
+_FCMP: dict[str, Callable[[float, float], bool]] = {
+    "false": lambda x, y: False, "true": lambda x, y: True,
+    "oeq": lambda x, y: x == y, "ogt": lambda x, y: x > y, "oge": lambda x, y: x >= y,
+    "olt": lambda x, y: x < y, "ole": lambda x, y: x <= y,
+    "one": lambda x, y: x != y and not (math.isnan(x) or math.isnan(y)),
+    "ord": lambda x, y: not (math.isnan(x) or math.isnan(y)),
+    "uno": lambda x, y: math.isnan(x) or math.isnan(y),
+    "ueq": lambda x, y: x == y or math.isnan(x) or math.isnan(y),
+    "ugt": lambda x, y: not (x <= y), "uge": lambda x, y: not (x < y),
+    "ult": lambda x, y: not (x >= y), "ule": lambda x, y: not (x > y),
+    "une": lambda x, y: x != y,
+}
+
+
+@_builds(Opcode.FCMP)
+def _build_fcmp(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, b = ins.operands
+    predicate = _FCMP[ins.aux[0]]
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = 1 if predicate(_float_value(regs[a]), _float_value(regs[b])) else 0
+    return step
+
+
+_FLOAT_MATH: dict[str, Callable[..., float]] = {
+    "fabs": abs, "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan, "floor": math.floor,
+    "ceil": math.ceil, "trunc": math.trunc, "round": lambda x: float(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1),
+    "roundeven": round, "rint": round, "nearbyint": round, "fmuladd": lambda a, b, c: a * b + c,
+    "fma": lambda a, b, c: a * b + c, "copysign": math.copysign, "minnum": min, "maxnum": max,
+    "minimum": min, "maximum": max, "pow": math.pow, "exp": math.exp, "exp2": lambda x: 2.0 ** x,
+    "log": math.log, "log2": math.log2, "log10": math.log10, "sin": math.sin, "cos": math.cos,
+    "powi": lambda x, n: x ** V.signed(n, 32) if isinstance(n, int) else x ** n,
+}
+
+
+@_builds(Opcode.FLOATMATH)
+def _build_float_math(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    name, kind = ins.aux
+    operands = ins.operands
+    if name in ("lround", "llround", "lrint", "llrint"):
+        w = ins.width
+
+        def to_int_step(state: State, frame: Frame, regs: list) -> None:
+            x = _float_value(regs[operands[0]])
+            regs[d] = int(math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)) & ((1 << w) - 1)
+        return to_int_step
+    op = _FLOAT_MATH[name]
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        args = [regs[s] if name == "powi" and i == 1 else _float_value(regs[s])
+                for i, s in enumerate(operands)]
+        try:
+            result = float(op(*args))
+        except (ValueError, OverflowError):
+            result = math.nan
+        regs[d] = _round_float(result, kind)
+    return step
+
+
+# -- casts --------------------------------------------------------------------------------------
+
+@_builds(Opcode.TRUNC, Opcode.ZEXT, Opcode.SEXT, Opcode.PTRTOINT, Opcode.INTTOPTR)
+def _build_int_cast(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    (a,) = ins.operands
+    info = ins.aux
+    fw, tw = info.from_bits, info.to_bits
+    op = ins.opcode
+    if op is Opcode.TRUNC:
+        mask = (1 << tw) - 1
+
+        def cast(v: Any) -> Any:
+            return v & mask if type(v) is int else V.trunc(v, tw)
+    elif op is Opcode.ZEXT:
+        def cast(v: Any) -> Any:
+            return v if type(v) is int else V.zext(v, tw)
+    elif op is Opcode.SEXT:
+        def cast(v: Any) -> Any:
+            return V.sext(v, fw, tw)
+    else:
+        def cast(v: Any) -> Any:
+            return V.resize(v, fw, tw)
+    count = info.count
+    if count:
+        def vector_step(state: State, frame: Frame, regs: list) -> None:
+            regs[d] = tuple(cast(v) for v in regs[a])
+        return vector_step
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = cast(regs[a])
+    return step
+
+
+@_builds(Opcode.BITCAST)
+def _build_bitcast(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    (a,) = ins.operands
+    info = ins.aux
+    source, target = info.from_access, info.to_access
+    if source is None or target is None:
+        return _unsupported_step(f"bitcast in '{ins.text}'")
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        try:
+            regs[d] = decode(encode(regs[a], source), target)
+        except SymbolicFloat as exc:
+            raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {exc}") from None
+    return step
+
+
+@_builds(Opcode.FPCAST, Opcode.FPTOUI, Opcode.FPTOSI, Opcode.UITOFP, Opcode.SITOFP)
+def _build_float_cast(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    (a,) = ins.operands
+    info = ins.aux
+    fw, tw = info.from_bits, info.to_bits
+    op = ins.opcode
+    kind = "float" if tw == 32 else "double"
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        v = regs[a]
+        if op is Opcode.FPCAST:
+            regs[d] = _round_float(_float_value(v), kind)
+        elif op is Opcode.FPTOUI or op is Opcode.FPTOSI:
+            x = _float_value(v)
+            regs[d] = (int(x) if math.isfinite(x) else 0) & ((1 << tw) - 1)
+        else:
+            if type(v) is not int:
+                raise PathTerminated(PathStatus.PARTIAL,
+                                     "unsupported: integer-to-float conversion of a symbolic value")
+            regs[d] = _round_float(float(V.signed(v, fw) if op is Opcode.SITOFP else v), kind)
+    return step
+
+
+@_builds(Opcode.COPY)
+def _build_copy(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    (a,) = ins.operands[:1]
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = regs[a]
+    return step
+
+
+# -- memory -------------------------------------------------------------------------------------
+
+@_builds(Opcode.ALLOCA)
+def _build_alloca(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    (c,) = ins.operands
+    element_size, _align = ins.aux
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        count = regs[c]
+        if type(count) is not int:
+            count = ex.concretize(state, count, count.width, "alloca size")
+        os = state.allocate(count * element_size, ObjectKind.STACK, "")
+        frame.allocas.append(os.obj.segment)
+        regs[d] = os.obj.address
+    return step
+
+
+@_builds(Opcode.LOAD)
+def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    (p,) = ins.operands
+    access: Access = ins.aux
+    size = access.size
+    if access.kind is ValueKind.INT or access.kind is ValueKind.PTR:
+        full = access.bits == size * 8
+        mask = (1 << access.bits) - 1
+
+        def int_step(state: State, frame: Frame, regs: list) -> None:
+            pointer = regs[p]
+            if type(pointer) is int:
+                os = state.objects.get(pointer >> 32)
+                offset = pointer & 0xFFFFFFFF
+                if (os is not None and os.sym is None and os.updates is None
+                        and offset + size <= os.obj.size):
+                    value = int.from_bytes(os.data[offset:offset + size], "little")
+                    regs[d] = value if full else value & mask
+                    return
+            regs[d] = ex.read(state, pointer, access)
+        return int_step
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = ex.read(state, regs[p], access)
+    return step
+
+
+@_builds(Opcode.STORE)
+def _build_store(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    v, p = ins.operands
+    access: Access = ins.aux
+    size = access.size
+    if access.kind is ValueKind.INT or access.kind is ValueKind.PTR:
+        def int_step(state: State, frame: Frame, regs: list) -> None:
+            pointer = regs[p]
+            value = regs[v]
+            if type(pointer) is int and type(value) is int:
+                os = state.objects.get(pointer >> 32)
+                offset = pointer & 0xFFFFFFFF
+                if (os is not None and os.owner is state.cow and os.sym is None
+                        and os.updates is None and offset + size <= os.obj.size
+                        and not os.obj.read_only):
+                    os.data[offset:offset + size] = value.to_bytes(size, "little")
+                    return
+            ex.write(state, pointer, access, value)
+        return int_step
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        ex.write(state, regs[p], access, regs[v])
+    return step
+
+
+@_builds(Opcode.GEP)
+def _build_gep(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    (b,) = ins.operands
+    const_offset, dynamic = ins.aux
+    if not dynamic:
+        def const_step(state: State, frame: Frame, regs: list) -> None:
+            base = regs[b]
+            if type(base) is int:
+                regs[d] = (base + const_offset) & POINTER_MASK
+            else:
+                regs[d] = V.simplify(E.add(E.const(const_offset & POINTER_MASK, 64), base))
+        return const_step
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        base = regs[b]
+        offset: Any = const_offset
+        for slot, stride, bits in dynamic:
+            index = regs[slot]
+            if type(index) is int and type(offset) is int:
+                offset += V.signed(index, bits) * stride
+            else:
+                term = E.mul(E.const(stride & POINTER_MASK, 64),
+                             V.as_expr(V.sext(index, bits, 64) if bits < 64 else index, 64))
+                offset = E.add(V.as_expr(offset & POINTER_MASK if type(offset) is int else offset, 64), term)
+        if type(base) is int and type(offset) is int:
+            regs[d] = (base + offset) & POINTER_MASK
+        else:
+            regs[d] = V.simplify(E.add(V.as_expr(offset & POINTER_MASK if type(offset) is int else offset, 64),
+                                       V.as_expr(base, 64)))
+    return step
+
+
+@_builds(Opcode.MEMCPY, Opcode.MEMMOVE)
+def _build_memcpy(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    dst, src, n = ins.operands
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        count = regs[n]
+        if type(count) is not int:
+            count = ex.concretize(state, count, count.width, "memcpy length")
+        if count:
+            ex.write_bytes(state, regs[dst], ex.read_bytes(state, regs[src], count))
+    return step
+
+
+@_builds(Opcode.MEMSET)
+def _build_memset(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    dst, val, n = ins.operands
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        count = regs[n]
+        if type(count) is not int:
+            count = ex.concretize(state, count, count.width, "memset length")
+        if count:
+            value = regs[val]
+            data: Any = bytes([value]) * count if type(value) is int else [value] * count
+            ex.write_bytes(state, regs[dst], data)
+    return step
+
+
+# -- aggregates and vectors --------------------------------------------------------------------
+
+def _zero_value(access: Access) -> Any:
+    if access.kind is ValueKind.VECTOR or access.kind is ValueKind.AGGREGATE:
+        return tuple(_zero_value(part) for _, part in access.parts)
+    if access.kind is ValueKind.FLOAT:
+        return 0.0
+    return 0
+
+
+@_builds(Opcode.EXTRACTVALUE)
+def _build_extractvalue(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a = ins.operands[0]
+    indices = ins.aux
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        value = regs[a]
+        for i in indices:
+            value = value[i] if type(value) is tuple else 0
+        regs[d] = value
+    return step
+
+
+@_builds(Opcode.INSERTVALUE)
+def _build_insertvalue(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, v = ins.operands[:2]
+    indices, access = ins.aux
+
+    def insert(aggregate: Any, part: Access, path: tuple[int, ...], value: Any) -> Any:
+        if type(aggregate) is not tuple:
+            aggregate = _zero_value(part)
+        items = list(aggregate)
+        i = path[0]
+        if len(path) == 1:
+            items[i] = value
+        else:
+            items[i] = insert(items[i], part.parts[i][1], path[1:], value)
+        return tuple(items)
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = insert(regs[a], access, indices, regs[v])
+    return step
+
+
+def _vector_index(ex: Executor, state: State, index: Any, count: int) -> int:
+    if type(index) is not int:
+        index = ex.concretize(state, index, index.width, "vector index")
+    if index >= count:
+        raise PathTerminated(PathStatus.PARTIAL, "unsupported: vector index out of range (poison)")
+    return index
+
+
+@_builds(Opcode.EXTRACTELEMENT)
+def _build_extractelement(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, i = ins.operands
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        vector = regs[a]
+        regs[d] = vector[_vector_index(ex, state, regs[i], len(vector))]
+    return step
+
+
+@_builds(Opcode.INSERTELEMENT)
+def _build_insertelement(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, v, i = ins.operands
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        vector = regs[a]
+        if type(vector) is not tuple:
+            raise PathTerminated(PathStatus.PARTIAL, "unsupported: insertelement into a non-vector value")
+        items = list(vector)
+        items[_vector_index(ex, state, regs[i], len(items))] = regs[v]
+        regs[d] = tuple(items)
+    return step
+
+
+@_builds(Opcode.SHUFFLEVECTOR)
+def _build_shuffle(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, b = ins.operands
+    mask = ins.aux
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        x, y = regs[a], regs[b]
+        if type(x) is not tuple:
+            x = (0,) * len(y) if type(y) is tuple else (0,)
+        if type(y) is not tuple:
+            y = (0,) * len(x)
+        both = x + y
+        regs[d] = tuple(both[m] if m >= 0 else 0 for m in mask)
+    return step
+
+
+# -- control flow -------------------------------------------------------------------------------
+
+@_builds(Opcode.BR)
+def _build_br(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    edge = ins.aux
+    target = edge.target
+    moves = edge.moves
+    block = fn.blocks[target]
+    covered = None
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        nonlocal covered
+        if moves:
+            if len(moves) == 1:
+                dd, s = moves[0]
+                regs[dd] = regs[s]
+            else:
+                values = [regs[s] for _, s in moves]
+                for (dd, _), value in zip(moves, values):
+                    regs[dd] = value
+        frame.block = block
+        frame.code = fcode[target]
+        frame.pc = 0
+        if covered is None:
+            covered = ex.coverage[fn.name]
+        if not covered[target]:
+            covered[target] = 1
+            state.since_new_coverage = 0
+            if ex.on_new_coverage is not None:
+                ex.on_new_coverage(state, fn, target)
+    return step
+
+
+@_builds(Opcode.CONDBR)
+def _build_condbr(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    (c,) = ins.operands
+    true_edge, false_edge = ins.aux
+    jump = ex.jump
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        cond = regs[c]
+        if type(cond) is int:
+            jump(state, frame, true_edge if cond else false_edge, fcode)
+        else:
+            ex.branch(state, frame, cond, true_edge, false_edge, fcode)
+    return step
+
+
+@_builds(Opcode.SWITCH)
+def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    (c,) = ins.operands
+    w = ins.width
+    default, cases = ins.aux
+    table = {}
+    for value, edge in cases:
+        table.setdefault(value, edge)
+    # distinct targets in case order, each with the values that lead there (for symbolic forks)
+    targets: dict[int, tuple[Edge, list[int]]] = {}
+    for value, edge in cases:
+        targets.setdefault(edge.target, (edge, []))[1].append(value)
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        cond = regs[c]
+        if type(cond) is int:
+            ex.jump(state, frame, table.get(cond, default), fcode)
+            return
+        options: list[tuple[Edge, E.Expr]] = []
+        not_any: E.Expr = E.TRUE
+        for edge, values in targets.values():
+            if edge.target == default.target:
+                continue
+            hit: E.Expr = E.FALSE
+            for value in values:
+                is_value = E.eq(E.const(value, w), cond)
+                hit = E.bool_or(hit, is_value)
+                not_any = E.bool_and(not_any, E.bool_not(is_value))
+            options.append((edge, hit))
+        options.append((default, not_any))
+        feasible = [(edge, hit) for edge, hit in options
+                    if ex.evaluate(state, hit) is not Validity.FALSE]
+        if len(feasible) == 1:
+            edge, hit = feasible[0]
+            ex.jump(state, frame, edge, fcode)
+            return
+        # fork every sibling before any of them takes its constraint
+        states = [state] + [ex.fork(state) for _ in feasible[1:]]
+        for choice, ((edge, hit), target_state) in enumerate(zip(feasible, states)):
+            target_state.add_constraint(hit)
+            target_state.path.append(choice)
+            target_state.depth += 1
+            ex.jump(target_state, target_state.frame, edge, fcode)
+        raise Forked()
+    return step
+
+
+@_builds(Opcode.INDIRECTBR)
+def _build_indirectbr(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    (a,) = ins.operands
+    edges = ins.aux
+    by_block = {edge.target: edge for edge in edges}
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        address = regs[a]
+        if type(address) is not int:
+            address = ex.concretize(state, address, 64, "indirectbr address")
+        target = (address & OFFSET_MASK) - 1
+        edge = by_block.get(target)
+        if edge is None or (address >> SEGMENT_SHIFT) != (fn.address >> SEGMENT_SHIFT):
+            ex.fail(state, ErrorKind.PTR, f"indirectbr to an invalid block address 0x{address:x}")
+        ex.jump(state, frame, edge, fcode)
+    return step
+
+
+@_builds(Opcode.RET)
+def _build_ret(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    operands = ins.operands
+    if operands:
+        (a,) = operands
+
+        def step(state: State, frame: Frame, regs: list) -> None:
+            ex.ret(state, regs[a])
+        return step
+
+    def void_step(state: State, frame: Frame, regs: list) -> None:
+        ex.ret(state, None)
+    return void_step
+
+
+@_builds(Opcode.UNREACHABLE)
+def _build_unreachable(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    def step(state: State, frame: Frame, regs: list) -> None:
+        ex.fail(state, ErrorKind.EXEC, "reached an 'unreachable' instruction")
+    return step
+
+
+@_builds(Opcode.TRAP)
+def _build_trap(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    def step(state: State, frame: Frame, regs: list) -> None:
+        ex.fail(state, ErrorKind.EXEC, "llvm.trap called (e.g. __builtin_trap)")
+    return step
+
+
+@_builds(Opcode.UNSUPPORTED)
+def _build_unsupported(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    reason = f"{ins.aux}: '{ins.text}' at {_where(ins)}"
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {reason}")
+    return step
+
+
+@_builds(Opcode.NOP, Opcode.VAEND)
+def _build_nop(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    def step(state: State, frame: Frame, regs: list) -> None:
+        return None
+    return step
+
+
+@_builds(Opcode.CALL)
+def _build_call(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    info = ins.aux
+    operands = ins.operands
+    if info.callee is not None:
+        callee = ex.program.functions.get(info.callee)
+        if callee is None:
+            return _unsupported_step(f"call to unknown function '{info.callee}'")
+        call = ex.call
+
+        def step(state: State, frame: Frame, regs: list) -> None:
+            call(state, frame, ins, callee, [regs[s] for s in operands])
+        return step
+    arg_slots = operands[:-1]
+    target_slot = operands[-1]
+
+    def indirect_step(state: State, frame: Frame, regs: list) -> None:
+        ex.call_pointer(state, frame, ins, regs[target_slot], [regs[s] for s in arg_slots])
+    return indirect_step
+
+
+# -- intrinsics ---------------------------------------------------------------------------------
+
+@_builds(Opcode.OVERFLOW)
+def _build_overflow(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, b = ins.operands
+    kind = ins.aux
+    w = ins.width
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = V.overflow(kind, regs[a], regs[b], w)
+    return step
+
+
+def _unary_or_vector(d: int, a: int, count: int, fn: Callable[[Any], Any]) -> Any:
+    if count:
+        def vector_step(state: State, frame: Frame, regs: list) -> None:
+            regs[d] = tuple(fn(v) for v in regs[a])
+        return vector_step
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = fn(regs[a])
+    return step
+
+
+@_builds(Opcode.SATURATE, Opcode.MINMAX)
+def _build_minmax(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    kind, count = ins.aux
+    w = ins.width
+    if kind.startswith("reduce."):
+        op = kind[len("reduce."):]
+        (a,) = ins.operands
+
+        def reduce_step(state: State, frame: Frame, regs: list) -> None:
+            items = regs[a]
+            acc = items[0]
+            for item in items[1:]:
+                acc = V.minmax(op, acc, item, w) if op in ("smax", "smin", "umax", "umin") \
+                    else V.binary(op, acc, item, w)
+            regs[d] = acc
+        return reduce_step
+    a, b = ins.operands[:2]
+    combine = V.saturate if ins.opcode is Opcode.SATURATE else V.minmax
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        x, y = regs[a], regs[b]
+        if count:
+            regs[d] = tuple(combine(kind, x[i], y[i], w) for i in range(count))
+        else:
+            regs[d] = combine(kind, x, y, w)
+    return step
+
+
+@_builds(Opcode.ABS, Opcode.BSWAP, Opcode.BITREVERSE, Opcode.CTPOP, Opcode.CTLZ, Opcode.CTTZ)
+def _build_bits(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    w = ins.width
+    op = {Opcode.ABS: V.absolute, Opcode.BSWAP: V.bswap, Opcode.BITREVERSE: V.bitreverse,
+          Opcode.CTPOP: V.ctpop, Opcode.CTLZ: V.ctlz, Opcode.CTTZ: V.cttz}[ins.opcode]
+    return _unary_or_vector(ins.dest, ins.operands[0], ins.aux or 0, lambda v: op(v, w))
+
+
+@_builds(Opcode.FSHL, Opcode.FSHR)
+def _build_funnel(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, b, s = ins.operands
+    w = ins.width
+    left = ins.opcode is Opcode.FSHL
+    count = ins.aux
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        x, y, z = regs[a], regs[b], regs[s]
+        if count:
+            regs[d] = tuple(V.funnel(left, x[i], y[i], z[i], w) for i in range(count))
+        else:
+            regs[d] = V.funnel(left, x, y, z, w)
+    return step
+
+
+@_builds(Opcode.THREEWAY)
+def _build_threeway(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    a, b = ins.operands
+    is_signed, operand_width = ins.aux
+    w = ins.width
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = V.threeway(is_signed, regs[a], regs[b], operand_width, w)
+    return step
+
+
+@_builds(Opcode.STACKSAVE)
+def _build_stacksave(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        regs[d] = len(frame.allocas)
+    return step
+
+
+@_builds(Opcode.STACKRESTORE)
+def _build_stackrestore(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    (a,) = ins.operands
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        mark = regs[a]
+        if type(mark) is not int:
+            mark = ex.concretize(state, mark, 64, "stackrestore")
+        while len(frame.allocas) > mark:
+            state.release(frame.allocas.pop())
+    return step
+
+
+@_builds(Opcode.ASSUME)
+def _build_assume(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    (a,) = ins.operands
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        cond = regs[a]
+        if type(cond) is not int:
+            state.add_constraint(cond)
+    return step
+
+
+@_builds(Opcode.VASTART)
+def _build_vastart(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    (a,) = ins.operands
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        area = frame.varargs
+        data = (VA_GP_EXHAUSTED.to_bytes(4, "little") + VA_FP_EXHAUSTED.to_bytes(4, "little")
+                + area.to_bytes(8, "little") + bytes(8))
+        ex.write_bytes(state, regs[a], data)
+    return step
+
+
+@_builds(Opcode.VACOPY)
+def _build_vacopy(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    dst, src = ins.operands[:2]
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        ex.write_bytes(state, regs[dst], ex.read_bytes(state, regs[src], VA_LIST_SIZE))
+    return step
+
+
+@_builds(Opcode.VAARG)
+def _build_vaarg(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
+    d = ins.dest
+    (a,) = ins.operands
+    access = ins.aux
+    pointer_access = Access(ValueKind.PTR, 8, 64)
+
+    def step(state: State, frame: Frame, regs: list) -> None:
+        va_list = regs[a]
+        area_field = va_list + 8 if type(va_list) is int else E.add(E.const(8, 64), va_list)
+        area = ex.read(state, area_field, pointer_access)
+        if access.size > 8:
+            area = (area + 15) // 16 * 16 if type(area) is int else area
+        regs[d] = ex.read(state, area, access)
+        step_size = (access.size + 7) // 8 * 8
+        ex.write(state, area_field, pointer_access, V.binary("add", area, step_size, 64))
+    return step
+

@@ -1,0 +1,282 @@
+"""The default object memory model: one segment per allocation, copy-on-write contents.
+
+An address is ``segment << 32 | offset``. Every allocation (stack, heap, global, argv, ...) gets
+its own segment, so resolving a concrete pointer is one map lookup, an access past the end of an
+object can never silently land in its neighbour, and error messages can name the object and the
+offset exactly. Segments are handed out from a per-state counter, so the same path always gives
+the same addresses (parallel workers and memoized runs replay paths and rely on that).
+
+Contents are concrete bytes plus a sparse map of symbolic bytes. The first access at a symbolic
+offset turns an object into *array mode*: its contents become an expression array (initial bytes
+as a constant array, then an update list), which the solver reasons about.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from typing import Any, Protocol
+
+import attrs
+
+from symex import expr as E
+from symex.ir.program import SEGMENT_SHIFT, Access, ValueKind
+
+OFFSET_MASK = (1 << SEGMENT_SHIFT) - 1
+POINTER_MASK = (1 << 64) - 1
+
+
+class ObjectKind(enum.Enum):
+    """Where an object lives; named in error messages ("a 8-byte stack object")."""
+
+    STACK = "stack"
+    HEAP = "heap"
+    GLOBAL = "global"
+    ARGUMENT = "argument"  # argv strings and the like, set up by the environment
+    VARARGS = "varargs"
+
+
+@attrs.frozen(slots=True)
+class MemoryObject:
+    """The identity of an allocation, shared by all states that have it."""
+
+    segment: int
+    size: int
+    kind: ObjectKind
+    name: str
+    read_only: bool = False
+
+    @property
+    def address(self) -> int:
+        """The object's base address."""
+        return self.segment << SEGMENT_SHIFT
+
+    def describe(self) -> str:
+        """E.g. "8-byte stack object 'buf'"."""
+        named = f" '{self.name}'" if self.name else ""
+        return f"{self.size}-byte {self.kind.value} object{named}"
+
+
+class ObjectState:
+    """The contents of one object in one or more states (copied on first write by a state that
+    does not own it: see :meth:`symex.core.state.State.writable`)."""
+
+    __slots__ = ("obj", "data", "sym", "updates", "owner")
+
+    def __init__(self, obj: MemoryObject, data: bytearray, owner: object = None) -> None:
+        self.obj = obj
+        self.data = data
+        self.sym: dict[int, E.Expr] | None = None
+        self.updates: E.UpdateList | None = None
+        self.owner = owner
+
+    def copy(self, owner: object) -> ObjectState:
+        """A private copy for ``owner`` (update lists are persistent and shared)."""
+        other = ObjectState(self.obj, bytearray(self.data), owner)
+        other.sym = dict(self.sym) if self.sym else None
+        other.updates = self.updates
+        return other
+
+    @property
+    def is_concrete(self) -> bool:
+        """True when every byte is a known constant."""
+        return self.sym is None and self.updates is None
+
+    # -- byte level ---------------------------------------------------------------------
+
+    def read_byte(self, offset: int) -> int | E.Expr:
+        """One byte at a concrete offset."""
+        if self.updates is not None:
+            value = E.read(self.updates, E.const(offset, 32))
+            return value.value if value.op is E.Op.CONST else value
+        if self.sym is not None:
+            b = self.sym.get(offset)
+            if b is not None:
+                return b
+        return self.data[offset]
+
+    def write_byte(self, offset: int, value: int | E.Expr) -> None:
+        """One byte at a concrete offset (the state must own this object)."""
+        if self.updates is not None:
+            self.updates = self.updates.write(E.const(offset, 32),
+                                              value if type(value) is not int else E.const(value, 8))
+            return
+        if type(value) is int:
+            self.data[offset] = value
+            if self.sym is not None:
+                self.sym.pop(offset, None)
+                if not self.sym:
+                    self.sym = None
+        else:
+            if value.op is E.Op.CONST:
+                self.write_byte(offset, value.value)
+                return
+            if self.sym is None:
+                self.sym = {}
+            self.sym[offset] = value
+
+    def read_bytes(self, offset: int, size: int) -> list[int | E.Expr]:
+        """``size`` bytes at a concrete offset."""
+        if self.is_concrete:
+            return list(self.data[offset:offset + size])
+        return [self.read_byte(offset + i) for i in range(size)]
+
+    def write_bytes(self, offset: int, values: list[int | E.Expr] | bytes) -> None:
+        """Bytes at a concrete offset."""
+        if self.is_concrete and isinstance(values, (bytes, bytearray)):
+            self.data[offset:offset + len(values)] = values
+            return
+        for i, v in enumerate(values):
+            self.write_byte(offset + i, v)
+
+    def to_array_mode(self, array_name: str) -> E.UpdateList:
+        """Switch to an expression array so symbolic offsets can be read and written."""
+        if self.updates is None:
+            updates = E.UpdateList(E.Array(array_name, self.obj.size, bytes(self.data)))
+            if self.sym:
+                for offset in sorted(self.sym):
+                    updates = updates.write(E.const(offset, 32), self.sym[offset])
+            self.updates = updates
+            self.sym = None
+        return self.updates
+
+    def read_symbolic(self, offset: E.Expr, size: int) -> list[E.Expr]:
+        """``size`` bytes at a symbolic 32-bit offset (array mode must be on)."""
+        assert self.updates is not None
+        return [E.read(self.updates, offset if i == 0 else E.add(E.const(i, 32), offset))
+                for i in range(size)]
+
+    def write_symbolic(self, offset: E.Expr, values: list[int | E.Expr]) -> None:
+        """Bytes at a symbolic 32-bit offset (array mode must be on)."""
+        assert self.updates is not None
+        updates = self.updates
+        for i, v in enumerate(values):
+            index = offset if i == 0 else E.add(E.const(i, 32), offset)
+            updates = updates.write(index, v if type(v) is not int else E.const(v, 8))
+        self.updates = updates
+
+
+# -- values <-> bytes ----------------------------------------------------------------------
+
+def encode(value: Any, access: Access) -> list[int | E.Expr] | bytes:
+    """The little-endian bytes of a register value laid out as ``access``."""
+    kind = access.kind
+    if kind is ValueKind.INT or kind is ValueKind.PTR:
+        if type(value) is int:
+            return value.to_bytes(access.size, "little")
+        if value.width < access.size * 8:
+            value = E.zext(value, access.size * 8)
+        return [E.extract(value, 8 * i, 8) for i in range(access.size)]
+    if kind is ValueKind.FLOAT:
+        return encode_float(value, access)
+    out: list[int | E.Expr] = [0] * access.size
+    for (offset, part), element in zip(access.parts, value):
+        for i, b in enumerate(encode(element, part)):
+            out[offset + i] = b
+    return out
+
+
+def decode(data: list[int | E.Expr] | bytes | bytearray, access: Access) -> Any:
+    """A register value from little-endian bytes laid out as ``access``."""
+    kind = access.kind
+    if kind is ValueKind.INT or kind is ValueKind.PTR:
+        if isinstance(data, (bytes, bytearray)) or all(type(b) is int for b in data):
+            value = int.from_bytes(bytes(data), "little")
+            return value & ((1 << access.bits) - 1) if access.bits != access.size * 8 else value
+        exprs = [b if type(b) is not int else E.const(b, 8) for b in data]
+        result = exprs[0]
+        for b in exprs[1:]:
+            result = E.concat(b, result)
+        if access.bits != access.size * 8:
+            result = E.extract(result, 0, access.bits)
+        return result
+    if kind is ValueKind.FLOAT:
+        if not all(type(b) is int for b in data):
+            raise SymbolicFloat("a floating-point value loaded from memory is symbolic")
+        return decode_float(bytes(data), access)
+    return tuple(decode(data[offset:offset + part.size], part) for offset, part in access.parts)
+
+
+class SymbolicFloat(Exception):
+    """A symbolic value reached floating-point code (the engine ends the path as unsupported)."""
+
+
+def encode_float(value: float, access: Access) -> bytes:
+    """IEEE bytes of a concrete float (x86_fp80 as 10 bytes, padded to the store size)."""
+    if type(value) is not float and type(value) is not int:
+        raise SymbolicFloat("a symbolic value was stored as floating point")
+    if access.bits == 32:
+        return struct.pack("<f", value)
+    if access.bits == 64:
+        return struct.pack("<d", value)
+    if access.bits == 80:
+        return _fp80_bytes(float(value)).ljust(access.size, b"\0")
+    raise SymbolicFloat(f"{access.bits}-bit floating point is not supported")
+
+
+def decode_float(data: bytes, access: Access) -> float:
+    """A Python float from IEEE bytes."""
+    if access.bits == 32:
+        return struct.unpack("<f", data[:4])[0]
+    if access.bits == 64:
+        return struct.unpack("<d", data[:8])[0]
+    if access.bits == 80:
+        return _fp80_value(data[:10])
+    raise SymbolicFloat(f"{access.bits}-bit floating point is not supported")
+
+
+def _fp80_bytes(value: float) -> bytes:
+    bits = struct.unpack("<Q", struct.pack("<d", value))[0]
+    sign = bits >> 63
+    exponent = (bits >> 52) & 0x7FF
+    fraction = bits & ((1 << 52) - 1)
+    if exponent == 0 and fraction == 0:
+        e80, mantissa = 0, 0
+    elif exponent == 0x7FF:
+        e80, mantissa = 0x7FFF, (1 << 63) | (fraction << 11)
+    elif exponent == 0:  # subnormal double: normalise
+        shift = 52 - fraction.bit_length() + 1
+        mantissa = (fraction << (11 + shift))
+        e80 = 1 - 1023 + 16383 - shift
+    else:
+        e80 = exponent - 1023 + 16383
+        mantissa = (1 << 63) | (fraction << 11)
+    return mantissa.to_bytes(8, "little") + ((sign << 15) | e80).to_bytes(2, "little")
+
+
+def _fp80_value(data: bytes) -> float:
+    mantissa = int.from_bytes(data[:8], "little")
+    top = int.from_bytes(data[8:10], "little")
+    sign = -1.0 if top >> 15 else 1.0
+    exponent = top & 0x7FFF
+    if exponent == 0x7FFF:
+        return sign * float("inf") if (mantissa << 1) & ((1 << 64) - 1) == 0 else float("nan")
+    if mantissa == 0:
+        return sign * 0.0
+    try:
+        return sign * mantissa * 2.0 ** (exponent - 16383 - 63)
+    except OverflowError:
+        return sign * float("inf")
+
+
+class MemoryModel(Protocol):
+    """What the executor and the environment need from a memory model (see docs/architecture.md).
+
+    The default implementation is :class:`symex.core.executor.Executor`'s object model; this
+    protocol names the operations so another model can be plugged in."""
+
+    def allocate(self, state: Any, size: int, kind: ObjectKind, name: str) -> int:
+        """Create an object, return its address."""
+        ...
+
+    def free(self, state: Any, address: Any) -> None:
+        """Release a heap object (errors for invalid or double frees)."""
+        ...
+
+    def read(self, state: Any, address: Any, access: Access) -> Any:
+        """Load a value."""
+        ...
+
+    def write(self, state: Any, address: Any, access: Access, value: Any) -> None:
+        """Store a value."""
+        ...

@@ -1,0 +1,293 @@
+"""Searchers: which state runs next (KLEE's ``--search`` strategies).
+
+A searcher sees the states the engine adds and removes and picks one to run. All randomness
+comes from a ``random.Random`` seeded by the caller, so a run is deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+from typing import Protocol, Sequence
+
+from symex.core.state import State
+from symex.errors import ConfigError
+from symex.ir.program import Function, Opcode
+
+SEARCHER_NAMES = ("dfs", "bfs", "random-state", "random-path", "nurs:covnew")
+
+
+class Searcher(Protocol):
+    """KLEE's Searcher interface."""
+
+    def select(self) -> State:
+        """The state to run next (the searcher must not be empty)."""
+        ...
+
+    def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
+        """``current`` ran (and maybe forked ``added``); ``removed`` states ended."""
+        ...
+
+    def empty(self) -> bool:
+        """True when no state is left."""
+        ...
+
+
+class DFSSearcher:
+    """Depth-first: always the newest state."""
+
+    def __init__(self) -> None:
+        self.states: list[State] = []
+
+    def select(self) -> State:
+        return self.states[-1]
+
+    def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
+        self.states.extend(added)
+        for s in removed:
+            if self.states and self.states[-1] is s:
+                self.states.pop()
+            else:
+                self.states.remove(s)
+
+    def empty(self) -> bool:
+        return not self.states
+
+
+class BFSSearcher:
+    """Breadth-first: the oldest state; a state that forked goes to the back (as in KLEE)."""
+
+    def __init__(self) -> None:
+        self.states: collections.deque[State] = collections.deque()
+
+    def select(self) -> State:
+        return self.states[0]
+
+    def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
+        self.states.extend(added)
+        if added and current is not None and current not in removed and self.states[0] is current:
+            self.states.popleft()
+            self.states.append(current)
+        for s in removed:
+            if self.states and self.states[0] is s:
+                self.states.popleft()
+            else:
+                self.states.remove(s)
+
+    def empty(self) -> bool:
+        return not self.states
+
+
+class RandomStateSearcher:
+    """A uniformly random state."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.states: list[State] = []
+        self.index: dict[int, int] = {}
+
+    def select(self) -> State:
+        return self.states[self.rng.randrange(len(self.states))]
+
+    def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
+        for s in added:
+            self.index[s.id] = len(self.states)
+            self.states.append(s)
+        for s in removed:
+            i = self.index.pop(s.id)
+            last = self.states.pop()
+            if last is not s:
+                self.states[i] = last
+                self.index[last.id] = i
+
+    def empty(self) -> bool:
+        return not self.states
+
+
+class TreeNode:
+    """A node of the execution tree: an internal fork point or a leaf holding a live state."""
+
+    __slots__ = ("parent", "children", "state")
+
+    def __init__(self, parent: TreeNode | None, state: State | None) -> None:
+        self.parent = parent
+        self.children: list[TreeNode] = []
+        self.state = state
+
+
+class ExecutionTree:
+    """The tree of forks (KLEE's PTree); random-path walks it from the root."""
+
+    def __init__(self) -> None:
+        self.root: TreeNode | None = None
+
+    def add_root(self, state: State) -> None:
+        self.root = TreeNode(None, state)
+        state.node = self.root
+
+    def split(self, parent: State, child: State) -> None:
+        """``parent`` forked ``child``: the parent's leaf becomes an internal node."""
+        node = parent.node
+        left = TreeNode(node, parent)
+        right = TreeNode(node, child)
+        node.children = [left, right]
+        node.state = None
+        parent.node = left
+        child.node = right
+
+    def remove(self, state: State) -> None:
+        """Drop a finished state's leaf and every ancestor left without children."""
+        node = state.node
+        state.node = None
+        while node is not None:
+            parent = node.parent
+            if parent is None:
+                self.root = None if not node.children else node
+                return
+            parent.children.remove(node)
+            if parent.children:
+                return
+            node = parent
+
+
+class RandomPathSearcher:
+    """KLEE's random-path: walk the execution tree from the root, a fair coin at every fork,
+    so states in shallow, rarely-split subtrees get more turns."""
+
+    def __init__(self, tree: ExecutionTree, rng: random.Random) -> None:
+        self.tree = tree
+        self.rng = rng
+        self.count = 0
+
+    def select(self) -> State:
+        node = self.tree.root
+        while node.state is None:
+            node = node.children[self.rng.randrange(len(node.children))] if len(node.children) > 1 \
+                else node.children[0]
+        return node.state
+
+    def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
+        self.count += len(added) - len(removed)
+
+    def empty(self) -> bool:
+        return self.count <= 0
+
+
+class CoveringNewSearcher:
+    """KLEE's ``nurs:covnew``: random, weighted towards states close to uncovered code and
+    states that recently covered something new."""
+
+    def __init__(self, rng: random.Random, coverage: dict[str, bytearray]) -> None:
+        self.rng = rng
+        self.coverage = coverage
+        self.states = RandomStateSearcher(rng)
+        self.successors: dict[str, list[list[int]]] = {}
+
+    def _successors(self, fn: Function) -> list[list[int]]:
+        succ = self.successors.get(fn.name)
+        if succ is None:
+            succ = []
+            for block in fn.blocks:
+                last = block.instructions[-1] if block.instructions else None
+                targets: list[int] = []
+                if last is not None:
+                    if last.opcode is Opcode.BR:
+                        targets = [last.aux.target]
+                    elif last.opcode is Opcode.CONDBR:
+                        targets = [e.target for e in last.aux]
+                    elif last.opcode is Opcode.SWITCH:
+                        targets = [last.aux[0].target] + [e.target for _, e in last.aux[1]]
+                    elif last.opcode is Opcode.INDIRECTBR:
+                        targets = [e.target for e in last.aux]
+                succ.append(targets)
+            self.successors[fn.name] = succ
+        return succ
+
+    def _distance(self, state: State) -> int:
+        frame = state.frame
+        if frame is None:
+            return 10000
+        fn = frame.function
+        covered = self.coverage.get(fn.name)
+        if covered is None:
+            return 10000
+        succ = self._successors(fn)
+        start = frame.block.index
+        seen = {start}
+        queue = collections.deque([(start, 0)])
+        while queue:
+            block, dist = queue.popleft()
+            if not covered[block]:
+                return dist
+            for nxt in succ[block]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    queue.append((nxt, dist + 1))
+        return 10000
+
+    def _weight(self, state: State) -> float:
+        since = state.since_new_coverage
+        inv_covnew = 1.0 / max(1, since - 1000) if since else 0.0
+        distance = self._distance(state)
+        inv_distance = 1.0 / distance if distance else 1.0
+        return inv_covnew * inv_covnew + inv_distance * inv_distance
+
+    def select(self) -> State:
+        states = self.states.states
+        weights = [self._weight(s) for s in states]
+        total = sum(weights)
+        if total <= 0:
+            return states[self.rng.randrange(len(states))]
+        return self.rng.choices(states, weights)[0]
+
+    def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
+        self.states.update(current, added, removed)
+
+    def empty(self) -> bool:
+        return self.states.empty()
+
+
+class InterleavedSearcher:
+    """Several searchers taking turns (KLEE's repeated ``--search`` options)."""
+
+    def __init__(self, searchers: Sequence[Searcher]) -> None:
+        self.searchers = list(searchers)
+        self.turn = 0
+
+    def select(self) -> State:
+        searcher = self.searchers[self.turn % len(self.searchers)]
+        self.turn += 1
+        return searcher.select()
+
+    def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
+        for searcher in self.searchers:
+            searcher.update(current, added, removed)
+
+    def empty(self) -> bool:
+        return self.searchers[0].empty()
+
+
+def make_searcher(spec: str | Sequence[str], *, seed: int, tree: ExecutionTree,
+                  coverage: dict[str, bytearray]) -> Searcher:
+    """A searcher from KLEE-style names: ``"dfs"``, ``"random-path"``, ... A list (or names
+    joined by ``+``) interleaves them."""
+    names = [spec] if isinstance(spec, str) else list(spec)
+    names = [n.strip() for name in names for n in name.split("+") if n.strip()]
+    if not names:
+        raise ConfigError(f"no searcher given; choose from {', '.join(SEARCHER_NAMES)}")
+    rng = random.Random(seed)
+    built: list[Searcher] = []
+    for name in names:
+        if name == "dfs":
+            built.append(DFSSearcher())
+        elif name == "bfs":
+            built.append(BFSSearcher())
+        elif name == "random-state":
+            built.append(RandomStateSearcher(rng))
+        elif name == "random-path":
+            built.append(RandomPathSearcher(tree, rng))
+        elif name in ("nurs:covnew", "covnew"):
+            built.append(CoveringNewSearcher(rng, coverage))
+        else:
+            raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(SEARCHER_NAMES)}")
+    return built[0] if len(built) == 1 else InterleavedSearcher(built)

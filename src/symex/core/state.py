@@ -1,0 +1,171 @@
+"""Execution states: frames, path constraints, branch decisions, copy-on-write memory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import immutables
+
+from symex import expr as E
+from symex.core.memory import MemoryObject, ObjectKind, ObjectState
+from symex.ir.program import Block, Function
+
+
+class Frame:
+    """One activation of a function."""
+
+    __slots__ = ("function", "regs", "block", "code", "pc", "ret_dest", "allocas", "varargs")
+
+    def __init__(self, function: Function, regs: list[Any], ret_dest: int) -> None:
+        self.function = function
+        self.regs = regs
+        self.block: Block = function.blocks[0]
+        self.code: list[Any] = []
+        self.pc = 0
+        self.ret_dest = ret_dest
+        self.allocas: list[int] = []
+        self.varargs: int = 0  # address of the variadic-argument area, 0 if none
+
+    def copy(self) -> Frame:
+        """A copy with its own registers (for a forked state)."""
+        other = Frame.__new__(Frame)
+        other.function = self.function
+        other.regs = self.regs.copy()
+        other.block = self.block
+        other.code = self.code
+        other.pc = self.pc
+        other.ret_dest = self.ret_dest
+        other.allocas = self.allocas.copy()
+        other.varargs = self.varargs
+        return other
+
+
+class Symbolic:
+    """A symbolic input object of a state: its name in test cases and its array."""
+
+    __slots__ = ("name", "array", "address")
+
+    def __init__(self, name: str, array: E.Array, address: int) -> None:
+        self.name = name
+        self.array = array
+        self.address = address
+
+
+class State:
+    """One path being explored.
+
+    ``objects`` maps segment -> :class:`ObjectState` in a persistent map, so a fork shares all
+    memory; a state copies an object the first time it writes to one it does not own (``cow``
+    is the ownership token, renewed for both sides at every fork).
+    """
+
+    __slots__ = (
+        "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
+        "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
+        "exit_code", "names", "array_counter", "model",
+    )
+
+    def __init__(self, state_id: int, first_segment: int) -> None:
+        self.id = state_id
+        self.frames: list[Frame] = []
+        self.frame: Frame | None = None
+        self.objects: immutables.Map[int, ObjectState] = immutables.Map()
+        #: objects that were freed (heap) or went out of scope (stack), for precise messages
+        self.freed: immutables.Map[int, MemoryObject] = immutables.Map()
+        self.constraints: tuple[E.Expr, ...] = ()
+        self.path: list[int] = []
+        self.next_segment = first_segment
+        self.symbolics: list[Symbolic] = []
+        self.cow = object()
+        self.instructions = 0
+        self.depth = 0
+        self.node: Any = None
+        self.since_new_coverage = 0
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.exit_code: int | None = None
+        self.names: dict[str, int] = {}
+        self.array_counter = 0
+        self.model: dict[E.Array, bytes] | None = None
+
+    def fork(self, state_id: int) -> State:
+        """A child state sharing everything; both sides get fresh copy-on-write tokens."""
+        child = State.__new__(State)
+        child.id = state_id
+        child.frames = [f.copy() for f in self.frames]
+        child.frame = child.frames[-1] if child.frames else None
+        child.objects = self.objects
+        child.freed = self.freed
+        child.constraints = self.constraints
+        child.path = self.path.copy()
+        child.next_segment = self.next_segment
+        child.symbolics = self.symbolics.copy()
+        child.cow = object()
+        self.cow = object()
+        child.instructions = self.instructions
+        child.depth = self.depth
+        child.node = None
+        child.since_new_coverage = self.since_new_coverage
+        child.stdout = bytearray(self.stdout)
+        child.stderr = bytearray(self.stderr)
+        child.exit_code = None
+        child.names = dict(self.names)
+        child.array_counter = self.array_counter
+        child.model = self.model
+        return child
+
+    # -- constraints --------------------------------------------------------------------
+
+    def add_constraint(self, condition: E.Expr) -> None:
+        """Assume ``condition`` (width 1) from now on."""
+        if condition.op is E.Op.CONST:
+            return
+        self.constraints = self.constraints + (condition,)
+
+    # -- memory -------------------------------------------------------------------------
+
+    def writable(self, os: ObjectState) -> ObjectState:
+        """The state's own copy of an object, made on first write after a fork."""
+        if os.owner is self.cow:
+            return os
+        mine = os.copy(self.cow)
+        self.objects = self.objects.set(os.obj.segment, mine)
+        return mine
+
+    def allocate(self, size: int, kind: ObjectKind, name: str, *, zero: bool = True,
+                 read_only: bool = False) -> ObjectState:
+        """A fresh object in the next segment."""
+        segment = self.next_segment
+        self.next_segment = segment + 1
+        obj = MemoryObject(segment, size, kind, name, read_only)
+        os = ObjectState(obj, bytearray(size), self.cow)
+        self.objects = self.objects.set(segment, os)
+        return os
+
+    def release(self, segment: int) -> MemoryObject | None:
+        """Remove an object from the address space, remembering it as freed."""
+        os = self.objects.get(segment)
+        if os is None:
+            return None
+        self.objects = self.objects.delete(segment)
+        self.freed = self.freed.set(segment, os.obj)
+        return os.obj
+
+    def unique_name(self, name: str) -> str:
+        """``name``, or ``name_1``, ``name_2``... if this state already has it."""
+        count = self.names.get(name)
+        if count is None:
+            self.names[name] = 0
+            return name
+        while True:
+            count += 1
+            candidate = f"{name}_{count}"
+            if candidate not in self.names:
+                self.names[name] = count
+                self.names[candidate] = 0
+                return candidate
+
+    def next_array_name(self, base: str) -> str:
+        """A name for an internal array (memory in array mode), unique within the state."""
+        self.array_counter += 1
+        return f"{base}#{self.array_counter}"

@@ -1,0 +1,244 @@
+"""The lowered program: compact records the interpreter executes.
+
+llvmlite parses a module once; :mod:`symex.ir.lower` turns every function into these records
+(opcode, operand slots, widths, precomputed GEP offsets, debug locations) so that nothing is
+parsed or looked up by name while a path runs.
+
+Registers: every SSA value of a function gets a *slot* in its frame's register list. Constants
+get slots too, pre-filled in :attr:`Function.template`, so an operand is always just an index.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import attrs
+
+from symex.ir.debuginfo import SourceLocation
+
+#: Pointers are 64-bit; an address is ``segment << SEGMENT_SHIFT | offset`` (see core.memory).
+POINTER_BITS = 64
+SEGMENT_SHIFT = 32
+
+
+class Opcode(enum.IntEnum):
+    """What a lowered instruction does. One member per semantic operation."""
+
+    # integer binary ops (aux: vector element count or 0)
+    ADD = enum.auto()
+    SUB = enum.auto()
+    MUL = enum.auto()
+    UDIV = enum.auto()
+    SDIV = enum.auto()
+    UREM = enum.auto()
+    SREM = enum.auto()
+    AND = enum.auto()
+    OR = enum.auto()
+    XOR = enum.auto()
+    SHL = enum.auto()
+    LSHR = enum.auto()
+    ASHR = enum.auto()
+    ICMP = enum.auto()  # aux: (predicate, vector count)
+    SELECT = enum.auto()  # aux: vector count
+    # float (concrete only); aux: float kind name
+    FADD = enum.auto()
+    FSUB = enum.auto()
+    FMUL = enum.auto()
+    FDIV = enum.auto()
+    FREM = enum.auto()
+    FNEG = enum.auto()
+    FCMP = enum.auto()  # aux: (predicate, kind)
+    # casts; aux: CastInfo
+    TRUNC = enum.auto()
+    ZEXT = enum.auto()
+    SEXT = enum.auto()
+    PTRTOINT = enum.auto()
+    INTTOPTR = enum.auto()
+    BITCAST = enum.auto()
+    FPCAST = enum.auto()  # fptrunc/fpext
+    FPTOUI = enum.auto()
+    FPTOSI = enum.auto()
+    UITOFP = enum.auto()
+    SITOFP = enum.auto()
+    COPY = enum.auto()  # freeze, addrspacecast, llvm.expect, ...
+    # memory
+    ALLOCA = enum.auto()  # aux: element alloc size; operands: (count,)
+    LOAD = enum.auto()  # aux: Access
+    STORE = enum.auto()  # aux: Access; operands: (value, pointer)
+    GEP = enum.auto()  # aux: (constant offset, ((slot, stride, index bits), ...))
+    # aggregates and vectors
+    EXTRACTVALUE = enum.auto()  # aux: indices
+    INSERTVALUE = enum.auto()  # aux: indices
+    EXTRACTELEMENT = enum.auto()
+    INSERTELEMENT = enum.auto()
+    SHUFFLEVECTOR = enum.auto()  # aux: mask (tuple, -1 = poison)
+    # control flow
+    BR = enum.auto()  # aux: Edge
+    CONDBR = enum.auto()  # aux: (Edge true, Edge false)
+    SWITCH = enum.auto()  # aux: (Edge default, ((value, Edge), ...))
+    INDIRECTBR = enum.auto()  # aux: tuple of Edge, by block index
+    RET = enum.auto()
+    UNREACHABLE = enum.auto()
+    CALL = enum.auto()  # aux: CallInfo
+    VAARG = enum.auto()  # aux: Access
+    # intrinsics
+    MEMCPY = enum.auto()
+    MEMMOVE = enum.auto()
+    MEMSET = enum.auto()
+    OVERFLOW = enum.auto()  # aux: "sadd" | "uadd" | "ssub" | "usub" | "smul" | "umul"
+    SATURATE = enum.auto()  # aux: "sadd" | "uadd" | "ssub" | "usub"
+    MINMAX = enum.auto()  # aux: "smax" | "smin" | "umax" | "umin"
+    ABS = enum.auto()
+    THREEWAY = enum.auto()  # llvm.scmp / llvm.ucmp; aux: (signed, operand width)
+    FSHL = enum.auto()
+    FSHR = enum.auto()
+    BSWAP = enum.auto()
+    BITREVERSE = enum.auto()
+    CTPOP = enum.auto()
+    CTLZ = enum.auto()
+    CTTZ = enum.auto()
+    STACKSAVE = enum.auto()
+    STACKRESTORE = enum.auto()
+    ASSUME = enum.auto()
+    TRAP = enum.auto()
+    VASTART = enum.auto()
+    VAEND = enum.auto()
+    VACOPY = enum.auto()
+    FLOATMATH = enum.auto()  # concrete float intrinsic; aux: (name, kind)
+    NOP = enum.auto()  # lifetime markers, debug intrinsics, ...
+    UNSUPPORTED = enum.auto()  # aux: reason; executing it ends the path as unsupported
+
+
+class ValueKind(enum.IntEnum):
+    """How a first-class value is laid out in memory."""
+
+    INT = 1
+    PTR = 2
+    FLOAT = 3  # float, double, x86_fp80 (concrete Python floats)
+    VECTOR = 4
+    AGGREGATE = 5  # struct or array held in a register
+
+
+@attrs.frozen(slots=True)
+class Access:
+    """Memory layout of a loaded/stored value.
+
+    ``size`` is the store size in bytes; ``bits`` the integer width (INT/PTR) or the float
+    width (32, 64, 80); ``parts`` lists ``(byte offset, Access)`` for vectors and aggregates.
+    """
+
+    kind: ValueKind
+    size: int
+    bits: int = 0
+    parts: tuple[tuple[int, Access], ...] = ()
+
+
+@attrs.frozen(slots=True)
+class CastInfo:
+    """Widths of a cast; ``from_kind``/``to_kind`` name float kinds where floats are involved."""
+
+    from_bits: int
+    to_bits: int
+    count: int = 0  # vector element count, 0 for scalars
+    from_access: Access | None = None  # for bitcasts between vectors/floats/ints
+    to_access: Access | None = None
+
+
+@attrs.frozen(slots=True)
+class Edge:
+    """A control-flow edge: target block index and the phi moves ``(dest, src)`` it performs."""
+
+    target: int
+    moves: tuple[tuple[int, int], ...]
+
+
+@attrs.frozen(slots=True)
+class CallInfo:
+    """A call site. ``callee`` is the function name for direct calls, else None (then the last
+    operand is the callee pointer). ``arg_access`` describes every argument's layout (used for
+    variadic arguments, which are passed through memory); ``ret`` the result's layout or None."""
+
+    callee: str | None
+    fixed_args: int
+    arg_access: tuple[Access, ...]
+    ret: Access | None
+
+
+@attrs.frozen(slots=True)
+class Instruction:
+    """One lowered instruction. ``dest`` is its result slot or -1; ``operands`` are slots."""
+
+    opcode: Opcode
+    dest: int
+    operands: tuple[int, ...]
+    width: int
+    aux: Any
+    location: SourceLocation | None
+    text: str
+
+
+@attrs.define(slots=True, eq=False)
+class Block:
+    """A basic block: its instructions, phi nodes already turned into edge moves."""
+
+    index: int
+    label: str
+    instructions: tuple[Instruction, ...]
+
+
+@attrs.define(slots=True, eq=False)
+class Function:
+    """A lowered function (or a declaration, which has no blocks)."""
+
+    name: str
+    address: int
+    params: tuple[int, ...]
+    param_access: tuple[Access, ...]
+    ret: Access | None
+    vararg: bool
+    num_slots: int
+    template: list[Any]
+    blocks: tuple[Block, ...]
+    is_declaration: bool
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def instruction_count(self) -> int:
+        """Number of lowered instructions in the function."""
+        return sum(len(b.instructions) for b in self.blocks)
+
+
+@attrs.define(slots=True, eq=False)
+class GlobalObject:
+    """A global variable: its fixed address, size and initial memory image."""
+
+    name: str
+    address: int
+    size: int
+    image: bytes
+    read_only: bool
+
+
+@attrs.define(eq=False)
+class Program:
+    """A whole lowered module, ready to execute."""
+
+    path: str
+    functions: dict[str, Function]
+    globals: dict[str, GlobalObject]
+    functions_by_address: dict[int, Function]
+    data_layout: str
+    source_files: tuple[str, ...]
+    #: the `.ll` text the program was lowered from (for assembly.ll and error reports)
+    ir_text: str = ""
+
+    def function(self, name: str) -> Function:
+        """The function called ``name`` (KeyError when absent)."""
+        return self.functions[name]
+
+    @property
+    def instruction_count(self) -> int:
+        """Number of lowered instructions over all defined functions."""
+        return sum(f.instruction_count for f in self.functions.values())
