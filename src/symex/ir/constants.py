@@ -45,6 +45,7 @@ __all__ = [
     "Constant",
     "GlobalDef",
     "GlobalRef",
+    "EvaluatedValue",
     "encode_constant",
     "evaluate_constant",
     "parse_aliases",
@@ -162,6 +163,9 @@ Constant = Union[
     ConstExpr,
     BlockAddress,
 ]
+
+#: What :func:`evaluate_constant` returns: ints, floats, and tuples of those for aggregates.
+EvaluatedValue = Union[int, float, tuple["EvaluatedValue", ...]]
 
 _CAST_OPCODES = frozenset(
     {"trunc", "zext", "sext", "ptrtoint", "inttoptr", "bitcast", "addrspacecast",
@@ -588,9 +592,9 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) & 1 else value
 
 
-def _zero_value(t: IRType) -> int | float | tuple:
+def _zero_value(t: IRType) -> EvaluatedValue:
     """The evaluated value of ``zeroinitializer`` of type ``t``, built without recursion."""
-    results: dict[int, int | float | tuple] = {}
+    results: dict[int, EvaluatedValue] = {}
     stack: list[IRType] = [t]
     while stack:
         top = stack[-1]
@@ -645,18 +649,18 @@ def _float_bits(value: float, t: FloatType) -> int:
 
 def _bits_to_float(bits: int, t: FloatType) -> float:
     if t.name == "double":
-        return struct.unpack("<d", bits.to_bytes(8, "little"))[0]
+        return float(struct.unpack("<d", bits.to_bytes(8, "little"))[0])
     if t.name == "float":
-        return struct.unpack("<f", bits.to_bytes(4, "little"))[0]
+        return float(struct.unpack("<f", bits.to_bytes(4, "little"))[0])
     if t.name == "half":
-        return struct.unpack("<e", bits.to_bytes(2, "little"))[0]
+        return float(struct.unpack("<e", bits.to_bytes(2, "little"))[0])
     if t.name == "bfloat":
-        return struct.unpack("<f", (bits << 16).to_bytes(4, "little"))[0]
+        return float(struct.unpack("<f", (bits << 16).to_bytes(4, "little"))[0])
     if t.name == "x86_fp80":
         return _fp80_to_float(bits)
     if t.name == "fp128":
         return _quad_to_float(bits)
-    return struct.unpack("<d", (bits & ((1 << 64) - 1)).to_bytes(8, "little"))[0]
+    return float(struct.unpack("<d", (bits & ((1 << 64) - 1)).to_bytes(8, "little"))[0])
 
 
 def _gep_offset(expr: ConstExpr, indices: list[int], layout: DataLayout) -> int:
@@ -682,8 +686,8 @@ def _gep_offset(expr: ConstExpr, indices: list[int], layout: DataLayout) -> int:
 
 
 def _apply_expr(
-    expr: ConstExpr, args: list[int | float | tuple], layout: DataLayout
-) -> int | float | tuple:
+    expr: ConstExpr, args: list[EvaluatedValue], layout: DataLayout
+) -> EvaluatedValue:
     op = expr.opcode
     t = expr.type
     if op == "getelementptr":
@@ -769,12 +773,12 @@ def _apply_expr(
 
 def evaluate_constant(
     c: Constant, layout: DataLayout, resolve: Callable[[str], int]
-) -> int | float | tuple:
+) -> EvaluatedValue:
     """Value of a constant: integers and pointers as unsigned ints masked to their width,
     floats as Python floats, aggregates as tuples of element values; ``undef``/``poison``
     evaluate as zero. ``resolve(name)`` gives the address of global ``@name``; for a
     ``blockaddress`` it is called with the text ``blockaddress(@f, %bb)``."""
-    results: dict[int, int | float | tuple] = {}
+    results: dict[int, EvaluatedValue] = {}
     stack: list[Constant] = [c]
     while stack:
         top = stack[-1]

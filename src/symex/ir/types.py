@@ -565,8 +565,9 @@ class TypeParser:
                     raise LoadError(f"named type %{frame.name} has a malformed body {text!r}")
                 stack.pop()
                 in_progress.discard(frame.name)
-                result = self._intern(StructType(result.fields, result.packed, frame.name))
-                self._named_types[frame.name] = result
+                named = StructType(result.fields, result.packed, frame.name)
+                self._named_types[frame.name] = named
+                result = named
                 text, pos = frame.saved_text, frame.saved_pos
 
 
@@ -642,7 +643,7 @@ class DataLayout:
         if spec == "E":
             self.little_endian = False
             return
-        if spec[0] in "mn" or spec.startswith(("ni", "F", "A", "P", "G", "o")):
+        if spec[0] in "mn" or spec.startswith(("ni", "F", "A", "P", "G")):
             return  # mangling, native widths, program/alloca/globals address spaces: no effect on sizes
         m = _SPEC_RE.fullmatch(spec)
         if m is None:
