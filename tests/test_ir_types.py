@@ -198,3 +198,19 @@ def test_deeply_nested_type_does_not_recurse() -> None:
     assert DataLayout(X86_64).alloc_size(t) == 4
     assert str(t) == text
     assert tp.parse(text + " ") == t
+
+
+def test_llvmlite_type_strings_parse() -> None:
+    # Unique struct names: llvmlite's shared LLVM context renames a struct defined twice
+    # (%struct.S -> %struct.S.0), which str(module) reflects consistently.
+    module = llvm.parse_assembly(
+        "%struct.lt_S = type { i8, i32 }\n%struct.lt_P = type <{ i8, i16 }>\n"
+        "@a = external global [2 x %struct.lt_S]\n@b = external global %struct.lt_P\n"
+    )
+    tp = TypeParser.from_module_text(str(module))
+    a = module.get_global_variable("a").global_value_type
+    b = module.get_global_variable("b").global_value_type
+    assert tp.parse(str(a)) == ArrayType(2, StructType((I8, I32), False, "struct.lt_S"))
+    # llvmlite prints a named struct type as its definition line
+    assert str(b).startswith("%struct.lt_P = type")
+    assert tp.parse(str(b)) == StructType((I8, I16), True, "struct.lt_P")

@@ -397,11 +397,17 @@ class TypeParser:
         return result
 
     def parse(self, text: str) -> IRType:
-        """Parse ``text``, which must be exactly one type (surrounding spaces allowed)."""
+        """Parse ``text``, which must be exactly one type (surrounding spaces allowed).
+
+        llvmlite's ``str()`` of a named struct type, ``%struct.S = type { ... }``, is accepted
+        and means ``%struct.S``."""
         cached = self._cache.get(text)
         if cached is not None:
             return cached
         result, end = self.parse_prefix(text, 0)
+        if isinstance(result, StructType) and result.name is not None and text.startswith("=", end):
+            # llvmlite prints a named struct TypeRef as its whole definition "%s = type {...}".
+            end = len(text)
         if end != len(text):
             raise LoadError(
                 f"unexpected text {text[end:end + 40]!r} after type in {text!r}; "
