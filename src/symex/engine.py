@@ -21,7 +21,7 @@ from symex.core.outcome import PathStatus, PathTerminated, ProgramError, TestCas
 from symex.core.searchers import ExecutionTree, make_searcher
 from symex.core.state import State
 from symex.env import default_externals
-from symex.errors import ConfigError, SolverError
+from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.solvers import create_solver
 from symex.solvers.base import Solver
@@ -245,12 +245,17 @@ class Exploration:
         objects: dict[str, bytes] = {}
         reason = end.reason
         if state.symbolics:
-            try:
-                values = self.solver.get_initial_values(state.constraints,
-                                                        [s.array for s in state.symbolics])
-                objects = {s.name: bytes(v) for s, v in zip(state.symbolics, values)}
-            except SolverError as exc:
-                reason = f"{reason}; no test inputs: {exc}"
+            model = state.model
+            if model is None:
+                try:
+                    model = self.executor.solve(state, ())
+                except PathTerminated as unknown:
+                    reason = f"{reason}; no test inputs: {unknown.reason}"
+            if model is not None:
+                objects = {s.name: bytes(model.get(s.array, bytes(s.array.size)))
+                           for s in state.symbolics}
+            elif not reason.endswith("inputs"):
+                reason = f"{reason}; no test inputs: the path condition is unsatisfiable"
         test = TestCase(objects=objects, status=end.status, error=end.error, reason=reason,
                         exit_code=end.exit_code, path=tuple(state.path),
                         stdout=bytes(state.stdout), instructions=state.instructions)

@@ -31,7 +31,8 @@ from symex.core.memory import (
 )
 from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError
 from symex.core.state import Frame, State
-from symex.errors import SolverUnknown
+from symex.core.constraints import substitute
+from symex.errors import SolverError, SolverUnknown
 from symex.ir.program import (
     SEGMENT_SHIFT,
     Access,
@@ -42,7 +43,7 @@ from symex.ir.program import (
     Program,
     ValueKind,
 )
-from symex.solvers.base import Query, Solver, Validity
+from symex.solvers.base import Solver, Validity
 
 #: KLEE's default --max-stack-frames
 DEFAULT_MAX_STACK_FRAMES = 8192
@@ -162,43 +163,87 @@ class Executor:
 
     # -- solver -------------------------------------------------------------------------
 
+    def simplify(self, state: State, condition: E.Expr) -> E.Expr:
+        """``condition`` rewritten with the equalities the path already implies."""
+        if state.equalities and condition.op is not E.Op.CONST:
+            return substitute(condition, state.equalities)
+        return condition
+
+    def solve(self, state: State, extra: tuple[E.Expr, ...]) -> dict[E.Array, bytes] | None:
+        """Inputs satisfying the state's constraints plus ``extra``, or None if there are none."""
+        arrays = [s.array for s in state.symbolics]
+        try:
+            values = self.solver.get_initial_values(state.constraints + extra, arrays)
+        except SolverUnknown as exc:
+            raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
+        except SolverError:
+            return None  # get_initial_values raises exactly when the constraints are unsatisfiable
+        return dict(zip(arrays, values))
+
+    def model_of(self, state: State) -> dict[E.Array, bytes]:
+        """The state's satisfying inputs, computed if unknown."""
+        if state.model is None:
+            model = self.solve(state, ())
+            if model is None:
+                raise PathTerminated(PathStatus.PARTIAL, "the path condition became unsatisfiable")
+            state.model = model
+        return state.model
+
+    def split(self, state: State, condition: E.Expr) -> tuple[dict | None, dict | None]:
+        """Inputs taking the path with ``condition`` true, and with it false (None where that
+        is impossible). The state's model decides one side; at most one solver query."""
+        if condition.op is E.Op.CONST:
+            model = state.model
+            return (model, None) if condition.value else (None, model)
+        model = self.model_of(state)
+        if E.Assignment(model).evaluate(condition):
+            return model, self.solve(state, (E.bool_not(condition),))
+        return self.solve(state, (condition,)), model
+
     def evaluate(self, state: State, condition: E.Expr) -> Validity:
         """Validity of a width-1 condition on the state's path."""
+        condition = self.simplify(state, condition)
         if condition.op is E.Op.CONST:
             return Validity.TRUE if condition.value else Validity.FALSE
-        try:
-            return self.solver.evaluate(Query(state.constraints, condition))
-        except SolverUnknown as exc:
-            raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
+        if_true, if_false = self.split(state, condition)
+        if if_false is None:
+            return Validity.TRUE
+        if if_true is None:
+            return Validity.FALSE
+        return Validity.UNKNOWN
 
     def get_value(self, state: State, value: E.Expr) -> int:
-        """Some value of ``value`` on the state's path."""
-        try:
-            return self.solver.get_value(Query(state.constraints, value))
-        except SolverUnknown as exc:
-            raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
+        """Some value of ``value`` on the state's path (from the state's model: no query)."""
+        value = self.simplify(state, value)
+        if value.op is E.Op.CONST:
+            return value.value
+        return E.Assignment(self.model_of(state)).evaluate(value)
 
     def concretize(self, state: State, value: Any, width: int, why: str) -> int:
         """Fix a symbolic value to one possible value, recording the choice as a constraint."""
         if type(value) is int:
             return value
         v = self.get_value(state, value)
-        state.add_constraint(E.eq(E.const(v, width), value))
+        state.add_constraint(E.eq(E.const(v, width), value), model=state.model)
         return v
 
     def branch(self, state: State, frame: Frame, condition: E.Expr, true_edge: Edge,
                false_edge: Edge, fcode: list[list[Any]]) -> None:
         """A conditional branch on a symbolic condition: follow it, or fork."""
-        validity = self.evaluate(state, condition)
-        if validity is Validity.TRUE:
+        condition = self.simplify(state, condition)
+        if condition.op is E.Op.CONST:
+            self.jump(state, frame, true_edge if condition.value else false_edge, fcode)
+            return
+        if_true, if_false = self.split(state, condition)
+        if if_false is None:
             self.jump(state, frame, true_edge, fcode)
             return
-        if validity is Validity.FALSE:
+        if if_true is None:
             self.jump(state, frame, false_edge, fcode)
             return
         child = self.fork(state)
-        state.add_constraint(condition)
-        child.add_constraint(E.bool_not(condition))
+        state.add_constraint(condition, model=if_true)
+        child.add_constraint(E.bool_not(condition), model=if_false)
         state.path.append(1)
         child.path.append(0)
         state.depth += 1
@@ -237,16 +282,17 @@ class Executor:
             if bad:
                 self.fail(state, kind, message)
             return
-        validity = self.evaluate(state, bad)
-        if validity is Validity.FALSE:
+        bad = self.simplify(state, bad)
+        if_bad, if_ok = self.split(state, bad)
+        if if_bad is None:
             return
-        if validity is Validity.TRUE:
+        if if_ok is None:
             self.fail(state, kind, message)
         error = self.make_error(state, kind, message)
         child = self.fork(state)
         self.new_states.remove(child)
-        child.add_constraint(bad)
-        state.add_constraint(E.bool_not(bad))
+        child.add_constraint(bad, model=if_bad)
+        state.add_constraint(E.bool_not(bad), model=if_ok)
         child.path.append(1)
         state.path.append(0)
         self.ended.append((child, PathTerminated(PathStatus.ERROR, message, error)))
@@ -411,17 +457,18 @@ class Executor:
             in_bounds = E.ule(offset64, E.const(os.obj.size - size, 64))
         else:
             in_bounds = E.FALSE
-        validity = self.evaluate(state, in_bounds)
-        if validity is Validity.FALSE:
+        in_bounds = self.simplify(state, in_bounds)
+        if_in, if_out = self.split(state, in_bounds)
+        if if_in is None:
             state.add_constraint(in_segment)
             self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value & OFFSET_MASK, os))
-        if validity is Validity.UNKNOWN:
+        if if_out is not None:
             child = self.fork(state)
-            child.add_constraint(E.bool_not(in_bounds))
+            child.add_constraint(E.bool_not(in_bounds), model=if_out)
             child.frame.pc -= 1  # the child tries the access again, under "not in this object"
             child.path.append(0)
             state.path.append(1)
-            state.add_constraint(in_bounds)
+            state.add_constraint(in_bounds, model=if_in)
         offset = V.simplify(E.extract(offset64, 0, 32))
         return os, offset
 

@@ -7,6 +7,7 @@ from typing import Any
 import immutables
 
 from symex import expr as E
+from symex.core.constraints import equality_of
 from symex.core.memory import MemoryObject, ObjectKind, ObjectState
 from symex.ir.program import Block, Function
 
@@ -62,7 +63,7 @@ class State:
     __slots__ = (
         "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
         "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
-        "exit_code", "names", "array_counter", "model",
+        "exit_code", "names", "array_counter", "model", "equalities",
     )
 
     def __init__(self, state_id: int, first_segment: int) -> None:
@@ -86,7 +87,10 @@ class State:
         self.exit_code: int | None = None
         self.names: dict[str, int] = {}
         self.array_counter = 0
-        self.model: dict[E.Array, bytes] | None = None
+        #: inputs satisfying the constraints (None: unknown); see core.constraints
+        self.model: dict[E.Array, bytes] | None = {}
+        #: substitutions implied by the constraints (shared between forks: copy to change)
+        self.equalities: dict[E.Expr, E.Expr] = {}
 
     def fork(self, state_id: int) -> State:
         """A child state sharing everything; both sides get fresh copy-on-write tokens."""
@@ -112,15 +116,26 @@ class State:
         child.names = dict(self.names)
         child.array_counter = self.array_counter
         child.model = self.model
+        child.equalities = self.equalities
         return child
 
     # -- constraints --------------------------------------------------------------------
 
-    def add_constraint(self, condition: E.Expr) -> None:
-        """Assume ``condition`` (width 1) from now on."""
+    def add_constraint(self, condition: E.Expr, *, model: dict[E.Array, bytes] | None = None) -> None:
+        """Assume ``condition`` (width 1) from now on. ``model``, when given, is an input
+        assignment known to satisfy all constraints including this one."""
         if condition.op is E.Op.CONST:
             return
         self.constraints = self.constraints + (condition,)
+        equality = equality_of(condition)
+        if equality is not None:
+            equalities = dict(self.equalities)
+            equalities[equality[0]] = equality[1]
+            self.equalities = equalities
+        if model is not None:
+            self.model = model
+        elif self.model is not None and E.Assignment(self.model).evaluate(condition) != 1:
+            self.model = None
 
     # -- memory -------------------------------------------------------------------------
 

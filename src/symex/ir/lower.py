@@ -18,7 +18,7 @@ import llvmlite.binding as llvm
 from symex.errors import LoadError
 from symex.ir import constants as C
 from symex.ir import types as T
-from symex.ir.debuginfo import DebugInfo, dbg_attachment
+from symex.ir.debuginfo import DebugInfo, SourceLocation
 from symex.ir.program import (
     SEGMENT_SHIFT,
     Access,
@@ -106,6 +106,7 @@ class Lowering:
         self.block_index: dict[int, tuple[str, int]] = {}
         self._type_cache: dict[str, Any] = {}
         self._access_cache: dict[Any, Access] = {}
+        self._block_labels: dict[str, dict[str, int]] = {}
 
     # -- types --------------------------------------------------------------------------
 
@@ -203,7 +204,37 @@ class Lowering:
         try:
             return self.addresses[name]
         except KeyError:
-            raise LoadError(f"reference to unknown symbol @{name}") from None
+            pass
+        m = re.fullmatch(r"blockaddress\(@\"?([^\",]+)\"?,\s*%\"?([^\")]+)\"?\)", name)
+        if m:
+            return self._block_address(m.group(1), m.group(2))
+        raise LoadError(f"reference to unknown symbol @{name}")
+
+    def _block_address(self, function: str, label: str) -> int:
+        """``blockaddress(@f, %bb)``: the function's address plus 1 + the block's index (the
+        interpreter's indirectbr decodes it the same way)."""
+        labels = self._block_labels.get(function)
+        if labels is None:
+            fn = self.module.get_function(function)
+            labels = {}
+            text = str(fn)
+            body = text[text.index("{") + 1:]
+            index = 0
+            first = True
+            for line in body.split("\n"):
+                m = re.match(r'^("[^"]+"|[-\w.$]+):', line)
+                if m:
+                    if not first:
+                        index += 1
+                    labels[m.group(1).strip('"')] = index
+                    first = False
+                elif line.strip() and not line.startswith(";") and first:
+                    # an unlabelled entry block is %0 / the first argument count
+                    first = False
+            self._block_labels[function] = labels
+        if label not in labels:
+            raise LoadError(f"blockaddress of unknown block %{label} in @{function}")
+        return self.addresses[function] + 1 + labels[label]
 
     # -- functions ----------------------------------------------------------------------
 
@@ -243,13 +274,17 @@ class Lowering:
                     ctx.moves.setdefault((block_ids[_address(pred)], bi), []).append(
                         (dest, ctx.operand(value)))
         lowered_blocks = []
+        locations = self.debug.instruction_locations(f.name)
+        position = 0
         for bi, b in enumerate(blocks):
             ctx.block = bi
             records = []
             for ins in b.instructions:
+                location = locations[position] if position < len(locations) else None
+                position += 1
                 if ins.opcode == "phi":
                     continue
-                records.append(ctx.lower(ins))
+                records.append(ctx.lower(ins, location))
             lowered_blocks.append(Block(bi, str(bi), tuple(records)))
         file = self.debug.subprogram_file(f.name)
         line = self.debug.subprogram_line(f.name)
@@ -334,11 +369,8 @@ class _FunctionContext:
 
     # -- instructions --------------------------------------------------------------------
 
-    def lower(self, ins: Any) -> Instruction:
+    def lower(self, ins: Any, location: SourceLocation | None) -> Instruction:
         text = _clean_text(ins)
-        raw = str(ins)
-        dbg = dbg_attachment(raw)
-        location = self.L.debug.location(dbg) if dbg is not None else None
         dest = self.slots.get(_address(ins), -1)
         try:
             opcode, operands, width, aux = self._lower(ins, text)
@@ -675,7 +707,9 @@ def lower_module(text: str, path: str = "<memory>") -> Program:
         module.verify()
     except RuntimeError as exc:
         raise LoadError(f"{path}: not valid LLVM IR: {str(exc).strip()}") from None
-    return Lowering(module, text, path).run()
+    # llvmlite renames named structs that clash with earlier modules in the process
+    # (%struct.S -> %struct.S.0) and renumbers metadata: read everything from its own printout
+    return Lowering(module, str(module), path).run()
 
 
 def lower_bitcode(data: bytes, path: str) -> Program:
