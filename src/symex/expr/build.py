@@ -64,7 +64,6 @@ __all__ = [
 ]
 
 _CONST = Op.CONST
-_READ = Op.READ
 _SELECT = Op.SELECT
 _CONCAT = Op.CONCAT
 _EXTRACT = Op.EXTRACT
