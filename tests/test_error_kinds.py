@@ -180,3 +180,53 @@ def test_clean_program_has_no_errors_and_replays_cleanly(optimization: str, nati
     if optimization == "-O0":
         # -O0 keeps classify's branches: one path per class (digit, letter, other)
         assert {t.exit_code for t in result.tests} == {1, 2, 3}
+
+
+# -- errors on paths whose constraints pin the operand ------------------------------------
+# Known symex bug: after a constraint added without a model (a switch case, klee_assume), an
+# operand the path's equalities reduce to a constant makes Executor.split() return the
+# state's unknown model (None), which callers read as "impossible". Real errors are missed
+# and in-bounds accesses are reported as out of bounds.
+PINNED_OPERAND_BUG = (
+    "Executor.split() on a condition that simplifies to a constant returns state.model, which "
+    "is None after add_constraint() without a model (switch cases, klee_assume); callers read "
+    "None as 'infeasible', so the error check is skipped / the access is called out of bounds"
+)
+
+PINNED_ERROR_PROGRAMS = (
+    ErrorProgram("div_switch_case.c", ErrorKind.DIV, "scale", r"division by zero"),
+    ErrorProgram("overshift_assumed.c", ErrorKind.OVERSHIFT, "low_mask", r"shift"),
+)
+
+
+@pytest.mark.xfail(reason=PINNED_OPERAND_BUG, strict=True)
+@pytest.mark.parametrize("case", PINNED_ERROR_PROGRAMS, ids=str)
+def test_error_is_found_when_the_path_pins_the_operand(case: ErrorProgram, native_dir: Path) -> None:
+    result = explored(case.source, "-O0")
+    assert sites(result) == {(case.kind.value, case.source, bug_line(case.source))}
+    assert result.errors[0].stack[0][0] == case.function
+    error_tests = [t for t in result.tests if t.error is not None]
+    for test in error_tests:
+        assert replay(case.source, test, native_dir).kind == case.kind.value
+
+
+@pytest.mark.xfail(reason=PINNED_OPERAND_BUG, strict=True)
+def test_in_bounds_write_with_assumed_index_is_not_an_error(native_dir: Path) -> None:
+    result = explored("clean_assumed_index.c", "-O0")
+    assert result.errors == ()
+    (test,) = result.tests
+    assert (test.status, test.exit_code, test.objects["index"]) == (PathStatus.COMPLETED, 5, b"\x01\x00\x00\x00")
+    outcome = replay("clean_assumed_index.c", test, native_dir)
+    assert (outcome.kind, outcome.exit_code) == (None, 5)
+
+
+def test_pinned_operand_programs_misbehave_natively_as_documented(native_dir: Path) -> None:
+    # the native builds confirm what the programs above are meant to show, independent of symex
+    def case(value: int) -> TestCase:
+        return TestCase(objects={"x": value.to_bytes(4, "little")}, status=PathStatus.COMPLETED)
+
+    assert replay("div_switch_case.c", case(8), native_dir).kind == "div"
+    assert replay("div_switch_case.c", case(4), native_dir).kind is None
+    assert replay("overshift_assumed.c", case(32), native_dir).kind == "overshift"
+    clean = replay("clean_assumed_index.c", case(1), native_dir)
+    assert (clean.kind, clean.exit_code) == (None, 5)
