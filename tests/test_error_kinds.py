@@ -183,23 +183,15 @@ def test_clean_program_has_no_errors_and_replays_cleanly(optimization: str, nati
 
 
 # -- errors on paths whose constraints pin the operand ------------------------------------
-# Known symex bug: after a constraint added without a model (a switch case, klee_assume), an
-# operand the path's equalities reduce to a constant makes Executor.split() return the
-# state's unknown model (None), which callers read as "impossible". Real errors are missed
-# and in-bounds accesses are reported as out of bounds.
-PINNED_OPERAND_BUG = (
-    "Executor.split() on a condition that simplifies to a constant returns state.model, which "
-    "is None after add_constraint() without a model (switch cases, klee_assume); callers read "
-    "None as 'infeasible', so the error check is skipped / the access is called out of bounds"
-)
-
+# A switch case or klee_assume can pin an operand to a constant through the path's equalities;
+# the checks must still see the error (regression: they once read "unknown model" as
+# "infeasible", missing real errors and reporting in-bounds accesses as out of bounds).
 PINNED_ERROR_PROGRAMS = (
     ErrorProgram("div_switch_case.c", ErrorKind.DIV, "scale", r"division by zero"),
     ErrorProgram("overshift_assumed.c", ErrorKind.OVERSHIFT, "low_mask", r"shift"),
 )
 
 
-@pytest.mark.xfail(reason=PINNED_OPERAND_BUG, strict=True)
 @pytest.mark.parametrize("case", PINNED_ERROR_PROGRAMS, ids=str)
 def test_error_is_found_when_the_path_pins_the_operand(case: ErrorProgram, native_dir: Path) -> None:
     result = explored(case.source, "-O0")
@@ -210,7 +202,6 @@ def test_error_is_found_when_the_path_pins_the_operand(case: ErrorProgram, nativ
         assert replay(case.source, test, native_dir).kind == case.kind.value
 
 
-@pytest.mark.xfail(reason=PINNED_OPERAND_BUG, strict=True)
 def test_in_bounds_write_with_assumed_index_is_not_an_error(native_dir: Path) -> None:
     result = explored("clean_assumed_index.c", "-O0")
     assert result.errors == ()

@@ -192,10 +192,9 @@ class Executor:
     def split(self, state: State, condition: E.Expr) -> tuple[dict | None, dict | None]:
         """Inputs taking the path with ``condition`` true, and with it false (None where that
         is impossible). The state's model decides one side; at most one solver query."""
-        if condition.op is E.Op.CONST:
-            model = state.model
-            return (model, None) if condition.value else (None, model)
         model = self.model_of(state)
+        if condition.op is E.Op.CONST:
+            return (model, None) if condition.value else (None, model)
         if E.Assignment(model).evaluate(condition):
             return model, self.solve(state, (E.bool_not(condition),))
         return self.solve(state, (condition,)), model

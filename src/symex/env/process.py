@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from symex.core import values as V
 from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
@@ -154,6 +155,12 @@ def format_printf(ex: Executor, state: State, fmt_address: Any, args: list[Any])
     return bytes(out)
 
 
+def _abs(width: int) -> ExternalHandler:
+    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+        return V.absolute(V.trunc(args[0], width), width)
+    return handler
+
+
 def handlers() -> dict[str, ExternalHandler]:
     """Heap, exit, assert/abort and output functions, by name."""
     return {
@@ -171,5 +178,8 @@ def handlers() -> dict[str, ExternalHandler]:
         "putchar": _putchar,
         "puts": _puts,
         "printf": _printf,
+        "abs": _abs(32),
+        "labs": _abs(64),
+        "llabs": _abs(64),
     }
 

@@ -376,6 +376,13 @@ class _FunctionContext:
             opcode, operands, width, aux = self._lower(ins, text)
         except _Unsupported as exc:
             opcode, operands, width, aux = Opcode.UNSUPPORTED, (), 0, str(exc)
+        except LoadError as exc:
+            opcode, operands, width, aux = Opcode.UNSUPPORTED, (), 0, str(exc)
+        except (ValueError, KeyError, IndexError, AttributeError, TypeError, NameError) as exc:
+            # a form of IR this lowering does not know: the path that reaches it ends as
+            # unsupported (with this instruction's text), the rest of the program still runs
+            opcode, operands, width, aux = (Opcode.UNSUPPORTED, (), 0,
+                                            f"cannot lower this instruction ({type(exc).__name__}: {exc})")
         return Instruction(opcode, dest, tuple(operands), width, aux, location, text)
 
     def _lower(self, ins: Any, text: str) -> tuple[Opcode, list[int], int, Any]:
@@ -542,6 +549,7 @@ class _FunctionContext:
         return Opcode.CALL, slots, width, info
 
     def _intrinsic(self, name: str, args: list[Any], ret_t: Any, width: int) -> tuple[Opcode, list[int], int, Any]:
+        L = self.L
         base = intrinsic_base(name)
         slots = [self.operand(a) for a in args]
         short = base[len("llvm."):]
