@@ -37,6 +37,10 @@ _STORE_CACHE_LIMIT = 200_000
 _MASK8 = 0xFF
 
 
+#: z3's memory cap in megabytes (z3 raises "out of memory" past it)
+Z3_MEMORY_LIMIT_MB = 6144
+
+
 class Z3Solver(SolverBase):
     """Answers queries with Z3, using one incremental Z3 solver per logic and push/pop per query.
 
@@ -49,6 +53,9 @@ class Z3Solver(SolverBase):
         if z3 is None:
             raise SolverError("z3 is not installed: pip install z3-solver")
         super().__init__()
+        # z3 can bit-blast a deep arithmetic chain into tens of GB within a second; a memory cap
+        # turns that into an error (the path ends as partial) instead of the machine swapping
+        z3.set_param("memory_max_size", Z3_MEMORY_LIMIT_MB)
         if timeout is not None and timeout <= 0:
             raise SolverError(f"solver timeout must be positive seconds, got {timeout!r}")
         # At least 1 ms: Z3 reads a timeout of 0 as "no limit".

@@ -1,0 +1,306 @@
+"""End-to-end behaviour of symex.compile / symex.explore on real C programs (real zig cc, real z3)."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import symex
+from symex import ErrorKind, PathStatus
+
+PROGRAMS = Path(__file__).parent / "programs"
+SEARCHERS = ["dfs", "bfs", "random-state", "random-path", "nurs:covnew", ["dfs", "random-path"]]
+
+
+def write(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+# -- get_sign ---------------------------------------------------------------------------------
+
+def test_get_sign_has_one_test_per_sign() -> None:
+    program = symex.compile(Path(__file__).parents[1] / "examples" / "get_sign.c")
+    result = symex.explore(program, searcher="dfs", max_time=60.0, seed=0)
+    assert (result.paths.completed, result.paths.errors, result.paths.partial) == (3, 0, 0)
+    assert len(result.tests) == 3 and result.errors == ()
+    values = sorted(int.from_bytes(t.objects["a"], "little", signed=True) for t in result.tests)
+    assert values[0] < 0 and values[1] == 0 and values[2] > 0
+    # main returns get_sign(a): the exit status is its low byte
+    by_sign = {(v > 0) - (v < 0): t.exit_code for t in result.tests
+               for v in [int.from_bytes(t.objects["a"], "little", signed=True)]}
+    assert by_sign == {-1: 255, 0: 0, 1: 1}
+
+
+# -- 2^N paths, whatever the searcher ----------------------------------------------------------
+
+@pytest.mark.parametrize("n", [8, 10])
+@pytest.mark.parametrize("searcher", SEARCHERS, ids=str)
+def test_independent_branches_give_two_to_the_n_paths(n: int, searcher: object) -> None:
+    program = symex.compile(PROGRAMS / "branches.c", [f"-DN={n}"])
+    result = symex.explore(program, searcher=searcher, seed=1)
+    assert result.paths.completed == 2 ** n and result.paths.partial == 0
+    # every test takes a different path: the pattern of bytes above 100 is distinct per test
+    patterns = {tuple(b > 100 for b in t.objects["b"]) for t in result.tests}
+    assert len(patterns) == 2 ** n
+    # and the exit status counts the bytes above 100
+    for test in result.tests:
+        assert test.exit_code == sum(b > 100 for b in test.objects["b"])
+
+
+def test_random_searchers_are_deterministic_for_a_seed() -> None:
+    program = symex.compile(PROGRAMS / "branches.c", ["-DN=6"])
+    for searcher in ("random-state", "random-path", "nurs:covnew"):
+        first = [t.objects["b"] for t in symex.explore(program, searcher=searcher, seed=7).tests]
+        second = [t.objects["b"] for t in symex.explore(program, searcher=searcher, seed=7).tests]
+        assert first == second
+
+
+# -- the regular-expression matcher ------------------------------------------------------------
+
+def test_regexp_unterminated_pattern_reads_out_of_bounds() -> None:
+    program = symex.compile(PROGRAMS / "regexp.c")
+    result = symex.explore(program, max_instructions=200_000)
+    assert result.errors, "the out-of-bounds read of the pattern must be found"
+    error = result.errors[0]
+    assert error.kind is ErrorKind.PTR
+    assert error.message.startswith("out-of-bounds read of 1 byte at offset 7 of a 7-byte stack object")
+    assert error.location[0].endswith("regexp.c")
+    assert error.stack[-1][0] == "main" and error.stack[0][0] == "matchhere"
+    erroneous = [t for t in result.tests if t.error is not None]
+    # the failing pattern has no NUL in its 7 bytes (otherwise the matcher would stop there)
+    assert all(0 not in t.objects["re"] for t in erroneous)
+
+
+@pytest.mark.slow
+def test_regexp_terminated_pattern_is_safe_and_searchers_agree() -> None:
+    program = symex.compile(PROGRAMS / "regexp.c", ["-DASSUME_TERMINATED"])
+    counts = {}
+    for searcher in ("dfs", "bfs", "random-path"):
+        result = symex.explore(program, searcher=searcher, seed=3)
+        assert result.errors == () and result.paths.partial == 0
+        assert all(t.objects["re"][6] == 0 for t in result.tests)
+        counts[searcher] = result.paths.completed
+    assert len(set(counts.values())) == 1 and counts["dfs"] > 1000
+
+
+# -- the interpreter against the native program ----------------------------------------------
+
+@pytest.mark.parametrize("level", ["-O0", "-O2"])
+def test_concrete_program_prints_what_the_native_build_prints(level: str, tmp_path: Path) -> None:
+    source = PROGRAMS / "features.c"
+    exe = tmp_path / "features"
+    subprocess.run(["gcc", level, "-w", str(source), "-o", str(exe)], check=True)
+    native = subprocess.run([str(exe)], capture_output=True)
+    result = symex.explore(symex.compile(source, [level]))
+    (test,) = result.tests
+    assert test.status is PathStatus.COMPLETED, test.reason
+    assert test.stdout.decode() == native.stdout.decode()
+    assert test.exit_code == native.returncode
+
+
+def test_deep_symbolic_sum(tmp_path: Path) -> None:
+    # a path that sums 100,000 symbolic values: a 100,000-deep expression is built, simplified,
+    # evaluated under the path's model and turned into the exit status without recursion.
+    # (Its only solver query is the shallow branch on data[0]: z3 cannot bit-blast the sum.)
+    source = write(tmp_path, "sum.c", """
+        #include <klee/klee.h>
+        #define N 100000
+        static unsigned char data[N];
+        int main(void) {
+          klee_make_symbolic(data, sizeof data, "data");
+          if (data[0] > 5)
+            return 1;
+          unsigned sum = 0;
+          for (int i = 0; i < N; i++) sum += data[i];
+          return sum & 0xff;
+        }
+    """)
+    result = symex.explore(symex.compile(source))
+    assert result.paths.completed == 2 and result.statistics.instructions > 100_000 * 5
+    for test in result.tests:
+        data = test.objects["data"]
+        assert len(data) == 100_000
+        expected = 1 if data[0] > 5 else sum(data) & 0xFF
+        assert test.exit_code == expected
+
+
+# -- floats, unsupported code, hooks and limits ---------------------------------------------
+
+def test_symbolic_float_ends_only_that_path(tmp_path: Path) -> None:
+    source = write(tmp_path, "f.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          int x;
+          klee_make_symbolic(&x, sizeof x, "x");
+          if (x > 10) {
+            double d = x;            /* int-to-float of a symbolic value */
+            return d > 20.5;
+          }
+          double c = 2.5 * 4;        /* concrete floating point runs */
+          return (int)c;
+        }
+    """)
+    result = symex.explore(symex.compile(source))
+    assert (result.paths.completed, result.paths.partial) == (1, 1)
+    partial = next(t for t in result.tests if t.status is PathStatus.PARTIAL)
+    assert "unsupported" in partial.reason and "symbolic" in partial.reason
+    assert int.from_bytes(partial.objects["x"], "little", signed=True) > 10
+    done = next(t for t in result.tests if t.status is PathStatus.COMPLETED)
+    assert done.exit_code == 10
+
+
+def test_hooks_see_every_fork_path_error_and_new_block() -> None:
+    program = symex.compile(PROGRAMS / "errors" / "div_zero.c")
+    seen: dict[str, list] = {"fork": [], "end": [], "error": [], "coverage": []}
+    hooks = symex.Hooks(
+        on_fork=lambda parent, child: seen["fork"].append((parent.id, child.id)),
+        on_path_end=lambda test: seen["end"].append(test),
+        on_error=lambda error, test: seen["error"].append(error.kind),
+        on_new_coverage=lambda function, line: seen["coverage"].append(function),
+    )
+    result = symex.explore(program, hooks=hooks)
+    assert len(seen["end"]) == len(result.tests) == result.paths.total
+    assert seen["error"] == [ErrorKind.DIV] * result.paths.errors and result.paths.errors >= 1
+    assert len(seen["fork"]) == result.statistics.forks >= 1
+    assert "main" in seen["coverage"]
+
+
+def test_max_states_ends_extra_states_as_partial() -> None:
+    program = symex.compile(PROGRAMS / "branches.c", ["-DN=8"])
+    result = symex.explore(program, searcher="bfs", max_states=4)
+    assert result.statistics.max_states <= 4
+    assert result.paths.partial > 0
+    assert result.paths.completed + result.paths.partial == len(result.tests)
+    assert all("max-states" in t.reason for t in result.tests if t.status is PathStatus.PARTIAL)
+
+
+def test_max_depth_and_max_instructions_stop_paths_as_partial() -> None:
+    program = symex.compile(PROGRAMS / "branches.c", ["-DN=8"])
+    shallow = symex.explore(program, max_depth=3)
+    assert shallow.paths.completed == 0 and shallow.paths.partial == 2 ** 4
+    short = symex.explore(program, max_instructions=500)
+    assert short.halted == "max-instructions reached"
+    assert short.paths.partial >= 1 and short.paths.completed < 2 ** 8
+
+
+def test_max_time_halts_with_partial_tests() -> None:
+    program = symex.compile(PROGRAMS / "regexp.c", ["-DASSUME_TERMINATED"])
+    result = symex.explore(program, searcher="bfs", max_time=0.5)
+    assert result.halted == "max-time reached"
+    assert result.paths.partial >= 1
+    assert result.statistics.time < 10
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+def test_malformed_ir_missing_file_and_compile_error_are_clear(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.ll"
+    bad.write_text("define i32 @main() {\n  ret i64 0\n}\n")
+    with pytest.raises(symex.LoadError, match="bad.ll: not valid LLVM IR"):
+        symex.load(bad)
+    with pytest.raises(symex.LoadError, match="no such file"):
+        symex.load(tmp_path / "missing.ll")
+    broken = write(tmp_path, "broken.c", "int main(void) { return y; }\n")
+    with pytest.raises(symex.CompileError, match="use of undeclared identifier 'y'"):
+        symex.compile(broken)
+
+
+def test_unknown_searcher_and_entry_are_config_errors() -> None:
+    program = symex.compile(Path(__file__).parents[1] / "examples" / "get_sign.c")
+    with pytest.raises(symex.ConfigError, match="unknown searcher"):
+        symex.explore(program, searcher="best-first")
+    with pytest.raises(symex.ConfigError, match="no function 'start'"):
+        symex.explore(program, entry="start")
+
+
+def test_load_reads_ll_and_bc(tmp_path: Path) -> None:
+    import llvmlite.binding as llvm
+
+    from symex.ir.compile import compile_c
+
+    ll = compile_c(Path(__file__).parents[1] / "examples" / "get_sign.c")
+    bc = tmp_path / "get_sign.bc"
+    bc.write_bytes(llvm.parse_assembly(ll.read_text()).as_bitcode())
+    for path in (ll, bc):
+        result = symex.explore(symex.load(path))
+        assert result.paths.completed == 3
+
+
+def test_verifier_nondet_inputs_are_named_and_replayable(tmp_path: Path) -> None:
+    source = write(tmp_path, "sv.c", """
+        extern int __VERIFIER_nondet_int(void);
+        extern _Bool __VERIFIER_nondet_bool(void);
+        extern void __VERIFIER_assume(int);
+        extern void reach_error(void);
+        int main(void) {
+          int a = __VERIFIER_nondet_int();
+          int b = __VERIFIER_nondet_int();
+          _Bool flag = __VERIFIER_nondet_bool();
+          __VERIFIER_assume(a > 0);
+          if (flag && a + b == 1000 && b > 900) reach_error();
+          return 0;
+        }
+    """)
+    result = symex.explore(symex.compile(source))
+    (error,) = result.errors
+    assert error.kind is ErrorKind.REACH_ERROR
+    test = next(t for t in result.tests if t.error is not None)
+    assert list(test.objects) == ["nondet_int", "nondet_int_1", "nondet_bool"]
+    a = int.from_bytes(test.objects["nondet_int"], "little", signed=True)
+    b = int.from_bytes(test.objects["nondet_int_1"], "little", signed=True)
+    assert a > 0 and a + b == 1000 and b > 900 and test.objects["nondet_bool"] != b"\0"
+    # no completed path violates the assumption a > 0
+    for t in result.tests:
+        assert int.from_bytes(t.objects["nondet_int"], "little", signed=True) > 0
+
+
+def test_symbolic_pointer_forks_per_object(tmp_path: Path) -> None:
+    source = write(tmp_path, "ptr.c", """
+        #include <klee/klee.h>
+        int a[4] = {1, 2, 3, 4};
+        int b[4] = {10, 20, 30, 40};
+        int main(void) {
+          int pick, i;
+          klee_make_symbolic(&pick, sizeof pick, "pick");
+          klee_make_symbolic(&i, sizeof i, "i");
+          int *p = pick ? a : b;
+          klee_assume(i >= 0);
+          klee_assume(i < 4);
+          return p[i];
+        }
+    """)
+    result = symex.explore(symex.compile(source))
+    assert result.errors == ()
+    for test in result.tests:
+        pick = int.from_bytes(test.objects["pick"], "little")
+        i = int.from_bytes(test.objects["i"], "little")
+        assert test.exit_code == ([1, 2, 3, 4] if pick else [10, 20, 30, 40])[i]
+    assert result.paths.completed >= 2
+
+
+def test_symbolic_index_write_then_read(tmp_path: Path) -> None:
+    source = write(tmp_path, "idx.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          unsigned char buf[8] = {0};
+          unsigned i, j;
+          klee_make_symbolic(&i, sizeof i, "i");
+          klee_make_symbolic(&j, sizeof j, "j");
+          klee_assume(i < 8);
+          klee_assume(j < 8);
+          buf[i] = 7;
+          if (buf[j] == 7) return 1;
+          return 0;
+        }
+    """)
+    result = symex.explore(symex.compile(source))
+    assert result.paths.completed == 2 and result.errors == ()
+    for test in result.tests:
+        i = int.from_bytes(test.objects["i"], "little")
+        j = int.from_bytes(test.objects["j"], "little")
+        assert test.exit_code == (1 if i == j else 0)
