@@ -135,20 +135,29 @@ def _clang_candidates() -> list[str]:
     return found
 
 
-_found_compiler: dict[tuple[str, str], Compiler] = {}
+_found_compiler: dict[tuple[str, str, str], Compiler] = {}
 
 
 def find_compiler() -> Compiler:
     """Return the compiler symex uses: system clang (or ``clang-NN``) if on PATH, else ``zig cc``.
 
+    ``$SYMEX_CC`` overrides the choice: ``zig``, ``clang``, or the path of a clang executable.
+
     Raises :class:`~symex.errors.CompilerNotFound` naming what to install when neither works.
     """
-    key = (os.environ.get("PATH", ""), sys.executable)
+    choice = os.environ.get("SYMEX_CC", "").strip()
+    key = (os.environ.get("PATH", ""), sys.executable, choice)
     cached = _found_compiler.get(key)
     if cached is not None:
         return cached
     compiler: Compiler | None = None
-    for candidate in _clang_candidates():
+    if choice and choice != "zig" and choice != "clang":
+        version = _first_version_line([choice])
+        if version is None:
+            raise CompilerNotFound(f"SYMEX_CC={choice!r} does not run as a compiler; "
+                                   "set it to 'zig', 'clang' or a clang executable")
+        compiler = Compiler(kind="clang", command=(choice,), version=version)
+    for candidate in ([] if compiler is not None or choice == "zig" else _clang_candidates()):
         version = _first_version_line([candidate])
         if version is not None:
             compiler = Compiler(kind="clang", command=(candidate,), version=version)

@@ -8,6 +8,10 @@ struct session {
   int active;
 };
 
+/* the logged-in session, shared with the rest of the program (volatile: an optimiser must not
+ * assume it still knows what it points to, so the bug survives -O2 with any LLVM) */
+static struct session *volatile current;
+
 static void logout(struct session *s) { free(s); }
 
 static int current_user(const struct session *s) {
@@ -22,9 +26,10 @@ int main(void) {
     return 1;
   s->user = 42;
   s->active = 1;
+  current = s;
   if (command == 'q')
     logout(s);
-  int user = current_user(s);
+  int user = current_user(current);
   if (command != 'q')
     free(s);
   return user == 42 ? 0 : 1;
