@@ -62,3 +62,21 @@ def test_malformed_ir_is_one_clear_error(tmp_path: Path) -> None:
     proc = symex("run", str(bad))
     assert proc.returncode == 2
     assert "not valid LLVM IR" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_interrupt_keeps_what_was_found(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    symex("run", "--max-instructions", "1", "tests/programs/regexp.c")  # warm the IR cache
+    proc = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--search", "bfs",
+                             "tests/programs/regexp.c"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "stopped early: interrupted" in out and "Traceback" not in err
+    tests = [line for line in out.splitlines() if line.startswith("test")]
+    explored = int(out.splitlines()[0].split()[2])
+    assert explored == len(tests) > 0

@@ -304,3 +304,50 @@ def test_symbolic_index_write_then_read(tmp_path: Path) -> None:
         i = int.from_bytes(test.objects["i"], "little")
         j = int.from_bytes(test.objects["j"], "little")
         assert test.exit_code == (1 if i == j else 0)
+
+
+def test_klee_intrinsics(tmp_path: Path) -> None:
+    source = write(tmp_path, "intrinsics.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          int r = klee_range(10, 20, "r");
+          int k = klee_int("k");
+          int concrete = 5;
+          if (klee_is_symbolic(concrete) || !klee_is_symbolic(r)) return 99;
+          klee_warning("checking k");
+          klee_print_expr("k plus one", k + 1);
+          if (k == 7) klee_silent_exit(0);          /* no test case for this path */
+          int v = klee_get_value_i32(r);             /* one feasible value of r */
+          if (v < 10 || v >= 20) return 98;
+          return r;
+        }
+    """)
+    result = symex.explore(symex.compile(source))
+    assert result.errors == ()
+    # r in [10, 20) always; the k == 7 path ends silently: completed but without a test
+    assert result.paths.completed == 2 and len(result.tests) == 1
+    (test,) = result.tests
+    assert list(test.objects) == ["r", "k"]
+    r = int.from_bytes(test.objects["r"], "little", signed=True)
+    assert 10 <= r < 20 and test.exit_code == r
+    assert int.from_bytes(test.objects["k"], "little", signed=True) != 7
+    assert "KLEE: WARNING: checking k" in result.messages
+    printed = [m for m in result.messages if m.startswith("k plus one:")]
+    assert len(printed) == 1 and "k" in printed[0] and "Add" in printed[0]
+
+
+def test_provably_false_klee_assume_is_a_user_error(tmp_path: Path) -> None:
+    source = write(tmp_path, "assume.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          int x = klee_int("x");
+          if (x > 0) {
+            klee_assume(x < 0);   /* cannot hold here */
+          }
+          return 0;
+        }
+    """)
+    result = symex.explore(symex.compile(source))
+    (error,) = result.errors
+    assert error.kind is ErrorKind.USER and "provably false" in error.message
+    assert result.paths.completed == 1 and result.paths.errors == 1

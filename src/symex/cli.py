@@ -97,11 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SymexError as exc:
         sys.stderr.write(f"symex: error: {exc}\n")
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before exploration started (e.g. while compiling)
         sys.stderr.write("symex: interrupted\n")
         return 130
     _print_summary(result)
-    return 0
+    return 130 if result.halted == "interrupted" else 0
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import attrs
 
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
 from symex.core.memory import ObjectKind
-from symex.core.outcome import PathStatus, PathTerminated, ProgramError, TestCase
+from symex.core.outcome import Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, make_searcher
 from symex.core.state import State
 from symex.env import default_externals
@@ -150,57 +150,63 @@ class Exploration:
         self.searcher.update(None, [state], [])
         self.live = self.peak = 1
         halted = None
-        ex = self.executor
-        while not self.searcher.empty():
-            halted = self._limit_reached(start)
-            if halted:
-                break
-            current = self.searcher.select()
-            removed: list[State] = []
-            try:
-                ex.run(current, TIME_SLICE)
-            except PathTerminated as end:
-                self._finish(current, end)
-                removed.append(current)
-            except Exception as exc:  # a symex bug must not kill the whole run
-                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                    raise
-                from symex.core.outcome import Forked
-                if not isinstance(exc, Forked):
-                    self._finish(current, PathTerminated(
-                        PathStatus.PARTIAL, f"internal error: {type(exc).__name__}: {exc}"))
-                    removed.append(current)
-            added = ex.new_states
-            ex.new_states = []
-            for other, end in ex.ended:
-                self.tree.split(current, other) if other.node is None else None
-                self._finish(other, end)
-                if other.node is not None:
-                    self.tree.remove(other)
-            ex.ended = []
-            self.live += len(added)
-            if self.max_depth is not None:
-                for s in [current] + added:
-                    if s not in removed and s.depth > self.max_depth:
-                        self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-depth reached"))
-                        removed.append(s)
-            if self.max_states is not None and self.live - len(removed) > self.max_states:
-                for s in reversed(added):
-                    if self.live - len(removed) <= self.max_states:
-                        break
-                    if s not in removed:
-                        self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-states reached"))
-                        removed.append(s)
-            added_live = [s for s in added if s not in removed]
-            removed_known = [s for s in removed if s is current or s not in added]
-            self.searcher.update(current, added_live, removed_known)
-            for s in removed:
-                self.tree.remove(s)
-            self.live -= len(removed)
-            self.peak = max(self.peak, self.live)
+        try:
+            while not self.searcher.empty():
+                halted = self._limit_reached(start)
+                if halted:
+                    break
+                self._step()
+        except KeyboardInterrupt:
+            # Ctrl-C: keep everything found so far; the paths still open end as partial
+            halted = "interrupted"
         if halted:
             self._halt_remaining(halted)
         return self._result(start, halted)
+
+    def _step(self) -> None:
+        """Run one state for a time slice and hand the outcome to the searcher."""
+        ex = self.executor
+        current = self.searcher.select()
+        removed: list[State] = []
+        try:
+            ex.run(current, TIME_SLICE)
+        except Forked:
+            pass
+        except PathTerminated as end:
+            self._finish(current, end)
+            removed.append(current)
+        except (RecursionError, MemoryError, ArithmeticError, LookupError, TypeError,
+                ValueError, AttributeError, AssertionError) as exc:
+            # a bug in symex on one path must not lose the whole run: report it on that path
+            self._finish(current, PathTerminated(
+                PathStatus.PARTIAL, f"internal error: {type(exc).__name__}: {exc}"))
+            removed.append(current)
+        added = ex.new_states
+        ex.new_states = []
+        for other, end in ex.ended:  # error siblings forked during the slice (already in the tree)
+            self._finish(other, end)
+            self.tree.remove(other)
+        ex.ended = []
+        self.live += len(added)
+        if self.max_depth is not None:
+            for s in [current] + added:
+                if s not in removed and s.depth > self.max_depth:
+                    self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-depth reached"))
+                    removed.append(s)
+        if self.max_states is not None and self.live - len(removed) > self.max_states:
+            for s in reversed(added):
+                if self.live - len(removed) <= self.max_states:
+                    break
+                if s not in removed:
+                    self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-states reached"))
+                    removed.append(s)
+        added_live = [s for s in added if s not in removed]
+        removed_known = [s for s in removed if s is current or s not in added]
+        self.searcher.update(current, added_live, removed_known)
+        for s in removed:
+            self.tree.remove(s)
+        self.live -= len(removed)
+        self.peak = max(self.peak, self.live)
 
     def _limit_reached(self, start: float) -> str | None:
         if self.max_time is not None and time.monotonic() - start > self.max_time:

@@ -49,7 +49,10 @@ _ALWAYS_FLAGS: tuple[str, ...] = (
 )
 # zig cc instruments for UBSan by default (the traps would become branches symex must explore)
 # and defaults to the host's versioned triple; pin a plain one.
-_ZIG_FLAGS: tuple[str, ...] = ("-fno-sanitize=all", "-target", "x86_64-linux-gnu")
+#: zig cc turns on UBSan instrumentation and, at -O1 and above, defines NDEBUG (its release
+#: modes do); plain clang does neither, and asserts are bugs symex must see. A user's own
+#: -DNDEBUG still wins: user flags come after these.
+_ZIG_FLAGS: tuple[str, ...] = ("-fno-sanitize=all", "-target", "x86_64-linux-gnu", "-UNDEBUG")
 _OPT_LEVEL = re.compile(r"-O(?:[0-4szg]|fast)?")
 _CLANG_VERSIONED = re.compile(r"clang-(\d+)")
 _ZIG_UNUSED_C_WARNING = re.compile(r"^.*argument unused during compilation: '-c'.*\n?", re.MULTILINE)

@@ -29,6 +29,7 @@ from symex.ir.types import (
     VectorType,
     scan_identifier,
     skip_spaces,
+    type_children,
 )
 
 __all__ = [
@@ -601,13 +602,7 @@ def _zero_value(t: IRType) -> EvaluatedValue:
         if id(top) in results:
             stack.pop()
             continue
-        if isinstance(top, (ArrayType, VectorType)):
-            children: tuple[IRType, ...] = (top.element,)
-        elif isinstance(top, StructType):
-            children = top.fields
-        else:
-            children = ()
-        missing = [c for c in children if id(c) not in results]
+        missing = [c for c in type_children(top) if id(c) not in results]
         if missing:
             stack.extend(missing)
             continue

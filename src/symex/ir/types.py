@@ -355,6 +355,15 @@ class _Frame:
         self.ret: IRType | None = None
 
 
+def type_children(t: IRType) -> tuple[IRType, ...]:
+    """The types directly inside ``t`` (element of an array/vector, fields of a struct)."""
+    if isinstance(t, (ArrayType, VectorType)):
+        return (t.element,)
+    if isinstance(t, StructType):
+        return t.fields
+    return ()
+
+
 class TypeParser:
     """Parses LLVM type syntax, resolving named structs (``%struct.S``) from the module's bodies.
 
@@ -700,13 +709,7 @@ class DataLayout:
             if top in self._cache:
                 stack.pop()
                 continue
-            if isinstance(top, (ArrayType, VectorType)):
-                children: tuple[IRType, ...] = (top.element,)
-            elif isinstance(top, StructType):
-                children = top.fields
-            else:
-                children = ()
-            missing = [c for c in children if c not in self._cache]
+            missing = [c for c in type_children(top) if c not in self._cache]
             if missing:
                 stack.extend(missing)
                 continue

@@ -1,0 +1,1 @@
+"""encodings layer of symex (see docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""ir layer of symex (see docs/architecture.md)."""
