@@ -263,8 +263,8 @@ class Exploration:
             elif not reason.endswith("inputs"):
                 reason = f"{reason}; no test inputs: the path condition is unsatisfiable"
         test = TestCase(objects=objects, status=end.status, error=end.error, reason=reason,
-                        exit_code=end.exit_code, path=tuple(state.path),
-                        stdout=bytes(state.stdout), instructions=state.instructions)
+                        exit_code=end.exit_code, path=state.decisions(),
+                        stdout=state.stdout, instructions=state.instructions)
         self.tests.append(test)
         if end.error is not None:
             site = end.error.site

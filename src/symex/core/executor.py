@@ -243,8 +243,8 @@ class Executor:
         child = self.fork(state)
         state.add_constraint(condition, model=if_true)
         child.add_constraint(E.bool_not(condition), model=if_false)
-        state.path.append(1)
-        child.path.append(0)
+        state.decide(1)
+        child.decide(0)
         state.depth += 1
         child.depth += 1
         self.jump(state, frame, true_edge, fcode)
@@ -292,8 +292,8 @@ class Executor:
         self.new_states.remove(child)
         child.add_constraint(bad, model=if_bad)
         state.add_constraint(E.bool_not(bad), model=if_ok)
-        child.path.append(1)
-        state.path.append(0)
+        child.decide(1)
+        state.decide(0)
         self.ended.append((child, PathTerminated(PathStatus.ERROR, message, error)))
 
     # -- errors -------------------------------------------------------------------------
@@ -398,8 +398,8 @@ class Executor:
                 child = self.fork(state)
                 child.add_constraint(E.bool_not(same))
                 child.frame.pc -= 1  # the child resolves the pointer again
-                child.path.append(0)
-                state.path.append(1)
+                child.decide(0)
+                state.decide(1)
                 state.add_constraint(same)
             target = value
         fn = self.program.functions_by_address.get(target)
@@ -465,8 +465,8 @@ class Executor:
             child = self.fork(state)
             child.add_constraint(E.bool_not(in_bounds), model=if_out)
             child.frame.pc -= 1  # the child tries the access again, under "not in this object"
-            child.path.append(0)
-            state.path.append(1)
+            child.decide(0)
+            state.decide(1)
             state.add_constraint(in_bounds, model=if_in)
         offset = V.simplify(E.extract(offset64, 0, 32))
         return os, offset
@@ -1272,7 +1272,7 @@ def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
         states = [state] + [ex.fork(state) for _ in feasible[1:]]
         for choice, ((edge, hit), target_state) in enumerate(zip(feasible, states)):
             target_state.add_constraint(hit)
-            target_state.path.append(choice)
+            target_state.decide(choice)
             target_state.depth += 1
             ex.jump(target_state, target_state.frame, edge, fcode)
         raise Forked()

@@ -74,7 +74,8 @@ class State:
         #: objects that were freed (heap) or went out of scope (stack), for precise messages
         self.freed: immutables.Map[int, MemoryObject] = immutables.Map()
         self.constraints: tuple[E.Expr, ...] = ()
-        self.path: list[int] = []
+        #: branch decisions as a persistent chain (decision, earlier chain): forks share it
+        self.path: tuple[int, Any] | None = None
         self.next_segment = first_segment
         self.symbolics: list[Symbolic] = []
         self.cow = object()
@@ -82,8 +83,8 @@ class State:
         self.depth = 0
         self.node: Any = None
         self.since_new_coverage = 0
-        self.stdout = bytearray()
-        self.stderr = bytearray()
+        self.stdout = b""  # immutable, so forks share it until one of them prints
+        self.stderr = b""
         self.exit_code: int | None = None
         self.names: dict[str, int] = {}
         self.array_counter = 0
@@ -101,7 +102,7 @@ class State:
         child.objects = self.objects
         child.freed = self.freed
         child.constraints = self.constraints
-        child.path = self.path.copy()
+        child.path = self.path
         child.next_segment = self.next_segment
         child.symbolics = self.symbolics.copy()
         child.cow = object()
@@ -110,14 +111,29 @@ class State:
         child.depth = self.depth
         child.node = None
         child.since_new_coverage = self.since_new_coverage
-        child.stdout = bytearray(self.stdout)
-        child.stderr = bytearray(self.stderr)
+        child.stdout = self.stdout
+        child.stderr = self.stderr
         child.exit_code = None
         child.names = dict(self.names)
         child.array_counter = self.array_counter
         child.model = self.model
         child.equalities = self.equalities
         return child
+
+    # -- branch decisions ---------------------------------------------------------------
+
+    def decide(self, choice: int) -> None:
+        """Record the outcome of a fork (1/0 for a branch, the case index for a switch)."""
+        self.path = (choice, self.path)
+
+    def decisions(self) -> tuple[int, ...]:
+        """The path as the sequence of its branch decisions, oldest first."""
+        out = []
+        node = self.path
+        while node is not None:
+            out.append(node[0])
+            node = node[1]
+        return tuple(reversed(out))
 
     # -- constraints --------------------------------------------------------------------
 

@@ -81,7 +81,7 @@ def _assert_fail(ex: Executor, state: State, args: list[Any], ins: Instruction) 
 
 
 def _write_output(state: State, data: bytes) -> None:
-    state.stdout.extend(data)
+    state.stdout += data
 
 
 def _putchar(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
