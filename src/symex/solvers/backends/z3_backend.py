@@ -1,0 +1,314 @@
+"""The z3 backend (package ``z3-solver``): the core language on z3's C API, one z3 context each.
+
+Terms are built through the raw ``Z3_mk_*`` functions and wrapped once, because the z3py
+operators re-check sorts and coerce Python values on every call, which dominates the cost of
+translating large queries. z3 releases the GIL inside ``check`` and honours
+``Context.interrupt`` from another thread, so it is the one backend a portfolio can race in a
+thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import z3
+
+from symex.errors import SolverError
+from symex.expr import Op
+from symex.solvers.backend import CheckResult
+
+__all__ = ["Z3Backend", "Z3_MEMORY_LIMIT_MB"]
+
+#: z3's memory cap in megabytes: bit-blasting a deep arithmetic chain can take tens of GB within
+#: a second, and the cap turns that into an UNKNOWN/error instead of the machine swapping.
+Z3_MEMORY_LIMIT_MB = 6144
+
+# z3 reads a timeout of 0 as "no limit", and this is its largest (unsigned) timeout.
+_NO_TIMEOUT_MS = 4294967295
+
+_BV_BINARY: dict[Op, Callable[..., Any]] = {
+    Op.ADD: z3.Z3_mk_bvadd,
+    Op.SUB: z3.Z3_mk_bvsub,
+    Op.MUL: z3.Z3_mk_bvmul,
+    Op.UDIV: z3.Z3_mk_bvudiv,
+    Op.SDIV: z3.Z3_mk_bvsdiv,
+    Op.UREM: z3.Z3_mk_bvurem,
+    Op.SREM: z3.Z3_mk_bvsrem,
+    Op.AND: z3.Z3_mk_bvand,
+    Op.OR: z3.Z3_mk_bvor,
+    Op.XOR: z3.Z3_mk_bvxor,
+    Op.SHL: z3.Z3_mk_bvshl,
+    Op.LSHR: z3.Z3_mk_bvlshr,
+    Op.ASHR: z3.Z3_mk_bvashr,
+    Op.CONCAT: z3.Z3_mk_concat,
+}
+_COMPARE: dict[Op, Callable[..., Any]] = {
+    Op.EQ: z3.Z3_mk_eq,
+    Op.ULT: z3.Z3_mk_bvult,
+    Op.ULE: z3.Z3_mk_bvule,
+    Op.SLT: z3.Z3_mk_bvslt,
+    Op.SLE: z3.Z3_mk_bvsle,
+}
+
+
+class Z3Backend:
+    """One z3 solver context implementing :class:`symex.solvers.backend.Backend`."""
+
+    __slots__ = ("_ctx", "_ref", "_solver", "_model", "_sorts", "_array_sort", "_true",
+                 "_false", "_one1", "_zero1", "_last_reason")
+
+    name: str = "z3"
+    can_interrupt: bool = True
+    releases_gil: bool = True
+
+    def __init__(self) -> None:
+        """A fresh backend with its own z3 context (terms of two backends never mix)."""
+        z3.set_param("memory_max_size", Z3_MEMORY_LIMIT_MB)
+        self._ctx = z3.Context()
+        self._ref = self._ctx.ref()
+        self._solver: Any = z3.Solver(ctx=self._ctx)
+        self._model: Any = None
+        self._sorts: dict[int, Any] = {}
+        self._array_sort = z3.ArraySort(z3.BitVecSort(32, self._ctx), z3.BitVecSort(8, self._ctx))
+        self._true = z3.BoolVal(True, self._ctx)
+        self._false = z3.BoolVal(False, self._ctx)
+        self._one1 = self.bv_const(1, 1)
+        self._zero1 = self.bv_const(0, 1)
+        self._last_reason = ""
+
+    # -- terms -----------------------------------------------------------------------------
+
+    def _sort(self, width: int) -> Any:
+        """The raw z3 sort of ``width``-bit vectors."""
+        sort = self._sorts.get(width)
+        if sort is None:
+            # the z3py wrapper holds a reference count; a bare Z3_mk_bv_sort would be freed
+            sort = z3.BitVecSort(width, self._ctx)
+            self._sorts[width] = sort
+        return sort.ast
+
+    def bv_const(self, value: int, width: int) -> Any:
+        """A bit-vector constant."""
+        return z3.BitVecRef(z3.Z3_mk_numeral(self._ref, str(value), self._sort(width)), self._ctx)
+
+    def bool_const(self, value: bool) -> Any:
+        """``true`` or ``false``."""
+        return self._true if value else self._false
+
+    def bv_var(self, name: str, width: int) -> Any:
+        """The bit-vector constant named ``name`` (z3 identifies constants by name and sort)."""
+        symbol = z3.Z3_mk_string_symbol(self._ref, name)
+        return z3.BitVecRef(z3.Z3_mk_const(self._ref, symbol, self._sort(width)), self._ctx)
+
+    def bool_var(self, name: str) -> Any:
+        """The boolean constant named ``name``."""
+        return z3.Bool(name, self._ctx)
+
+    def array_var(self, name: str) -> Any:
+        """The 32->8 array constant named ``name``."""
+        symbol = z3.Z3_mk_string_symbol(self._ref, name)
+        return z3.ArrayRef(z3.Z3_mk_const(self._ref, symbol, self._array_sort.ast), self._ctx)
+
+    def select(self, array: Any, index: Any) -> Any:
+        """``array[index]``."""
+        raw = z3.Z3_mk_select(self._ref, array.as_ast(), index.as_ast())
+        return z3.BitVecRef(raw, self._ctx)
+
+    def store(self, array: Any, index: Any, value: Any) -> Any:
+        """``array`` with ``value`` at ``index``."""
+        raw = z3.Z3_mk_store(self._ref, array.as_ast(), index.as_ast(), value.as_ast())
+        return z3.ArrayRef(raw, self._ctx)
+
+    def bv_op(self, op: Op, args: Sequence[Any], width: int, offset: int = 0) -> Any:
+        """A bit-vector operation (SMT-LIB semantics, z3's native ones)."""
+        ref = self._ref
+        make = _BV_BINARY.get(op)
+        if make is not None:
+            raw = make(ref, args[0].as_ast(), args[1].as_ast())
+        elif op is Op.NOT:
+            raw = z3.Z3_mk_bvnot(ref, args[0].as_ast())
+        elif op is Op.EXTRACT:
+            raw = z3.Z3_mk_extract(ref, offset + width - 1, offset, args[0].as_ast())
+        elif op is Op.ZEXT or op is Op.SEXT:
+            extra = width - args[0].size()
+            if extra == 0:
+                return args[0]
+            mk = z3.Z3_mk_zero_ext if op is Op.ZEXT else z3.Z3_mk_sign_ext
+            raw = mk(ref, extra, args[0].as_ast())
+        elif op is Op.SELECT:
+            raw = z3.Z3_mk_ite(ref, args[0].as_ast(), args[1].as_ast(), args[2].as_ast())
+        else:
+            raise SolverError(f"{op!r} is not a bit-vector operation of the core language; "
+                              "this is a symex bug")
+        return z3.BitVecRef(raw, self._ctx)
+
+    def compare(self, op: Op, a: Any, b: Any) -> Any:
+        """A comparison of two bit-vectors."""
+        make = _COMPARE.get(op)
+        if make is None:
+            raise SolverError(f"{op!r} is not a comparison of the core language; this is a symex bug")
+        return z3.BoolRef(make(self._ref, a.as_ast(), b.as_ast()), self._ctx)
+
+    def bool_op(self, op: Op, args: Sequence[Any]) -> Any:
+        """A boolean connective (EQ is iff, SELECT is if-then-else)."""
+        ref = self._ref
+        if op is Op.NOT:
+            raw = z3.Z3_mk_not(ref, args[0].as_ast())
+        elif op is Op.AND or op is Op.OR:
+            n = len(args)
+            array = (z3.Ast * n)()
+            for i, a in enumerate(args):
+                array[i] = a.as_ast()
+            raw = (z3.Z3_mk_and if op is Op.AND else z3.Z3_mk_or)(ref, n, array)
+        elif op is Op.XOR:
+            raw = z3.Z3_mk_xor(ref, args[0].as_ast(), args[1].as_ast())
+        elif op is Op.EQ:
+            raw = z3.Z3_mk_eq(ref, args[0].as_ast(), args[1].as_ast())
+        elif op is Op.SELECT:
+            raw = z3.Z3_mk_ite(ref, args[0].as_ast(), args[1].as_ast(), args[2].as_ast())
+        else:
+            raise SolverError(f"{op!r} is not a boolean operation of the core language; "
+                              "this is a symex bug")
+        return z3.BoolRef(raw, self._ctx)
+
+    def bool_to_bv(self, term: Any) -> Any:
+        """``ite(term, #b1, #b0)``."""
+        raw = z3.Z3_mk_ite(self._ref, term.as_ast(), self._one1.as_ast(), self._zero1.as_ast())
+        return z3.BitVecRef(raw, self._ctx)
+
+    def bv_to_bool(self, term: Any) -> Any:
+        """``term = #b1``."""
+        return z3.BoolRef(z3.Z3_mk_eq(self._ref, term.as_ast(), self._one1.as_ast()), self._ctx)
+
+    # -- solving ---------------------------------------------------------------------------
+
+    def set_logic(self, logic: str) -> None:
+        """Replace the (fresh) solver by z3's solver specialised for ``logic``."""
+        self._solver = z3.SolverFor(logic, ctx=self._ctx)
+        self._model = None
+
+    def assert_(self, term: Any) -> None:
+        """Assert a boolean term."""
+        z3.Z3_solver_assert(self._ref, self._solver.solver, term.as_ast())
+
+    def push(self) -> None:
+        """Open a context level."""
+        self._solver.push()
+
+    def pop(self, levels: int = 1) -> None:
+        """Drop ``levels`` context levels."""
+        self._solver.pop(levels)
+        self._model = None
+
+    def check(self, assumptions: Sequence[Any] = (), timeout: float | None = None) -> CheckResult:
+        """Check satisfiability; a timeout, interrupt or resource limit gives UNKNOWN."""
+        solver = self._solver
+        # At least 1 ms: z3 reads 0 as "no limit".
+        ms = _NO_TIMEOUT_MS if timeout is None else max(1, int(timeout * 1000))
+        solver.set("timeout", ms)
+        self._model = None
+        try:
+            result = solver.check(*assumptions)
+        except z3.Z3Exception as exc:
+            # z3 raises for out-of-memory and some cancellations; to the caller both are
+            # "could not decide", which a path survives as partial.
+            self._last_reason = f"z3 failed: {exc}"
+            return CheckResult.UNKNOWN
+        if result == z3.sat:
+            self._model = solver.model()
+            return CheckResult.SAT
+        if result == z3.unsat:
+            return CheckResult.UNSAT
+        self._last_reason = solver.reason_unknown() or "z3 gave no reason"
+        return CheckResult.UNKNOWN
+
+    def reason_unknown(self) -> str:
+        """z3's reason for the last UNKNOWN (e.g. ``timeout``, ``canceled``)."""
+        return self._last_reason
+
+    def _require_model(self) -> Any:
+        """The model of the last check, or a SolverError if it was not SAT."""
+        if self._model is None:
+            raise SolverError("no model: the last check was not SAT (or the context changed); "
+                              "call check() and read values only after a SAT answer")
+        return self._model
+
+    def bv_value(self, term: Any) -> int:
+        """The unsigned value of ``term`` in the last model (booleans read as 0/1)."""
+        value = self._require_model().eval(term, model_completion=True)
+        if z3.is_bool(value):
+            return 1 if z3.is_true(value) else 0
+        return value.as_long()
+
+    def array_value(self, array: Any, size: int) -> bytes:
+        """Bytes ``0 .. size-1`` of ``array``, decoding its model value once."""
+        model = self._require_model()
+        value = model.eval(array, model_completion=True)
+        decoded = _decode_array(model, value, size)
+        if decoded is not None:
+            return decoded
+        # An interpretation we cannot read directly (e.g. a lambda): ask per byte.
+        return bytes(
+            model.eval(self.select(array, self.bv_const(i, 32)), model_completion=True).as_long()
+            & 0xFF
+            for i in range(size)
+        )
+
+    def interrupt(self) -> None:
+        """Stop a check running in another thread (it answers UNKNOWN)."""
+        self._ctx.interrupt()
+
+    def reset(self) -> None:
+        """Forget every assertion and level (the context's terms stay valid)."""
+        self._solver = z3.Solver(ctx=self._ctx)
+        self._model = None
+        self._last_reason = ""
+
+    def close(self) -> None:
+        """Drop the solver and model; the context goes with the backend."""
+        self._solver = z3.Solver(ctx=self._ctx)
+        self._model = None
+
+
+def _decode_array(model: Any, value: Any, size: int) -> bytes | None:
+    """Bytes of an array model value made of store/const-array/as-array nodes; None for other
+    shapes."""
+    writes: list[tuple[int, int]] = []
+    default = 0
+    while True:
+        if z3.is_store(value):
+            index, byte = value.arg(1), value.arg(2)
+            if not (z3.is_bv_value(index) and z3.is_bv_value(byte)):
+                return None
+            writes.append((index.as_long(), byte.as_long()))
+            value = value.arg(0)
+        elif z3.is_const_array(value):
+            base = value.arg(0)
+            if not z3.is_bv_value(base):
+                return None
+            default = base.as_long()
+            break
+        elif z3.is_as_array(value):
+            interp = model.get_interp(z3.get_as_array_func(value))
+            for i in range(interp.num_entries()):
+                entry = interp.entry(i)
+                index, byte = entry.arg_value(0), entry.value()
+                if not (z3.is_bv_value(index) and z3.is_bv_value(byte)):
+                    return None
+                # the first matching entry wins, and the first-listed write is applied last
+                writes.append((index.as_long(), byte.as_long()))
+            else_value = interp.else_value()
+            if else_value is not None:
+                if not z3.is_bv_value(else_value):
+                    return None
+                default = else_value.as_long()
+            break
+        else:
+            return None
+    contents = bytearray([default & 0xFF]) * size
+    # ``writes`` lists the outermost (newest) write first, so apply it last.
+    for index, byte in reversed(writes):
+        if index < size:
+            contents[index] = byte & 0xFF
+    return bytes(contents)
