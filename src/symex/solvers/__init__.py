@@ -6,30 +6,43 @@ Use :func:`create_solver` to get a solver by name; the interface lives in
 
 from __future__ import annotations
 
-from symex.errors import ConfigError
 from symex.solvers.base import Query, Solver, SolverBase, SolverStatistics, Validity
+from symex.solvers.config import PortfolioConfig, SolverConfig, parse_config
 
 __all__ = [
     "KNOWN_SOLVERS",
+    "PortfolioConfig",
     "Query",
     "Solver",
     "SolverBase",
+    "SolverConfig",
     "SolverStatistics",
     "Validity",
     "create_solver",
+    "parse_config",
 ]
 
-KNOWN_SOLVERS: tuple[str, ...] = ("z3",)
-"""The names :func:`create_solver` accepts."""
+KNOWN_SOLVERS: tuple[str, ...] = ("z3", "cvc5", "bitwuzla", "pysmt")
+"""The backend names a configuration string may start with (see :mod:`symex.solvers.config`)."""
 
 
-def create_solver(name: str = "z3", *, timeout: float | None = None) -> Solver:
-    """A new solver backend by name, with an optional time limit in seconds per check."""
-    if name == "z3":
-        # Imported here so that merely importing symex.solvers does not load z3.
-        from symex.solvers.z3_solver import Z3Solver
+def create_solver(
+    config: str | SolverConfig | PortfolioConfig = "z3", *, timeout: float | None = None
+) -> Solver:
+    """A new solver for a configuration string ``BACKEND[:ENCODING[:SESSION]]`` (e.g. ``"z3"``,
+    ``"bitwuzla:ite"``, ``"z3:array-assert:assumptions(50)"``) or
+    ``portfolio(CONFIG, CONFIG, ...)``, with an optional time limit in seconds per query.
 
-        return Z3Solver(timeout=timeout)
-    raise ConfigError(
-        f"unknown solver {name!r}: choose one of {', '.join(KNOWN_SOLVERS)}"
-    )
+    Raises ConfigError (quoting the grammar) for a malformed string and SolverError when a
+    backend's package is missing.
+    """
+    parsed = parse_config(config)
+    if isinstance(parsed, PortfolioConfig):
+        # Imported here: the racer loads multiprocessing machinery only when asked for.
+        from symex.solvers.portfolio import PortfolioSolver
+
+        return PortfolioSolver(list(parsed.members), timeout=timeout)
+    # Imported here so that merely importing symex.solvers loads no solver package.
+    from symex.solvers.configured import SessionSolver
+
+    return SessionSolver(parsed, timeout=timeout)

@@ -1,0 +1,173 @@
+"""Solver configuration strings: ``BACKEND[:ENCODING[:SESSION]]`` and ``portfolio(CONFIG, ...)``.
+
+Every place that takes a solver (the Python API, ``symex run --solver``) takes the same string,
+so it is parsed here once into frozen values that the solver factory and the portfolio racer
+share (and that cross process boundaries unchanged: they are plain picklable values).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+import attrs
+
+from symex.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_ASSUMPTION_THRESHOLD",
+    "GRAMMAR",
+    "KNOWN_ENCODINGS",
+    "PortfolioConfig",
+    "SessionKind",
+    "SolverConfig",
+    "parse_config",
+]
+
+#: How many guard literals an assumptions session creates before it resets (the seed's 50).
+DEFAULT_ASSUMPTION_THRESHOLD = 50
+
+#: The encodings a configuration may name (see :mod:`symex.encodings`).
+KNOWN_ENCODINGS: tuple[str, ...] = ("array-assert", "nested-write", "ite")
+
+#: The grammar every configuration error quotes, so the user sees what is accepted.
+GRAMMAR = (
+    "BACKEND[:ENCODING[:SESSION]] or portfolio(CONFIG, CONFIG, ...), where BACKEND is one of "
+    "z3, cvc5, bitwuzla, pysmt, pysmt-z3, pysmt-cvc5; ENCODING is one of "
+    "array-assert (default), nested-write, ite; SESSION is none (default), pushpop, "
+    "assumptions or assumptions(N) with N >= 1 (default 50); "
+    "e.g. 'z3', 'bitwuzla:ite', 'z3:array-assert:assumptions(50)', "
+    "'portfolio(z3, z3:array-assert:pushpop)'"
+)
+
+
+class SessionKind(enum.Enum):
+    """How a solver context is reused between queries."""
+
+    NONE = "none"
+    """A fresh context per query."""
+    PUSHPOP = "pushpop"
+    """The context follows the path with push/pop, one level per constraint."""
+    ASSUMPTIONS = "assumptions"
+    """Each constraint asserted once behind a guard literal; checks under the query's guards."""
+
+
+def _positive(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if value < 1:
+        raise ConfigError(f"{attribute.name} must be at least 1, got {value}; {GRAMMAR}")
+
+
+@attrs.frozen
+class SolverConfig:
+    """One solver configuration: which package, which memory encoding, which session."""
+
+    backend: str = "z3"
+    """A backend name of :data:`symex.solvers.backends.BACKENDS` (``pysmt`` may be
+    ``pysmt-SOLVER``)."""
+    encoding: str = "array-assert"
+    """One of :data:`KNOWN_ENCODINGS`."""
+    session: SessionKind = SessionKind.NONE
+    """How the context is reused between queries."""
+    threshold: int = attrs.field(default=DEFAULT_ASSUMPTION_THRESHOLD, validator=_positive)
+    """For assumption sessions: guards created before the context is reset."""
+
+    def __str__(self) -> str:
+        """The canonical configuration string (parses back to an equal value)."""
+        session = self.session.value
+        if self.session is SessionKind.ASSUMPTIONS:
+            session = f"assumptions({self.threshold})"
+        return f"{self.backend}:{self.encoding}:{session}"
+
+
+@attrs.frozen
+class PortfolioConfig:
+    """Several configurations raced on every query; the first definite answer wins."""
+
+    members: tuple[SolverConfig, ...]
+    """The racing configurations, in the order they were written (at least one)."""
+
+    def __str__(self) -> str:
+        """The canonical configuration string (parses back to an equal value)."""
+        return f"portfolio({', '.join(str(m) for m in self.members)})"
+
+
+_SESSION_RE = re.compile(r"^assumptions\s*\(\s*(\d+)\s*\)$")
+_PORTFOLIO_RE = re.compile(r"^portfolio\s*\((.*)\)$", re.DOTALL)
+
+
+def _known_backends() -> tuple[str, ...]:
+    # The registry is the single source of backend names; importing it loads no solver package.
+    from symex.solvers.backends import BACKENDS
+
+    return tuple(BACKENDS)
+
+
+def _bad(text: str, why: str) -> ConfigError:
+    return ConfigError(f"invalid solver configuration {text!r}: {why}; expected {GRAMMAR}")
+
+
+def _parse_single(text: str, whole: str) -> SolverConfig:
+    parts = [p.strip() for p in text.split(":")]
+    if len(parts) > 3 or not parts[0]:
+        raise _bad(whole, f"'{text}' is not BACKEND[:ENCODING[:SESSION]]")
+    backend = parts[0].lower()
+    base, _, option = backend.partition("-")
+    if base not in _known_backends() or (option and base != "pysmt"):
+        raise _bad(whole, f"unknown backend '{parts[0]}'")
+    encoding = parts[1].lower() if len(parts) > 1 else "array-assert"
+    if encoding not in KNOWN_ENCODINGS:
+        raise _bad(whole, f"unknown encoding '{parts[1]}'")
+    session_text = parts[2].lower() if len(parts) > 2 else "none"
+    threshold = DEFAULT_ASSUMPTION_THRESHOLD
+    if session_text in ("none", "pushpop", "assumptions"):
+        session = SessionKind(session_text)
+    else:
+        match = _SESSION_RE.match(session_text)
+        if match is None:
+            raise _bad(whole, f"unknown session '{parts[2]}'")
+        session = SessionKind.ASSUMPTIONS
+        threshold = int(match.group(1))
+        if threshold < 1:
+            raise _bad(whole, f"the assumption threshold must be at least 1, got {threshold}")
+    return SolverConfig(backend, encoding, session, threshold)
+
+
+def parse_config(text: str | SolverConfig | PortfolioConfig) -> SolverConfig | PortfolioConfig:
+    """The configuration a string names (values are returned unchanged).
+
+    Raises :class:`symex.errors.ConfigError` quoting the grammar for anything else.
+    """
+    if isinstance(text, (SolverConfig, PortfolioConfig)):
+        return text
+    if not isinstance(text, str):
+        raise ConfigError(f"a solver configuration must be a string, got {type(text).__name__}; "
+                          f"expected {GRAMMAR}")
+    stripped = text.strip()
+    match = _PORTFOLIO_RE.match(stripped)
+    if match is None:
+        if "," in stripped:
+            raise _bad(text, "only portfolio(...) takes a list of configurations")
+        return _parse_single(stripped, text)
+    inner = match.group(1)
+    if "portfolio" in inner:
+        raise _bad(text, "a portfolio cannot contain another portfolio")
+    # Split on commas outside parentheses: assumptions(N) is the only nested form.
+    members: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for ch in inner:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            members.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    members.append("".join(current))
+    if not any(m.strip() for m in members):
+        raise _bad(text, "a portfolio needs at least one configuration")
+    if any(not m.strip() for m in members):
+        raise _bad(text, "empty configuration in the portfolio list")
+    return PortfolioConfig(tuple(_parse_single(m.strip(), text) for m in members))
