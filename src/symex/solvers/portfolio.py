@@ -1,0 +1,646 @@
+"""``PortfolioSolver``: races several solver configurations on every query.
+
+Each member is a :class:`~symex.solvers.configured.SessionSolver` of one configuration. The
+first definite answer (sat with its model, or unsat) wins and the others are cancelled:
+
+* members whose backend releases the GIL and can be interrupted (z3) run in a thread of this
+  process; cancelling is ``backend.interrupt()``;
+* every other member (cvc5, bitwuzla, pySMT: they hold the GIL, so a thread would stall the
+  race) runs in a worker process of the ``spawn`` context. A worker keeps its session, and so
+  its incremental state, between queries; cancelling it means killing it, and a new worker is
+  started at once, in the background. Queries reach workers in the format of
+  :mod:`symex.solvers.wire`.
+
+A worker that is still starting sits races out, unless no member could take part otherwise.
+Like every ``multiprocessing`` user, a program that builds a portfolio from a script must do
+so under ``if __name__ == "__main__":`` (spawned workers import the main module).
+
+The time limit applies to the whole race: when it passes (or every member has given up),
+:class:`symex.errors.SolverUnknown` is raised with each member's reason. No worker outlives the
+solver: :meth:`PortfolioSolver.close`, garbage collection and interpreter exit all stop them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import marshal
+import multiprocessing
+import multiprocessing.connection
+import queue
+import signal
+import socket
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from symex.errors import SolverError, SolverUnknown
+from symex.solvers.base import SolverBase, SolverStatistics
+from symex.solvers.config import SolverConfig, parse_config
+from symex.solvers.wire import QueryDecoder, QueryEncoder
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    from symex.expr import Array, Expr
+    from symex.solvers.configured import SessionSolver
+
+__all__ = ["MemberStatistics", "PortfolioSolver", "PortfolioStatistics"]
+
+# Members report a timeout a little after the race started (they translate first); this much
+# slack past the time limit lets their own reasons arrive instead of a generic one.
+_DEADLINE_SLACK = 0.05
+# How long a cancelled thread member may take to stop before it is left to finish on its own
+# (it then sits races out until it is idle again).
+_THREAD_STOP_WAIT = 2.0
+_INTERRUPT_PERIOD = 0.005
+
+_CHECK = 0
+_MODEL = 1
+
+# Outcomes of one member on one query.
+_SAT = "sat"
+_UNSAT = "unsat"
+_UNKNOWN = "unknown"
+_READY = "ready"
+_FAILED = "failed"
+
+_Outcome = tuple[str, Any]
+
+
+@attrs.define
+class MemberStatistics:
+    """What one member of a portfolio did."""
+
+    config: str
+    """The member's configuration string."""
+    queries: int = 0
+    """Races the member took part in."""
+    wins: int = 0
+    """Races the member answered first (definitely)."""
+    time: float = 0.0
+    """Seconds from handing the member a query to its answer or cancellation."""
+    cancellations: int = 0
+    """Races the member was still running when another member won or time ran out."""
+    restarts: int = 0
+    """Worker processes started again after being killed or dying (process members only)."""
+
+    def as_dict(self) -> dict[str, float]:
+        """The counters as a plain mapping."""
+        return {
+            "queries": self.queries,
+            "wins": self.wins,
+            "time": self.time,
+            "cancellations": self.cancellations,
+            "restarts": self.restarts,
+        }
+
+
+@attrs.define
+class PortfolioStatistics(SolverStatistics):
+    """:class:`SolverStatistics` of the races, plus each member's own counters."""
+
+    members: dict[str, MemberStatistics] = attrs.Factory(dict)
+    """Per member, keyed by configuration string (``#2``... for repeated configurations)."""
+
+    def as_dict(self) -> dict[str, float]:
+        """The counters as a flat mapping: race counters, then ``member[CONFIG].COUNTER``."""
+        counters = super().as_dict()
+        for label, member in self.members.items():
+            for name, value in member.as_dict().items():
+                counters[f"member[{label}].{name}"] = value
+        return counters
+
+
+# -- worker process --------------------------------------------------------------------------
+
+
+def _worker_main(config: SolverConfig, timeout: float | None, conn: Connection) -> None:
+    """Body of a worker process: answer queries with one SessionSolver until the pipe closes."""
+    # Ctrl-C reaches the whole process group; the parent decides what an interrupt means.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from symex.solvers.configured import SessionSolver
+
+    try:
+        solver = SessionSolver(config, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent as the member's reason
+        conn.send_bytes(marshal.dumps((0, _FAILED, f"{type(exc).__name__}: {exc}")))
+        return
+    conn.send_bytes(marshal.dumps((0, _READY, None)))
+    decoder = QueryDecoder()
+    while True:
+        try:
+            message = conn.recv_bytes()
+        except (EOFError, OSError):
+            break
+        seq, kind, data = marshal.loads(message)
+        outcome = _answer(solver, decoder, kind, data)
+        try:
+            conn.send_bytes(marshal.dumps((seq, *outcome)))
+        except OSError:
+            break
+    solver.close()
+
+
+def _answer(solver: SessionSolver, decoder: QueryDecoder, kind: int, data: bytes) -> _Outcome:
+    try:
+        constraints, exprs, arrays = decoder.decode(data)
+        return _solve(solver, kind, constraints, exprs, arrays)
+    except Exception as exc:  # noqa: BLE001 - any failure is this member's unknown
+        return _UNKNOWN, f"{type(exc).__name__}: {exc}"
+
+
+def _solve(
+    solver: SessionSolver,
+    kind: int,
+    constraints: tuple[Expr, ...],
+    exprs: Sequence[Expr],
+    arrays: Sequence[Array],
+) -> _Outcome:
+    """One member's answer in the race protocol's terms (never raises SolverUnknown)."""
+    try:
+        if kind == _CHECK:
+            sat = solver._check(constraints, exprs[0] if exprs else None)
+            return (_SAT, None) if sat else (_UNSAT, None)
+        model = solver._model(constraints, exprs, arrays)
+    except SolverUnknown as exc:
+        return _UNKNOWN, exc.reason
+    if model is None:
+        return _UNSAT, None
+    return _SAT, model
+
+
+# -- members ---------------------------------------------------------------------------------
+
+
+class _ThreadMember:
+    """A member answering in a thread of this process (its backend releases the GIL)."""
+
+    __slots__ = ("label", "stats", "solver", "jobs", "results", "wake", "thread", "busy",
+                 "started", "closed")
+
+    def __init__(
+        self,
+        label: str,
+        stats: MemberStatistics,
+        solver: SessionSolver,
+        results: queue.SimpleQueue[tuple[_ThreadMember, int, _Outcome]],
+        wake: socket.socket,
+    ) -> None:
+        self.label = label
+        self.stats = stats
+        self.solver = solver
+        self.jobs: queue.SimpleQueue[tuple[int, int, tuple[Any, ...]] | None] = queue.SimpleQueue()
+        self.results = results
+        self.wake = wake
+        self.busy = False
+        self.started = 0.0
+        self.closed = False
+        # The thread holds this member, never the portfolio, so the portfolio can be collected.
+        self.thread = threading.Thread(target=self._run, name=f"symex-portfolio-{label}", daemon=True)
+        self.thread.start()
+
+    def submit(self, seq: int, kind: int, query: tuple[Any, ...]) -> None:
+        self.busy = True
+        self.started = time.perf_counter()
+        self.jobs.put((seq, kind, query))
+
+    def _run(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            seq, kind, (constraints, exprs, arrays) = job
+            try:
+                outcome = _solve(self.solver, kind, constraints, exprs, arrays)
+            except Exception as exc:  # noqa: BLE001 - any failure is this member's unknown
+                outcome = (_UNKNOWN, f"{type(exc).__name__}: {exc}")
+            self.results.put((self, seq, outcome))
+            try:
+                self.wake.send(b"\0")
+            except OSError:
+                pass
+
+    def cancel(self) -> None:
+        """Interrupt the running check until the thread reports back (or give up waiting)."""
+        give_up = time.perf_counter() + _THREAD_STOP_WAIT
+        # An interrupt that arrives before the backend started checking is lost, so it is
+        # repeated until the thread is done.
+        while self.busy and time.perf_counter() < give_up:
+            self.solver.interrupt()
+            time.sleep(_INTERRUPT_PERIOD)
+            _drain_thread_results(self.results)
+
+    def stop(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.busy:
+            self.solver.interrupt()
+        self.jobs.put(None)
+        self.thread.join(_THREAD_STOP_WAIT)
+        if not self.thread.is_alive():
+            self.solver.close()
+
+
+def _drain_thread_results(
+    results: queue.SimpleQueue[tuple[_ThreadMember, int, _Outcome]],
+) -> list[tuple[_ThreadMember, int, _Outcome]]:
+    """Take every reported thread outcome, marking its member idle."""
+    taken = []
+    while True:
+        try:
+            item = results.get_nowait()
+        except queue.Empty:
+            return taken
+        member, _, _ = item
+        member.busy = False
+        member.stats.time += time.perf_counter() - member.started
+        taken.append(item)
+
+
+class _ProcessMember:
+    """A member answering in a worker process, restarted whenever it is killed."""
+
+    __slots__ = ("label", "stats", "config", "timeout", "context", "process", "conn", "ready",
+                 "busy", "started", "failure")
+
+    def __init__(
+        self,
+        label: str,
+        stats: MemberStatistics,
+        config: SolverConfig,
+        timeout: float | None,
+        context: multiprocessing.context.SpawnContext,
+    ) -> None:
+        self.label = label
+        self.stats = stats
+        self.config = config
+        self.timeout = timeout
+        self.context = context
+        self.process: BaseProcess | None = None
+        self.conn: Connection | None = None
+        self.ready = False
+        self.busy = False
+        self.started = 0.0
+        self.failure: str | None = None
+        self.start()
+
+    def start(self) -> None:
+        receive, send = self.context.Pipe(duplex=True)
+        process = self.context.Process(
+            target=_worker_main,
+            args=(self.config, self.timeout, send),
+            name=f"symex-portfolio-{self.label}",
+            daemon=True,
+        )
+        process.start()
+        send.close()
+        self.process, self.conn = process, receive
+        self.ready = False
+        self.busy = False
+
+    def kill(self) -> None:
+        process, conn = self.process, self.conn
+        self.process = self.conn = None
+        self.ready = self.busy = False
+        if process is not None:
+            process.kill()
+            process.join()
+            process.close()
+        if conn is not None:
+            conn.close()
+
+    def restart(self) -> None:
+        self.kill()
+        self.stats.restarts += 1
+        self.start()
+
+    def receive(self) -> tuple[int, str, Any]:
+        """The worker's next message ``(seq, status, payload)``; when the worker died, an
+        UNKNOWN outcome with sequence number -1 (and the worker is restarted)."""
+        assert self.conn is not None
+        try:
+            seq, status, payload = marshal.loads(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            exitcode = self.process.exitcode if self.process is not None else None
+            self.restart()
+            return (-1, _UNKNOWN, f"worker process died (exit code {exitcode})")
+        if status == _READY:
+            self.ready = True
+            self.failure = None
+        elif status == _FAILED:
+            # A member that cannot even start (missing package) is not restarted in a loop.
+            self.failure = payload
+            self.kill()
+        return seq, status, payload
+
+
+def _label_members(configs: Sequence[SolverConfig]) -> list[str]:
+    labels: list[str] = []
+    counts: dict[str, int] = {}
+    for config in configs:
+        text = str(config)
+        counts[text] = counts.get(text, 0) + 1
+        labels.append(text if counts[text] == 1 else f"{text}#{counts[text]}")
+    return labels
+
+
+def _runs_in_thread(config: SolverConfig) -> bool:
+    """True when the member's backend releases the GIL and can be interrupted (a thread)."""
+    import importlib
+
+    from symex.solvers.backends import BACKENDS
+
+    entry = BACKENDS.get(config.backend.partition("-")[0])
+    if entry is None:
+        return False
+    try:
+        cls = getattr(importlib.import_module(entry[0]), entry[1])
+    except (ImportError, AttributeError):
+        # The worker will report the missing package as this member's reason.
+        return False
+    return bool(getattr(cls, "releases_gil", False) and getattr(cls, "can_interrupt", False))
+
+
+class _Members:
+    """Everything that must be stopped when the portfolio goes away (owned by a finalizer)."""
+
+    __slots__ = ("threads", "processes", "wake_reader", "wake_writer")
+
+    def __init__(self) -> None:
+        self.threads: list[_ThreadMember] = []
+        self.processes: list[_ProcessMember] = []
+        self.wake_reader, self.wake_writer = socket.socketpair()
+        self.wake_reader.setblocking(False)
+
+    def stop(self) -> None:
+        for member in self.threads:
+            member.stop()
+        for worker in self.processes:
+            worker.kill()
+        self.wake_reader.close()
+        self.wake_writer.close()
+
+
+# -- the racer -------------------------------------------------------------------------------
+
+
+class PortfolioSolver(SolverBase):
+    """Races ``members`` on every query; the first definite answer wins.
+
+    ``timeout`` (seconds, None: no limit) bounds each whole race and each member's checks.
+    """
+
+    statistics: PortfolioStatistics
+    timeout: float | None
+    """Seconds per query, or None."""
+    configs: tuple[SolverConfig, ...]
+    """The members' configurations, in order."""
+
+    def __init__(
+        self, members: Sequence[SolverConfig | str], timeout: float | None = None
+    ) -> None:
+        """Start every member: threads at once, worker processes in the background."""
+        configs: list[SolverConfig] = []
+        for member in members:
+            parsed = parse_config(member)
+            if not isinstance(parsed, SolverConfig):
+                raise SolverError(f"a portfolio member must be one configuration, not {parsed}; "
+                                  "list the configurations directly")
+            configs.append(parsed)
+        if not configs:
+            raise SolverError("a portfolio needs at least one member configuration")
+        if timeout is not None and not timeout > 0:
+            raise SolverError(f"solver timeout must be positive seconds, got {timeout!r}")
+        super().__init__()
+        self.configs = tuple(configs)
+        self.timeout = timeout
+        self.statistics = PortfolioStatistics()
+        self._seq = itertools.count(1)
+        self._encoder = QueryEncoder()
+        self._results: queue.SimpleQueue[tuple[_ThreadMember, int, _Outcome]] = queue.SimpleQueue()
+        self._members = _Members()
+        self._finalizer = weakref.finalize(self, self._members.stop)
+        from symex.solvers.configured import SessionSolver
+
+        context = multiprocessing.get_context("spawn")
+        try:
+            for label, config in zip(_label_members(configs), configs):
+                stats = MemberStatistics(label)
+                self.statistics.members[label] = stats
+                if _runs_in_thread(config):
+                    solver = SessionSolver(config, timeout=timeout)
+                    self._members.threads.append(_ThreadMember(
+                        label, stats, solver, self._results, self._members.wake_writer))
+                else:
+                    self._members.processes.append(
+                        _ProcessMember(label, stats, config, timeout, context))
+        except BaseException:
+            self._finalizer()
+            raise
+
+    # -- primitives ----------------------------------------------------------------------
+
+    def _check(self, constraints: tuple[Expr, ...], extra: Expr | None) -> bool:
+        """Whether ``constraints`` and ``extra`` are satisfiable together (first answer)."""
+        status, _ = self._race(_CHECK, constraints, () if extra is None else (extra,), ())
+        return status == _SAT
+
+    def _model(
+        self, constraints: tuple[Expr, ...], exprs: Sequence[Expr], arrays: Sequence[Array]
+    ) -> tuple[list[int], list[bytes]] | None:
+        """Values of ``exprs`` and contents of ``arrays`` from the first member's model."""
+        status, payload = self._race(_MODEL, constraints, tuple(exprs), tuple(arrays))
+        if status == _UNSAT:
+            return None
+        values, contents = payload
+        return list(values), list(contents)
+
+    # -- the race ------------------------------------------------------------------------
+
+    def _race(
+        self,
+        kind: int,
+        constraints: tuple[Expr, ...],
+        exprs: tuple[Expr, ...],
+        arrays: tuple[Array, ...],
+    ) -> _Outcome:
+        if not self._finalizer.alive:
+            raise SolverError("this solver was closed; create a new one with create_solver()")
+        members = self._members
+        stats = self.statistics
+        stats.queries += 1
+        started = time.perf_counter()
+        deadline = None if self.timeout is None else started + self.timeout + _DEADLINE_SLACK
+        seq = next(self._seq)
+        reasons: dict[str, str] = {}
+        running_threads: list[_ThreadMember] = []
+        running_workers: list[_ProcessMember] = []
+        try:
+            _drain_thread_results(self._results)
+            for member in members.threads:
+                if member.busy:
+                    reasons[member.label] = "still stopping its previous query"
+                    continue
+                member.stats.queries += 1
+                member.submit(seq, kind, (constraints, exprs, arrays))
+                running_threads.append(member)
+            self._start_workers(seq, kind, constraints, exprs, arrays, running_threads,
+                                running_workers, reasons, deadline)
+            outcome, winner = self._collect(seq, running_threads, running_workers, reasons,
+                                            deadline)
+        finally:
+            # Whatever ended the race (an answer, the deadline, an exception such as Ctrl-C),
+            # nothing may keep running on behalf of it.
+            for member in running_threads:
+                if member.busy:
+                    member.stats.cancellations += 1
+                    member.cancel()
+            for worker in running_workers:
+                if worker.busy:
+                    worker.stats.cancellations += 1
+                    worker.stats.time += time.perf_counter() - worker.started
+                    worker.restart()
+            stats.time += time.perf_counter() - started
+        if outcome is None:
+            stats.unknown += 1
+            for member in members.threads:
+                reasons.setdefault(member.label, "no answer")
+            for worker in members.processes:
+                reasons.setdefault(worker.label, "no answer")
+            raise SolverUnknown("; ".join(f"{label}: {why}" for label, why in reasons.items()))
+        winner.wins += 1
+        if outcome[0] == _SAT:
+            stats.sat += 1
+        else:
+            stats.unsat += 1
+        return outcome
+
+    def _start_workers(
+        self,
+        seq: int,
+        kind: int,
+        constraints: tuple[Expr, ...],
+        exprs: tuple[Expr, ...],
+        arrays: tuple[Array, ...],
+        running_threads: list[_ThreadMember],
+        running_workers: list[_ProcessMember],
+        reasons: dict[str, str],
+        deadline: float | None,
+    ) -> None:
+        workers = self._members.processes
+        if not workers:
+            return
+        for worker in workers:
+            if worker.process is None and worker.failure is None:
+                worker.restart()
+            self._poll_ready(worker)
+        if not running_threads and not any(w.ready for w in workers):
+            # Nobody else could answer: wait for the first worker to come up.
+            self._wait_ready(deadline)
+        data: bytes | None = None
+        for worker in workers:
+            if worker.failure is not None:
+                reasons[worker.label] = f"cannot start: {worker.failure}"
+                continue
+            if not worker.ready:
+                reasons[worker.label] = "worker process still starting"
+                continue
+            if data is None:
+                data = self._encoder.encode(constraints, exprs, arrays)
+            worker.stats.queries += 1
+            message = marshal.dumps((seq, kind, data))
+            try:
+                assert worker.conn is not None
+                worker.conn.send_bytes(message)
+            except OSError:
+                reasons[worker.label] = "worker process died"
+                worker.restart()
+                continue
+            worker.busy = True
+            worker.started = time.perf_counter()
+            running_workers.append(worker)
+
+    @staticmethod
+    def _poll_ready(worker: _ProcessMember) -> None:
+        """Read start-up messages the worker already sent, without blocking."""
+        while not worker.ready and worker.conn is not None and worker.conn.poll(0):
+            worker.receive()
+
+    def _wait_ready(self, deadline: float | None) -> None:
+        workers = self._members.processes
+        while True:
+            pending = [w for w in workers if w.conn is not None and not w.ready]
+            if not pending or any(w.ready for w in workers):
+                return
+            remaining = None if deadline is None else deadline - time.perf_counter()
+            if remaining is not None and remaining <= 0:
+                return
+            for conn in multiprocessing.connection.wait([w.conn for w in pending], remaining):
+                for worker in pending:
+                    if worker.conn is conn:
+                        worker.receive()
+
+    def _collect(
+        self,
+        seq: int,
+        running_threads: list[_ThreadMember],
+        running_workers: list[_ProcessMember],
+        reasons: dict[str, str],
+        deadline: float | None,
+    ) -> tuple[_Outcome | None, MemberStatistics | None]:
+        """Wait for the first definite answer; None when everybody gave up or time ran out."""
+        wake = self._members.wake_reader
+        while True:
+            for member, got_seq, (status, payload) in _drain_thread_results(self._results):
+                if got_seq != seq:
+                    continue
+                if status == _UNKNOWN:
+                    reasons[member.label] = payload
+                else:
+                    return (status, payload), member.stats
+            for worker in running_workers:
+                if worker.busy and worker.conn is not None and worker.conn.poll(0):
+                    got_seq, status, payload = worker.receive()
+                    if got_seq not in (seq, -1):
+                        continue
+                    worker.stats.time += time.perf_counter() - worker.started
+                    worker.busy = False
+                    if status == _UNKNOWN:
+                        reasons[worker.label] = payload
+                    else:
+                        return (status, payload), worker.stats
+            waiting = [w.conn for w in running_workers if w.busy and w.conn is not None]
+            if not waiting and not any(m.busy for m in running_threads):
+                return None, None
+            remaining = None if deadline is None else deadline - time.perf_counter()
+            if remaining is not None and remaining <= 0:
+                for member in running_threads:
+                    if member.busy:
+                        reasons[member.label] = f"no answer within {self.timeout} s"
+                for worker in running_workers:
+                    if worker.busy:
+                        reasons[worker.label] = f"no answer within {self.timeout} s"
+                return None, None
+            ready = multiprocessing.connection.wait([wake, *waiting], remaining)
+            if wake in ready:
+                try:
+                    wake.recv(4096)
+                except BlockingIOError:
+                    pass
+
+    # -- control -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop every member thread and kill every worker process."""
+        self._finalizer()
+
+    def __repr__(self) -> str:
+        """Name the members."""
+        members = ", ".join(str(c) for c in self.configs)
+        return f"PortfolioSolver([{members}], timeout={self.timeout!r})"
