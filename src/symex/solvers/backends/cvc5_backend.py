@@ -17,7 +17,7 @@ from symex.errors import SolverError
 from symex.expr import Op
 from symex.solvers.backend import CheckResult
 
-__all__ = ["Cvc5Backend"]
+__all__ = ["Cvc5Backend", "decode_array_value"]
 
 _BV_BINARY: dict[Op, Kind] = {
     Op.ADD: Kind.BITVECTOR_ADD,
@@ -239,22 +239,7 @@ class Cvc5Backend:
     def array_value(self, array: Any, size: int) -> bytes:
         """Bytes ``0 .. size-1`` of ``array``, decoding its model value (stores over a constant
         array) once."""
-        value = self._value(array)
-        writes: list[tuple[int, int]] = []
-        while value.getKind() == Kind.STORE:
-            writes.append((int(value[1].getBitVectorValue(10)),
-                           int(value[2].getBitVectorValue(10))))
-            value = value[0]
-        if value.getKind() != Kind.CONST_ARRAY:
-            raise SolverError(f"cvc5 gave an array model symex cannot read ({value}); "
-                              "use another backend for this query")
-        default = int(value.getConstArrayBase().getBitVectorValue(10))
-        contents = bytearray([default]) * size
-        # the outermost store is the newest write: apply it last
-        for index, byte in reversed(writes):
-            if index < size:
-                contents[index] = byte
-        return bytes(contents)
+        return decode_array_value(self._value(array), size)
 
     def interrupt(self) -> None:
         """No-op: cvc5's Python API cannot stop a running check."""
@@ -267,3 +252,21 @@ class Cvc5Backend:
     def close(self) -> None:
         """Drop the solver; the term manager goes with the backend."""
         self._solver = self._new_solver()
+
+
+def decode_array_value(value: Any, size: int) -> bytes:
+    """Bytes ``0 .. size-1`` of a cvc5 array model value (stores over a constant array)."""
+    writes: list[tuple[int, int]] = []
+    while value.getKind() == Kind.STORE:
+        writes.append((int(value[1].getBitVectorValue(10)), int(value[2].getBitVectorValue(10))))
+        value = value[0]
+    if value.getKind() != Kind.CONST_ARRAY:
+        raise SolverError(f"cvc5 gave an array model symex cannot read ({value}); "
+                          "use another backend for this query")
+    default = int(value.getConstArrayBase().getBitVectorValue(10))
+    contents = bytearray([default]) * size
+    # the outermost store is the newest write: apply it last
+    for index, byte in reversed(writes):
+        if index < size:
+            contents[index] = byte
+    return bytes(contents)
