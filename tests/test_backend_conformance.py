@@ -150,6 +150,8 @@ def test_bool_ops_and_conversions(backend: Backend) -> None:
         "and3": (b.bool_op(Op.AND, [p, T, b.bool_op(Op.NOT, [q])]), True),
         "or": (b.bool_op(Op.OR, [p, q]), True),
         "or-ff": (b.bool_op(Op.OR, [q, F]), False),
+        "and1": (b.bool_op(Op.AND, [p]), True),
+        "or1": (b.bool_op(Op.OR, [q]), False),
         "xor": (b.bool_op(Op.XOR, [p, q]), True),
         "xor-tt": (b.bool_op(Op.XOR, [p, T]), False),
         "not": (b.bool_op(Op.NOT, [p]), False),
