@@ -152,6 +152,8 @@ def test_bool_ops_and_conversions(backend: Backend) -> None:
         "or-ff": (b.bool_op(Op.OR, [q, F]), False),
         "and1": (b.bool_op(Op.AND, [p]), True),
         "or1": (b.bool_op(Op.OR, [q]), False),
+        "and0": (b.bool_op(Op.AND, []), True),
+        "or0": (b.bool_op(Op.OR, []), False),
         "xor": (b.bool_op(Op.XOR, [p, q]), True),
         "xor-tt": (b.bool_op(Op.XOR, [p, T]), False),
         "not": (b.bool_op(Op.NOT, [p]), False),

@@ -166,6 +166,8 @@ class Cvc5Backend:
         if kind is None:
             raise SolverError(f"{op!r} is not a boolean operation of the core language; "
                               "this is a symex bug")
+        if not args:
+            return self.bool_const(op is Op.AND)  # empty conjunction/disjunction
         if len(args) == 1 and kind is not Kind.NOT:
             return args[0]  # a one-argument and/or is its argument; cvc5 wants two
         return self._tm.mkTerm(kind, *args)
