@@ -1,0 +1,583 @@
+"""The three encodings and the Translator, without any solver.
+
+Terms are built by an evaluating TermBuilder: each term *is* its value under one fixed
+assignment of the solver variables (bit-vectors are :class:`BV`, booleans ``bool``, arrays
+:class:`ArrayValue`), with semantics written here from the SMT-LIB definitions. An encoding is
+right when, for the arrays its ``model`` reads back from that assignment, every expression's
+term has the value :class:`symex.expr.Assignment` gives the expression, and the set-up
+assertions are true.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any, Sequence
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from immutables import Map
+
+import symex.expr as E
+from symex.encodings import ENCODINGS, Encoding, get_encoding
+from symex.errors import ConfigError
+from symex.expr import Op
+from symex.solvers.translate import Translator
+
+ENCODING_NAMES = ("array-assert", "nested-write", "ite")
+
+# ---------------------------------------------------------------------------------------------
+# The evaluating TermBuilder
+
+
+class BV:
+    """A bit-vector value with its width."""
+
+    __slots__ = ("value", "width")
+
+    def __init__(self, value: int, width: int) -> None:
+        assert 0 <= value < (1 << width), (value, width)
+        self.value = value
+        self.width = width
+
+    def __repr__(self) -> str:
+        return f"BV({self.value}, {self.width})"
+
+
+class ArrayValue:
+    """A 32 -> 8 array: ``base`` bytes at 0.., then ``writes`` on top, 0 everywhere else
+    (``writes`` is persistent, so a long chain of stores stays linear)."""
+
+    __slots__ = ("base", "writes")
+
+    def __init__(self, base: bytes, writes: Map[int, int] | None = None) -> None:
+        self.base = base
+        self.writes = Map() if writes is None else writes
+
+    def get(self, i: int) -> int:
+        if i in self.writes:
+            return self.writes[i]
+        return self.base[i] if i < len(self.base) else 0
+
+
+def signed(v: int, w: int) -> int:
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+class EvaluatingBuilder:
+    """Variables take values from ``arrays`` (array variable name -> bytes; other array
+    variables are all zeros) and, for bit-vector/boolean variables, from a generator seeded
+    by ``seed`` and the name. Also answers ``bv_value``/``array_value`` like a backend after
+    SAT, so an encoding's ``model`` can be read back."""
+
+    def __init__(self, arrays: dict[str, bytes] | None = None, seed: int = 0) -> None:
+        self.arrays = arrays or {}
+        self.seed = seed
+        self.bv_vars: dict[str, BV] = {}
+        self.array_vars: dict[str, ArrayValue] = {}
+        self.bool_vars: dict[str, bool] = {}
+
+    def _rand(self, name: str, bits: int) -> int:
+        return random.Random(f"{self.seed}/{name}").getrandbits(bits)
+
+    # -- core language -------------------------------------------------------------------
+
+    def bv_const(self, value: int, width: int) -> BV:
+        return BV(value, width)
+
+    def bool_const(self, value: bool) -> bool:
+        return bool(value)
+
+    def bv_var(self, name: str, width: int) -> BV:
+        var = self.bv_vars.get(name)
+        if var is None:
+            # The ite encoding names byte i of array "a" "a[i]": take it from ``arrays`` too,
+            # so one assignment fixes the arrays under every encoding.
+            m = re.fullmatch(r"(.*)\[(\d+)\]", name)
+            data = self.arrays.get(m.group(1)) if m and width == 8 else None
+            if data is not None and int(m.group(2)) < len(data):  # type: ignore[union-attr]
+                value = data[int(m.group(2))]  # type: ignore[union-attr]
+            else:
+                value = self._rand(name, width)
+            var = self.bv_vars[name] = BV(value, width)
+        assert var.width == width
+        return var
+
+    def bool_var(self, name: str) -> bool:
+        if name not in self.bool_vars:
+            self.bool_vars[name] = bool(self._rand(name, 1))
+        return self.bool_vars[name]
+
+    def array_var(self, name: str) -> ArrayValue:
+        if name not in self.array_vars:
+            self.array_vars[name] = ArrayValue(self.arrays.get(name, b""))
+        return self.array_vars[name]
+
+    def select(self, array: ArrayValue, index: BV) -> BV:
+        assert isinstance(array, ArrayValue) and index.width == 32
+        return BV(array.get(index.value), 8)
+
+    def store(self, array: ArrayValue, index: BV, value: BV) -> ArrayValue:
+        assert isinstance(array, ArrayValue) and index.width == 32 and value.width == 8
+        return ArrayValue(array.base, array.writes.set(index.value, value.value))
+
+    def bv_op(self, op: Op, args: Sequence[Any], width: int, offset: int = 0) -> BV:
+        m = (1 << width) - 1
+        if op is Op.SELECT:
+            c, t, e = args
+            assert isinstance(c, bool) and isinstance(t, BV) and isinstance(e, BV)
+            assert t.width == e.width == width
+            return t if c else e
+        assert all(isinstance(a, BV) for a in args), (op, args)
+        if op is Op.EXTRACT:
+            (a,) = args
+            assert offset + width <= a.width
+            return BV((a.value >> offset) & m, width)
+        if op is Op.CONCAT:
+            a, b = args
+            assert a.width + b.width == width
+            return BV((a.value << b.width) | b.value, width)
+        if op is Op.ZEXT:
+            (a,) = args
+            assert a.width <= width
+            return BV(a.value, width)
+        if op is Op.SEXT:
+            (a,) = args
+            assert a.width <= width
+            return BV(signed(a.value, a.width) & m, width)
+        if op is Op.NOT:
+            (a,) = args
+            assert a.width == width
+            return BV(a.value ^ m, width)
+        a, b = args
+        assert a.width == b.width == width, (op, args, width)
+        x, y = a.value, b.value
+        sx, sy = signed(x, width), signed(y, width)
+        if op is Op.ADD:
+            r = x + y
+        elif op is Op.SUB:
+            r = x - y
+        elif op is Op.MUL:
+            r = x * y
+        elif op is Op.UDIV:
+            r = m if y == 0 else x // y
+        elif op is Op.UREM:
+            r = x if y == 0 else x % y
+        elif op is Op.SDIV:
+            if sy == 0:
+                r = -1 if sx >= 0 else 1
+            else:
+                q = abs(sx) // abs(sy)
+                r = q if (sx < 0) == (sy < 0) else -q
+        elif op is Op.SREM:
+            if sy == 0:
+                r = sx
+            else:
+                r = abs(sx) % abs(sy)
+                r = -r if sx < 0 else r
+        elif op is Op.AND:
+            r = x & y
+        elif op is Op.OR:
+            r = x | y
+        elif op is Op.XOR:
+            r = x ^ y
+        elif op is Op.SHL:
+            r = 0 if y >= width else x << y
+        elif op is Op.LSHR:
+            r = 0 if y >= width else x >> y
+        elif op is Op.ASHR:
+            r = (-1 if sx < 0 else 0) if y >= width else sx >> y
+        else:
+            raise AssertionError(f"bv_op got {op!r}")
+        return BV(r & m, width)
+
+    def compare(self, op: Op, a: BV, b: BV) -> bool:
+        assert isinstance(a, BV) and isinstance(b, BV) and a.width == b.width
+        x, y, w = a.value, b.value, a.width
+        if op is Op.EQ:
+            return x == y
+        if op is Op.ULT:
+            return x < y
+        if op is Op.ULE:
+            return x <= y
+        if op is Op.SLT:
+            return signed(x, w) < signed(y, w)
+        if op is Op.SLE:
+            return signed(x, w) <= signed(y, w)
+        raise AssertionError(f"compare got {op!r}")
+
+    def bool_op(self, op: Op, args: Sequence[Any]) -> bool:
+        assert all(isinstance(a, bool) for a in args), (op, args)
+        if op is Op.NOT:
+            (a,) = args
+            return not a
+        if op is Op.SELECT:
+            c, t, e = args
+            return t if c else e
+        a, b = args
+        if op is Op.AND:
+            return a and b
+        if op is Op.OR:
+            return a or b
+        if op is Op.XOR:
+            return a != b
+        if op is Op.EQ:
+            return a == b
+        raise AssertionError(f"bool_op got {op!r}")
+
+    def bool_to_bv(self, term: bool) -> BV:
+        assert isinstance(term, bool)
+        return BV(int(term), 1)
+
+    def bv_to_bool(self, term: BV) -> bool:
+        assert isinstance(term, BV) and term.width == 1
+        return term.value == 1
+
+    # -- model access (as a backend after SAT) -------------------------------------------
+
+    def bv_value(self, term: BV) -> int:
+        assert isinstance(term, BV)
+        return term.value
+
+    def array_value(self, array: ArrayValue, size: int) -> bytes:
+        assert isinstance(array, ArrayValue)
+        return bytes(array.get(i) for i in range(size))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking a translation against Assignment
+
+
+def check_translation(encoding: str, roots: Sequence[E.Expr], arrays: Sequence[E.Array],
+                      contents: dict[str, bytes], seed: int = 0) -> Translator:
+    """Translate every node under ``roots`` and compare its value with Assignment's under the
+    arrays as the encoding's model reads them; set-up assertions must hold."""
+    builder = EvaluatingBuilder(contents, seed)
+    translator = Translator(builder, get_encoding(encoding))
+    order = E.postorder(roots)
+    terms = {}
+    for e in order:
+        terms[e] = translator.bitvector(e)
+        if e.width == 1:
+            assert isinstance(translator.boolean(e), bool)
+    setup = translator.take_setup()
+    assert all(s is True for s in setup), "a set-up assertion is false"
+    model = translator.model(arrays)
+    assert [len(m) for m in model] == [a.size for a in arrays]
+    assignment = E.Assignment(dict(zip(arrays, model)))
+    for e in order:
+        term = terms[e]
+        assert isinstance(term, BV) and term.width == e.width
+        assert term.value == assignment.evaluate(e), f"{encoding}: {e!r}"
+        if e.width == 1:
+            assert translator.boolean(e) == (term.value == 1)
+    return translator
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-checked reads
+
+A = E.Array("A", 4)                             # symbolic; the tests give it bytes A_BYTES
+A_BYTES = bytes([0x02, 0x10, 0xF0, 0x03])
+C = E.Array("C", 4, bytes([0x81, 0x02, 0xFF, 0x40]))   # constant
+
+
+def a_byte(k: int) -> E.Expr:
+    return E.read(E.UpdateList(A), E.const(k, 32))
+
+
+def values_under(encoding: str, exprs: Sequence[E.Expr]) -> list[int]:
+    """Values of ``exprs`` when A holds A_BYTES (and constant arrays their bytes)."""
+    builder = EvaluatingBuilder({"A": A_BYTES, "C": C.initial or b""})
+    translator = Translator(builder, get_encoding(encoding))
+    values = [translator.bitvector(e).value for e in exprs]
+    assert all(s is True for s in translator.take_setup())
+    return values
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_reads_through_update_lists(encoding: str) -> None:
+    i = E.zext(a_byte(0), 32)          # 2
+    j = E.zext(a_byte(3), 32)          # 3
+    big = E.zext(a_byte(1), 32)        # 16: past the end of both arrays
+    c = E.UpdateList(C).write(i, E.const(0x55, 8))          # C[2] = 0x55 (symbolic index)
+    c2 = c.write(E.const(3, 32), E.const(0x66, 8))          # C[3] = 0x66 (concrete)
+    a = E.UpdateList(A).write(E.const(0, 32), E.const(0x77, 8)).write(j, a_byte(2))
+    exprs = [
+        E.read(c, E.const(2, 32)),    # the symbolic write hits: 0x55
+        E.read(c, E.const(1, 32)),    # misses it: constant byte 0x02
+        E.read(c, j),                 # symbolic read at 3, write at 2 misses: 0x40
+        E.read(c2, j),                # concrete write at 3 is newest: 0x66
+        E.read(c2, i),                # 0x55
+        E.read(E.UpdateList(C), big), # past the end of a constant array: 0
+        E.read(E.UpdateList(C), E.sub(j, E.const(3, 32))),  # C[0] = 0x81
+        E.read(a, E.const(0, 32)),    # A[3] = A[2] is symbolic, then A[0] = 0x77: 0x77
+        E.read(a, j),                 # A[3] = old A[2] = 0xF0
+        E.read(a, i),                 # A[2] itself: 0xF0 (no write at 2)
+        E.read(a, E.const(1, 32)),    # untouched: 0x10
+        E.read(E.UpdateList(A), big), # past the end of a symbolic array: 0 (Assignment's rule)
+    ]
+    assert values_under(encoding, exprs) == [0x55, 0x02, 0x40, 0x66, 0x55, 0, 0x81, 0x77, 0xF0,
+                                             0xF0, 0x10, 0]
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_booleans_and_bit_vectors_meet(encoding: str) -> None:
+    x = E.zext(a_byte(1), 32)                          # 16
+    lt = E.ult(x, E.const(17, 32))                     # true
+    bit4 = E.extract(x, 4, 1)                          # 1 (a bit-vector of width 1)
+    both = E.bool_and(lt, bit4)                        # connective over both kinds: 1
+    picked = E.ite(both, x, E.const(5, 32))            # 16
+    widened = E.zext(lt, 8)                            # boolean as a byte: 1
+    signed = E.sext(E.bool_not(E.eq(bit4, lt)), 16)    # bit4 == lt, so not(...) = 0 -> 0
+    joined = E.concat(lt, E.extract(x, 0, 7))          # 1:0010000 = 0x90
+    assert values_under(encoding, [both, picked, widened, signed, joined]) == [1, 16, 1, 0, 0x90]
+
+
+# ---------------------------------------------------------------------------------------------
+# Random queries (hypothesis)
+
+WIDTHS = (1, 8, 16, 32)
+BIN = (E.add, E.sub, E.mul, E.udiv, E.sdiv, E.urem, E.srem, E.and_, E.or_, E.xor, E.shl,
+       E.lshr, E.ashr)
+CMP = (E.eq, E.ne, E.ult, E.ule, E.ugt, E.uge, E.slt, E.sle, E.sgt, E.sge)
+RA = E.Array("ra", 6)
+RC = E.Array("rc", 5, bytes([0, 0x80, 0xFF, 0, 0x11]))
+
+
+class Gen:
+    """Random expressions drawn through hypothesis, over two update lists (one per array)
+    whose writes have concrete and symbolic indices."""
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+        self.lists = [E.UpdateList(RA), E.UpdateList(RC)]
+
+    def draw(self, strategy: Any) -> Any:
+        return self.data.draw(strategy)
+
+    def index(self, depth: int) -> E.Expr:
+        if self.draw(st.booleans()):
+            return E.const(self.draw(st.integers(0, 7)), 32)
+        return E.zext(self.expr(8, depth), 32) if self.draw(st.booleans()) else self.expr(32, depth)
+
+    def write_some(self) -> None:
+        for k in range(2):
+            for _ in range(self.draw(st.integers(0, 3))):
+                self.lists[k] = self.lists[k].write(self.index(1), self.expr(8, 1))
+
+    def read(self, depth: int) -> E.Expr:
+        updates = self.lists[self.draw(st.integers(0, 1))]
+        if self.draw(st.booleans()):
+            updates = E.UpdateList(updates.array)   # also read the arrays unwritten
+        return E.read(updates, self.index(depth))
+
+    def expr(self, width: int, depth: int) -> E.Expr:
+        if depth <= 0 or self.draw(st.integers(0, 4)) == 0:
+            return self.leaf(width, depth)
+        kind = self.draw(st.sampled_from(("bin", "cmp", "ite", "not", "concat", "extract", "ext")))
+        if kind == "cmp" or (width == 1 and kind in ("concat", "ext")):
+            w = self.draw(st.sampled_from(WIDTHS))
+            cmp = self.draw(st.sampled_from(CMP))
+            c = cmp(self.expr(w, depth - 1), self.expr(w, depth - 1))
+            return c if width == 1 else E.zext(c, width)
+        if kind == "bin":
+            op = self.draw(st.sampled_from(BIN))
+            return op(self.expr(width, depth - 1), self.expr(width, depth - 1))
+        if kind == "ite":
+            return E.ite(self.expr(1, depth - 1), self.expr(width, depth - 1),
+                         self.expr(width, depth - 1))
+        if kind == "not":
+            return E.not_(self.expr(width, depth - 1))
+        if kind == "concat":
+            low = self.draw(st.integers(1, width - 1))
+            return E.concat(self.expr(width - low, depth - 1), self.expr(low, depth - 1))
+        if kind == "extract":
+            w = self.draw(st.sampled_from([w for w in WIDTHS if w > width] or [width]))
+            offset = self.draw(st.integers(0, w - width))
+            return E.extract(self.expr(w, depth - 1), offset, width)
+        narrower = [w for w in WIDTHS if w < width]
+        w = self.draw(st.sampled_from(narrower))
+        ext = E.zext if self.draw(st.booleans()) else E.sext
+        return ext(self.expr(w, depth - 1), width)
+
+    def leaf(self, width: int, depth: int) -> E.Expr:
+        choice = self.draw(st.integers(0, 2))
+        if choice == 0:
+            return E.const(self.draw(st.integers(0, (1 << width) - 1)), width)
+        byte = self.read(depth - 1)
+        if width <= 8:
+            return E.extract(byte, self.draw(st.integers(0, 8 - width)), width)
+        if choice == 1 or width < 16:
+            return E.zext(byte, width)
+        return E.concat(E.zext(self.read(depth - 1), width - 8), byte)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.binary(min_size=6, max_size=6), st.integers(0, 2**32))
+def test_random_queries_evaluate_like_assignment(data: Any, ra: bytes, seed: int) -> None:
+    gen = Gen(data)
+    gen.write_some()
+    roots = [gen.expr(w, 3) for w in data.draw(st.lists(st.sampled_from(WIDTHS), min_size=1,
+                                                         max_size=4))]
+    for encoding in ENCODING_NAMES:
+        # Array variables: ra's bytes are given; rc's variable holds its constant bytes, as
+        # the array-assert set-up asserts (nested-write and ite never read that variable).
+        check_translation(encoding, roots, [RA, RC], {"ra": ra, "rc": RC.initial or b""}, seed)
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_random_assignments_of_the_byte_variables(encoding: str) -> None:
+    # No contents given: array variables are all zeros, ite's byte variables are random; the
+    # model read back must still explain every value.
+    i = E.zext(E.read(E.UpdateList(RA), E.const(1, 32)), 32)
+    ul = E.UpdateList(RC).write(i, E.read(E.UpdateList(RA), E.const(2, 32)))
+    roots = [E.read(ul, E.zext(E.read(E.UpdateList(RA), E.const(k, 32)), 32)) for k in range(6)]
+    for seed in range(20):
+        check_translation(encoding, roots, [RA, RC], {"rc": RC.initial or b""}, seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Set-up assertions, declarations, state
+
+
+def test_array_assert_setup_pins_every_constant_byte() -> None:
+    r = E.read(E.UpdateList(C), E.zext(a_byte(0), 32))
+    good = Translator(EvaluatingBuilder({"A": A_BYTES, "C": C.initial or b""}),
+                      get_encoding("array-assert"))
+    good.bitvector(r)
+    setup = good.take_setup()
+    assert len(setup) == C.size and all(s is True for s in setup)
+    assert good.take_setup() == []          # taken once
+    # With other bytes in C's array variable exactly the differing bytes' assertions fail.
+    bad = Translator(EvaluatingBuilder({"A": A_BYTES, "C": bytes([0x81, 0, 0xFF, 0])}),
+                     get_encoding("array-assert"))
+    bad.bitvector(r)
+    assert bad.take_setup() == [True, False, True, False]
+
+
+@pytest.mark.parametrize("encoding", ["nested-write", "ite"])
+def test_other_encodings_need_no_setup(encoding: str) -> None:
+    # Whatever C's array variable holds, the constant bytes come from the encoding itself.
+    t = Translator(EvaluatingBuilder({"A": A_BYTES, "C": bytes(4)}), get_encoding(encoding))
+    assert t.bitvector(E.read(E.UpdateList(C), E.zext(a_byte(3), 32))).value == 0x40
+    assert t.take_setup() == []
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_model_of_undeclared_constant_and_declared_arrays(encoding: str) -> None:
+    unused = E.Array("unused", 3)
+    t = Translator(EvaluatingBuilder({"A": A_BYTES}), get_encoding(encoding))
+    t.bitvector(a_byte(2))
+    assert t.model([A, unused, C]) == [A_BYTES, bytes(3), C.initial]
+
+
+def test_uses_arrays_follows_declarations() -> None:
+    for name in ENCODING_NAMES:
+        t = Translator(EvaluatingBuilder(), get_encoding(name))
+        t.boolean(E.ult(E.const(1, 8), E.const(2, 8)))    # folded: no read
+        assert not t.uses_arrays()
+        t.boolean(E.eq(a_byte(0), E.const(2, 8)))
+        assert t.uses_arrays() == (name != "ite")
+        t.clear()
+        assert not t.uses_arrays()
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_arrays_with_equal_names_stay_distinct(encoding: str) -> None:
+    first = E.Array("same", 2, b"\x01\x02")
+    second = E.Array("same", 2, b"\x03\x04")
+    sym1, sym2 = E.Array("s", 1), E.Array("s", 1)
+    builder = EvaluatingBuilder({"same": b"\x01\x02", "s": b"\x09"})
+    t = Translator(builder, get_encoding(encoding))
+    idx = E.zext(E.read(E.UpdateList(sym1), E.const(0, 32)), 32)   # s (first) = 9
+    rel = E.urem(idx, E.const(2, 32))                                # 1
+    assert t.bitvector(E.read(E.UpdateList(first), rel)).value == 2
+    t.bitvector(E.read(E.UpdateList(second), rel))
+    t.bitvector(E.read(E.UpdateList(sym2), E.const(0, 32)))
+    names = set(builder.array_vars) | set(builder.bv_vars)
+    if encoding == "ite":
+        assert {"s[0]", "s[0]#2"} <= names
+    else:
+        assert {"same", "same#2", "s", "s#2"} <= names
+    # The second constant array's set-up (if any) pins a different variable than the first's.
+    assert all(s is True for s in t.take_setup()[: first.size])
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_snapshot_restore_follows_push_pop(encoding: str) -> None:
+    builder = EvaluatingBuilder({"A": A_BYTES, "C": C.initial or b""})
+    t = Translator(builder, get_encoding(encoding))
+    outer = E.eq(a_byte(0), E.const(2, 8))
+    assert t.boolean(outer) is True
+    t.take_setup()
+    state = t.snapshot()                       # push
+    inner = E.eq(E.read(E.UpdateList(C), E.zext(a_byte(1), 32)), E.const(0, 8))
+    assert t.boolean(inner) is True            # C[16] is past the end: 0
+    inner_setup = t.take_setup()
+    assert len(inner_setup) == (4 if encoding == "array-assert" else 0)
+    t.restore(state)                           # pop: C was declared inside the popped level
+    hits = t.cache_hits
+    assert t.boolean(outer) is True and t.cache_hits == hits + 1
+    assert t.boolean(inner) is True
+    assert len(t.take_setup()) == len(inner_setup)    # declared, and set up, again
+    if encoding != "ite":
+        assert "C#2" in builder.array_vars
+    t.clear()                                  # reset: everything is declared afresh
+    assert t.boolean(inner) is True
+    assert len(t.take_setup()) == len(inner_setup)
+
+
+def test_cached_terms_are_reused() -> None:
+    t = Translator(EvaluatingBuilder({"A": A_BYTES}), get_encoding("array-assert"))
+    e = E.add(E.zext(a_byte(0), 32), E.zext(a_byte(1), 32))
+    first = t.bitvector(e)
+    assert t.bitvector(e) is first and t.cache_hits == 1
+
+
+def test_boolean_needs_width_one() -> None:
+    t = Translator(EvaluatingBuilder(), get_encoding("ite"))
+    with pytest.raises(ValueError):
+        t.boolean(a_byte(0))
+
+
+def test_registry() -> None:
+    assert set(ENCODINGS) == set(ENCODING_NAMES)
+    for name, encoding in ENCODINGS.items():
+        assert isinstance(encoding, Encoding) and encoding.name == name
+    assert ENCODINGS["ite"].uses_arrays is False
+    with pytest.raises(ConfigError, match="array-assert, nested-write, ite"):
+        get_encoding("arrays")
+
+
+# ---------------------------------------------------------------------------------------------
+# Depth
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_100k_deep_add_chain(encoding: str) -> None:
+    n = 100_000
+    ul = E.UpdateList(A)
+    total = E.zext(E.read(ul, E.const(0, 32)), 32)
+    for k in range(1, n):
+        total = E.add(total, E.zext(E.read(ul, E.const(k % 4, 32)), 32))
+    # Bytes 2, 16, 240, 3 sum to 261 per cycle of 4; n is 25,000 cycles.
+    t = Translator(EvaluatingBuilder({"A": A_BYTES}), get_encoding(encoding))
+    assert t.bitvector(total).value == 25_000 * 261
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_long_update_list_and_nested_reads(encoding: str) -> None:
+    # 1,200 writes at symbolic indices, each value read from the previous list: nesting of
+    # reads inside update lists grows with the path too.
+    sym = E.zext(a_byte(0), 32)        # 2
+    ul = E.UpdateList(C)
+    for k in range(1_200):
+        value = E.add(E.read(ul, E.add(sym, E.const(k % 3, 32))), E.const(1, 8))
+        ul = ul.write(E.add(sym, E.const(k % 3, 32)), value)
+    r = E.read(ul, sym)
+    # Index 2 is written 400 times, each time with its previous value + 1: 0xFF + 400.
+    roots = [r, E.read(ul, E.add(sym, E.const(1, 32)))]   # index 3: 0x40 + 400
+    values = values_under(encoding, roots)
+    assert values == [(0xFF + 400) & 0xFF, (0x40 + 400) & 0xFF]
