@@ -231,16 +231,24 @@ class _ThreadMember:
         # An interrupt that arrives before the backend started checking is lost, so it is
         # repeated until the thread is done.
         while self.busy and time.perf_counter() < give_up:
-            self.solver.interrupt()
+            self.interrupt()
             time.sleep(_INTERRUPT_PERIOD)
             _drain_thread_results(self.results)
+
+    def interrupt(self) -> None:
+        try:
+            self.solver.interrupt()
+        except Exception:  # noqa: BLE001 - best effort: z3 can report the checking thread's
+            # own pending error ("push canceled") to the interrupting thread; the check still
+            # stops or finishes, and cancel() keeps waiting for that.
+            pass
 
     def stop(self) -> None:
         if self.closed:
             return
         self.closed = True
         if self.busy:
-            self.solver.interrupt()
+            self.interrupt()
         self.jobs.put(None)
         self.thread.join(_THREAD_STOP_WAIT)
         if not self.thread.is_alive():
@@ -635,6 +643,28 @@ class PortfolioSolver(SolverBase):
                     pass
 
     # -- control -------------------------------------------------------------------------
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until every worker process can take queries; False if ``timeout`` seconds
+        passed first or a worker could not start (its reason then shows in a race's
+        SolverUnknown). Races do not need this: it is for measurements and tests that want
+        every member to take part from the first query."""
+        deadline = None if timeout is None else time.perf_counter() + timeout
+        workers = self._members.processes
+        while True:
+            for worker in workers:
+                if worker.process is None and worker.failure is None:
+                    worker.restart()
+                self._poll_ready(worker)
+            if any(w.failure is not None for w in workers):
+                return False
+            pending = [w for w in workers if not w.ready and w.conn is not None]
+            if not pending:
+                return True
+            remaining = None if deadline is None else deadline - time.perf_counter()
+            if remaining is not None and remaining <= 0:
+                return False
+            multiprocessing.connection.wait([w.conn for w in pending], remaining)
 
     def close(self) -> None:
         """Stop every member thread and kill every worker process."""
