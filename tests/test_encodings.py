@@ -581,3 +581,14 @@ def test_long_update_list_and_nested_reads(encoding: str) -> None:
     roots = [r, E.read(ul, E.add(sym, E.const(1, 32)))]   # index 3: 0x40 + 400
     values = values_under(encoding, roots)
     assert values == [(0xFF + 400) & 0xFF, (0x40 + 400) & 0xFF]
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_update_node_shared_by_two_arrays(encoding: str) -> None:
+    # An update node says nothing of its array, so one node may head lists over two arrays;
+    # each read must still see its own array underneath.
+    sym = E.zext(a_byte(3), 32)                                      # 3
+    writes = E.UpdateList(A).write(E.and_(sym, E.const(1, 32)), E.const(0x99, 8))  # [1] = 0x99
+    over_c = E.UpdateList(C, writes.head)
+    exprs = [E.read(writes, sym), E.read(over_c, sym), E.read(over_c, E.const(1, 32))]
+    assert values_under(encoding, exprs) == [0x03, 0x40, 0x99]
