@@ -397,3 +397,23 @@ def test_computed_goto(tmp_path: Path) -> None:
     """)
     (test,) = symex.explore(symex.compile(source)).tests
     assert test.exit_code == 60
+
+
+def test_solver_timeout_ends_the_path_as_partial_and_the_run_goes_on(tmp_path: Path) -> None:
+    # factoring a 64-bit product of two random 32-bit primes: z3 cannot do it in 50 ms
+    source = write(tmp_path, "factor.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          unsigned long long p = (unsigned)klee_int("p"), q = (unsigned)klee_int("q");
+          if (p > 1 && q > 1) {
+            if (p * q == 3000000019ULL * 2500000001ULL)
+              return 1;
+            return 2;
+          }
+          return 3;
+        }
+    """)
+    result = symex.explore(symex.compile(source), solver_timeout=0.05)
+    partial = [t for t in result.tests if t.status is PathStatus.PARTIAL]
+    assert partial and all("solver" in t.reason for t in partial)
+    assert result.paths.completed >= 1  # the other paths still ran to the end

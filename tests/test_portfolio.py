@@ -176,8 +176,8 @@ def test_slow_worker_loses_is_killed_and_restarted() -> None:
         # cvc5 needs several seconds here (see table_lookup_query); the race takes about
         # as long as z3 alone.
         assert raced < fast + 1.5, (raced, fast)
-        cvc5 = portfolio.statistics.members["cvc5:array-assert:none"]
-        z3 = portfolio.statistics.members["z3:array-assert:none"]
+        cvc5 = portfolio.statistics.members["cvc5:array-assert:pushpop"]
+        z3 = portfolio.statistics.members["z3:array-assert:pushpop"]
         assert (z3.wins, cvc5.wins) == (1, 0)
         assert (cvc5.cancellations, cvc5.restarts) == (1, 1)
         # The restarted worker answers later queries again.
@@ -199,7 +199,7 @@ def test_slow_thread_member_is_interrupted() -> None:
         sat, raced = timed_check(portfolio, query)
         assert sat
         assert raced < fast + 1.5, (raced, fast)
-        slow = portfolio.statistics.members["z3:ite:none"]
+        slow = portfolio.statistics.members["z3:ite:pushpop"]
         assert (slow.wins, slow.cancellations, slow.restarts) == (0, 1, 0)
         # Interrupted, not stuck: the slow member takes part in the next race.
         x = byte(0)
@@ -220,7 +220,7 @@ def test_all_members_timing_out_raise_unknown_with_every_reason_promptly() -> No
         elapsed = time.perf_counter() - started
         assert elapsed < 0.3 + 1.0, elapsed
         reason = caught.value.reason
-        for label in ("z3:ite:none", "cvc5:array-assert:none", "bitwuzla:array-assert:none"):
+        for label in ("z3:ite:pushpop", "cvc5:array-assert:pushpop", "bitwuzla:array-assert:pushpop"):
             assert label in reason
         assert portfolio.statistics.unknown == 1
         # Still usable afterwards (within the next race's own time limit).
@@ -278,3 +278,22 @@ def test_interpreter_exit_leaves_no_worker(tmp_path: Path) -> None:
     while any(Path(f"/proc/{p}").exists() for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(Path(f"/proc/{p}").exists() for p in pids)
+
+
+def test_member_statistics_include_session_resets_and_cache_hits() -> None:
+    # a thread member (z3) and a process member (bitwuzla), both with fresh-context sessions,
+    # so every query is one reset; the same constraint three times gives cache hits in pushpop
+    x = byte(0)
+    pc = (E.ugt(x, E.const(5, 8)),)
+    portfolio = PortfolioSolver(["z3:array-assert:none", "bitwuzla:array-assert:none"], timeout=30)
+    try:
+        portfolio.wait_ready(60)
+        for bound in (10, 20, 30):
+            assert portfolio.may_be_true(Query(pc, E.ugt(x, E.const(bound, 8))))
+        members = portfolio.statistics.members
+        z3_member = members["z3:array-assert:none"]
+        assert z3_member.queries == 3 and z3_member.resets >= 3
+        d = portfolio.statistics.as_dict()
+        assert any(key.endswith(".resets") for key in d) and any(key.endswith(".cache_hits") for key in d)
+    finally:
+        portfolio.close()

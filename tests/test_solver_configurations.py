@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from solver_examples import EXAMPLES, PATH_STEPS, Example, c8, c32, rd
@@ -230,6 +230,10 @@ def test_random_queries_agree_with_brute_force(
                 truth_sat = True
             else:
                 truth_valid = False
+    # validity questions presuppose a satisfiable path condition (the engine only asks about
+    # feasible paths; constant questions are answered without the backend on that premise)
+    feasible = any(all(Assignment({_IN: bytes([v])}).evaluate(c) == 1 for c in pc) for v in range(256))
+    assume(feasible)
     for config, solver in all_solvers.items():
         q = Query(pc, query)
         assert solver.may_be_true(q) is truth_sat, config
@@ -381,8 +385,8 @@ def test_klee_queries(config: str) -> None:
 
 
 def test_parse_defaults_and_canonical_strings() -> None:
-    assert parse_config("z3") == SolverConfig("z3", "array-assert", SessionKind.NONE, 50)
-    assert parse_config("bitwuzla:ite") == SolverConfig("bitwuzla", "ite", SessionKind.NONE)
+    assert parse_config("z3") == SolverConfig("z3", "array-assert", SessionKind.PUSHPOP, 50)
+    assert parse_config("bitwuzla:ite") == SolverConfig("bitwuzla", "ite", SessionKind.PUSHPOP)
     assert parse_config(" Z3 : nested-write : PushPop ") == SolverConfig(
         "z3", "nested-write", SessionKind.PUSHPOP)
     assert parse_config("z3:array-assert:assumptions") == SolverConfig(
@@ -393,13 +397,13 @@ def test_parse_defaults_and_canonical_strings() -> None:
                  "portfolio(z3, bitwuzla:ite, z3:array-assert:assumptions(50))"]:
         parsed = parse_config(text)
         assert parse_config(str(parsed)) == parsed
-    assert str(parse_config("z3")) == "z3:array-assert:none"
+    assert str(parse_config("z3")) == "z3:array-assert:pushpop"
 
 
 def test_parse_portfolio() -> None:
     p = parse_config("portfolio(z3:array-assert:none, z3:array-assert:assumptions(50), bitwuzla:ite)")
     assert p == PortfolioConfig((
-        SolverConfig("z3"),
+        SolverConfig("z3", session=SessionKind.NONE),
         SolverConfig("z3", session=SessionKind.ASSUMPTIONS, threshold=50),
         SolverConfig("bitwuzla", "ite"),
     ))
@@ -418,11 +422,11 @@ def test_bad_configurations_quote_the_grammar(text: str) -> None:
         create_solver(text)
 
 
-def test_create_solver_default_is_z3_array_assert_fresh() -> None:
+def test_create_solver_default_is_z3_array_assert_pushpop() -> None:
     s = create_solver()
     try:
         assert isinstance(s, SessionSolver) and isinstance(s, Solver)
-        assert str(s.config) == "z3:array-assert:none"
+        assert str(s.config) == "z3:array-assert:pushpop"
         a = Array("x", 1)
         assert s.must_be_true(Query((E.ugt(rd(a, 0), c8(5)),), E.ugt(rd(a, 0), c8(3))))
     finally:
@@ -440,7 +444,7 @@ def test_statistics_count_queries_resets_and_cache_hits() -> None:
     a = Array("x", 1)
     x = rd(a, 0)
     pc = (E.ugt(x, c8(5)), E.ult(x, c8(200)))
-    for config, incremental in [("z3", False), ("z3:array-assert:pushpop", True),
+    for config, incremental in [("z3:array-assert:none", False), ("z3:array-assert:pushpop", True),
                                 ("z3:array-assert:assumptions", True)]:
         s = _solver(config)
         try:
@@ -503,3 +507,33 @@ def test_interrupt_from_another_thread_gives_unknown() -> None:
         assert s.may_be_true(Query((E.ugt(rd(a, 0), c8(5)),), E.eq(rd(a, 0), c8(6))))
     finally:
         s.close()
+
+
+def test_check_answers_validity_like_evaluate() -> None:
+    x = E.read(UpdateList(Array("x", 1)), E.const(0, 32))
+    solver = create_solver("z3")
+    try:
+        constraints = [E.ugt(x, E.const(5, 8))]
+        assert solver.check(constraints, E.ugt(x, E.const(3, 8))) is Validity.TRUE
+        assert solver.check(constraints, E.ugt(x, E.const(10, 8))) is Validity.UNKNOWN
+        assert solver.check(constraints, E.ult(x, E.const(2, 8))) is Validity.FALSE
+    finally:
+        solver.close()
+
+
+def test_missing_solver_package_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_cvc5(name: str, *args: object, **kwargs: object) -> object:
+        if name == "cvc5" or name.startswith("cvc5."):
+            raise ImportError("No module named 'cvc5'")
+        return real_import(name, *args, **kwargs)
+
+    import sys
+    monkeypatch.delitem(sys.modules, "symex.solvers.backends.cvc5_backend", raising=False)
+    monkeypatch.delitem(sys.modules, "cvc5", raising=False)
+    monkeypatch.setattr(builtins, "__import__", no_cvc5)
+    with pytest.raises(SolverError, match=r"cvc5 backend needs the 'cvc5' package.*pip install cvc5"):
+        create_solver("cvc5")

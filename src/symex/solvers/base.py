@@ -99,6 +99,10 @@ class Solver(Protocol):
 
     statistics: SolverStatistics
 
+    def check(self, constraints: Sequence[Expr], query: Expr) -> Validity:
+        """Validity of ``query`` under ``constraints`` (the same as ``evaluate``)."""
+        ...
+
     def evaluate(self, query: Query) -> Validity:
         """Whether the constraints imply ``query.expr`` (TRUE), its negation (FALSE), or neither."""
         ...
@@ -201,6 +205,11 @@ class SolverBase(abc.ABC):
     def must_be_false(self, query: Query) -> bool:
         """True iff the constraints imply the negation of ``query.expr``."""
         return not self.may_be_true(query)
+
+    def check(self, constraints: Sequence[Expr], query: Expr) -> Validity:
+        """Validity of ``query`` under ``constraints``: TRUE if they imply it, FALSE if they
+        imply its negation, UNKNOWN if both are possible."""
+        return self.evaluate(Query(tuple(constraints), query))
 
     def evaluate(self, query: Query) -> Validity:
         """Whether the constraints imply ``query.expr`` (TRUE), its negation (FALSE), or neither."""

@@ -34,7 +34,7 @@ KNOWN_ENCODINGS: tuple[str, ...] = ("array-assert", "nested-write", "ite")
 GRAMMAR = (
     "BACKEND[:ENCODING[:SESSION]] or portfolio(CONFIG, CONFIG, ...), where BACKEND is one of "
     "z3, cvc5, bitwuzla, pysmt, pysmt-z3, pysmt-cvc5; ENCODING is one of "
-    "array-assert (default), nested-write, ite; SESSION is none (default), pushpop, "
+    "array-assert (default), nested-write, ite; SESSION is none, pushpop (default), "
     "assumptions or assumptions(N) with N >= 1 (default 50); "
     "e.g. 'z3', 'bitwuzla:ite', 'z3:array-assert:assumptions(50)', "
     "'portfolio(z3, z3:array-assert:pushpop)'"
@@ -66,7 +66,11 @@ class SolverConfig:
     ``pysmt-SOLVER``)."""
     encoding: str = "array-assert"
     """One of :data:`KNOWN_ENCODINGS`."""
-    session: SessionKind = SessionKind.NONE
+    # push/pop by default: on symex's own workloads (the engine's one query per symbolic
+    # branch along a growing path) it was 6x faster than a fresh z3 context per query
+    # (tests/programs/branches.c, N=10: 0.94 s against 5.93 s) and, unlike reusing one context
+    # without push/pop, its answers do not depend on earlier runs
+    session: SessionKind = SessionKind.PUSHPOP
     """How the context is reused between queries."""
     threshold: int = attrs.field(default=DEFAULT_ASSUMPTION_THRESHOLD, validator=_positive)
     """For assumption sessions: guards created before the context is reset."""
@@ -117,7 +121,7 @@ def _parse_single(text: str, whole: str) -> SolverConfig:
     encoding = parts[1].lower() if len(parts) > 1 else "array-assert"
     if encoding not in KNOWN_ENCODINGS:
         raise _bad(whole, f"unknown encoding '{parts[1]}'")
-    session_text = parts[2].lower() if len(parts) > 2 else "none"
+    session_text = parts[2].lower() if len(parts) > 2 else "pushpop"
     threshold = DEFAULT_ASSUMPTION_THRESHOLD
     if session_text in ("none", "pushpop", "assumptions"):
         session = SessionKind(session_text)

@@ -88,6 +88,10 @@ class MemberStatistics:
     """Races the member was still running when another member won or time ran out."""
     restarts: int = 0
     """Worker processes started again after being killed or dying (process members only)."""
+    resets: int = 0
+    """Resets of the member's solver session (fresh contexts, assumption thresholds)."""
+    cache_hits: int = 0
+    """Terms the member's session reused instead of translating again."""
 
     def as_dict(self) -> dict[str, float]:
         """The counters as a plain mapping."""
@@ -97,7 +101,14 @@ class MemberStatistics:
             "time": self.time,
             "cancellations": self.cancellations,
             "restarts": self.restarts,
+            "resets": self.resets,
+            "cache_hits": self.cache_hits,
         }
+
+
+def _session_counters(solver: SessionSolver) -> tuple[int, int]:
+    stats = solver.statistics
+    return stats.resets, stats.cache_hits
 
 
 @attrs.define
@@ -132,6 +143,7 @@ def _worker_main(config: SolverConfig, timeout: float | None, conn: Connection) 
         return
     conn.send_bytes(marshal.dumps((0, _READY, None)))
     decoder = QueryDecoder()
+    last = _session_counters(solver)
     while True:
         try:
             message = conn.recv_bytes()
@@ -139,8 +151,12 @@ def _worker_main(config: SolverConfig, timeout: float | None, conn: Connection) 
             break
         seq, kind, data = marshal.loads(message)
         outcome = _answer(solver, decoder, kind, data)
+        # the session's counters travel with each answer, as the change since the last one
+        now = _session_counters(solver)
+        delta = (now[0] - last[0], now[1] - last[1])
+        last = now
         try:
-            conn.send_bytes(marshal.dumps((seq, *outcome)))
+            conn.send_bytes(marshal.dumps((seq, *outcome, delta)))
         except OSError:
             break
     solver.close()
@@ -215,10 +231,14 @@ class _ThreadMember:
             if job is None:
                 return
             seq, kind, (constraints, exprs, arrays) = job
+            before = _session_counters(self.solver)
             try:
                 outcome = _solve(self.solver, kind, constraints, exprs, arrays)
             except Exception as exc:  # noqa: BLE001 - any failure is this member's unknown
                 outcome = (_UNKNOWN, f"{type(exc).__name__}: {exc}")
+            after = _session_counters(self.solver)
+            self.stats.resets += after[0] - before[0]
+            self.stats.cache_hits += after[1] - before[1]
             self.results.put((self, seq, outcome))
             try:
                 self.wake.send(b"\0")
@@ -333,11 +353,16 @@ class _ProcessMember:
         UNKNOWN outcome with sequence number -1 (and the worker is restarted)."""
         assert self.conn is not None
         try:
-            seq, status, payload = marshal.loads(self.conn.recv_bytes())
+            message = marshal.loads(self.conn.recv_bytes())
         except (EOFError, OSError):
             exitcode = self.process.exitcode if self.process is not None else None
             self.restart()
             return (-1, _UNKNOWN, f"worker process died (exit code {exitcode})")
+        seq, status, payload = message[:3]
+        if len(message) > 3:
+            resets, hits = message[3]
+            self.stats.resets += resets
+            self.stats.cache_hits += hits
         if status == _READY:
             self.ready = True
             self.failure = None

@@ -64,7 +64,15 @@ class Z3Backend:
 
     def __init__(self) -> None:
         """A fresh backend with its own z3 context (terms of two backends never mix)."""
+        # z3 catches SIGINT during a check and answers "unknown"; symex handles Ctrl-C itself
+        # (the run stops and keeps its results), so z3 must let it through
+        z3.set_param("ctrl_c", False)
         z3.set_param("memory_max_size", Z3_MEMORY_LIMIT_MB)
+        self._new_context()
+
+    def _new_context(self) -> None:
+        # A new context, not just a new solver: z3's answers on one query depend on what else
+        # its context has seen, so reusing it would make runs differ from one another
         self._ctx = z3.Context()
         self._ref = self._ctx.ref()
         self._solver: Any = z3.Solver(ctx=self._ctx)
@@ -260,10 +268,8 @@ class Z3Backend:
         self._ctx.interrupt()
 
     def reset(self) -> None:
-        """Forget every assertion and level (the context's terms stay valid)."""
-        self._solver = z3.Solver(ctx=self._ctx)
-        self._model = None
-        self._last_reason = ""
+        """Forget every assertion, level and term: a new context, as the protocol says."""
+        self._new_context()
 
     def close(self) -> None:
         """Drop the solver and model; the context goes with the backend."""
