@@ -1,0 +1,515 @@
+"""``ChainSolver``: KLEE-style query optimisations in front of a core solver.
+
+A chain answers :class:`~symex.solvers.base.SolverBase`'s two primitives itself when it can and
+passes the rest, reduced, to an inner :class:`SolverBase`. Layers, in order (each switchable):
+
+``trivial``
+    constant conditions and constraints; a condition that is one of the constraints (sat: the
+    path condition is assumed feasible) or the negation of one (unsat).
+``independence``
+    only constraints that share symbolic arrays with the query (transitively) are sent;
+    constraints reading no symbolic array are always kept. Models are built per independent
+    group, so a group that did not change since an earlier query hits the caches.
+``cache``
+    the same constraint set (order-independent) and query give the remembered answer.
+``cex``
+    KLEE's counter-example cache: an unsatisfiable subset makes a superset unsatisfiable, and
+    remembered models (most recent first) are tried on the query before the core solver runs.
+
+Like KLEE, the chain relies on the path condition being satisfiable: with an unsatisfiable one,
+independence may answer from the part of it that is satisfiable.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections import OrderedDict, deque
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from symex import expr as _expr
+from symex.errors import ConfigError, SolverUnknown
+from symex.solvers.base import SolverBase, SolverStatistics
+
+if TYPE_CHECKING:
+    from symex.expr import Array, Expr
+
+__all__ = [
+    "CHAIN_LAYERS",
+    "ChainSolver",
+    "ChainStatistics",
+    "LayerStatistics",
+    "build_chain",
+]
+
+CHAIN_LAYERS: tuple[str, ...] = ("trivial", "independence", "cache", "cex")
+"""Every layer name, in the order the chain applies them."""
+
+_Model = dict["Array", bytes]
+"""Contents of the symbolic arrays of one model (absent arrays read as zeros)."""
+
+
+@attrs.define
+class LayerStatistics:
+    """What one layer of a chain did."""
+
+    hits: int = 0
+    """Questions this layer answered (or, for independence, reduced) itself."""
+    time: float = 0.0
+    """Seconds spent in this layer's own work (not in the layers after it)."""
+
+    def as_dict(self) -> dict[str, float]:
+        """The counters as a plain mapping."""
+        return {"hits": self.hits, "time": self.time}
+
+
+@attrs.define
+class ChainStatistics(SolverStatistics):
+    """:class:`SolverStatistics` of the whole chain (``queries``: satisfiability and model
+    questions asked of the chain) plus per-layer counters and the core solver's share."""
+
+    core_queries: int = 0
+    """Questions that reached the inner (core) solver."""
+    core_time: float = 0.0
+    """Seconds spent inside the inner solver."""
+    layers: dict[str, LayerStatistics] = attrs.field(factory=dict)
+    """Counters per enabled layer, keyed by layer name."""
+
+    def as_dict(self) -> dict[str, float]:
+        """The counters as a flat mapping (layer counters as ``LAYER_hits``/``LAYER_time``)."""
+        counters = super().as_dict()
+        counters["core_queries"] = self.core_queries
+        counters["core_time"] = self.core_time
+        for name, layer in self.layers.items():
+            counters[f"{name}_hits"] = layer.hits
+            counters[f"{name}_time"] = layer.time
+        return counters
+
+
+class _ArraySets:
+    """Union-find over symbolic arrays (independence partitions)."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self) -> None:
+        self.parent: dict[Array, Array] = {}
+
+    def find(self, a: Array) -> Array:
+        parent = self.parent
+        root = parent.setdefault(a, a)
+        while parent[root] is not root:
+            root = parent[root]
+        # Path compression keeps later finds short on long paths with many arrays.
+        while a is not root:
+            a, parent[a] = parent[a], root
+        return root
+
+    def union(self, arrays: Sequence[Array]) -> None:
+        if not arrays:
+            return
+        first = self.find(arrays[0])
+        for other in arrays[1:]:
+            root = self.find(other)
+            if root is not first:
+                self.parent[root] = first
+
+
+class ChainSolver(SolverBase):
+    """Query optimisations (``layers``, a subset of :data:`CHAIN_LAYERS`) in front of ``inner``.
+
+    ``ChainSolver(create_solver("z3"), layers=("independence", "cex"))``. The chain calls only
+    ``inner``'s primitives ``_check``/``_model``; :class:`symex.errors.SolverUnknown` from it
+    passes through (and is never cached). ``cache_size`` bounds the query cache (entries),
+    ``cex_models`` the models and ``cex_unsat`` the unsatisfiable sets the counter-example
+    cache keeps.
+    """
+
+    inner: SolverBase
+    """The core solver."""
+    layers: tuple[str, ...]
+    """The enabled layers, in chain order."""
+    statistics: ChainStatistics
+
+    def __init__(
+        self,
+        inner: SolverBase,
+        layers: Iterable[str] = CHAIN_LAYERS,
+        *,
+        cache_size: int = 100_000,
+        cex_models: int = 64,
+        cex_unsat: int = 1024,
+    ) -> None:
+        """Wrap ``inner``; raises ConfigError for an unknown layer name."""
+        requested = tuple(layers)
+        unknown = [name for name in requested if name not in CHAIN_LAYERS]
+        if unknown:
+            raise ConfigError(
+                f"unknown solver chain layer(s) {', '.join(map(repr, unknown))}; "
+                f"choose from {', '.join(CHAIN_LAYERS)}"
+            )
+        super().__init__()
+        self.inner = inner
+        self.layers = tuple(name for name in CHAIN_LAYERS if name in requested)
+        self.statistics = ChainStatistics(
+            layers={name: LayerStatistics() for name in self.layers})
+        self._trivial = "trivial" in self.layers
+        self._independence = "independence" in self.layers
+        self._cache_on = "cache" in self.layers
+        self._cex_on = "cex" in self.layers
+        self._cache_size = cache_size
+        self._check_cache: OrderedDict[tuple[frozenset[Expr], Expr | None], bool] = OrderedDict()
+        self._model_cache: OrderedDict[frozenset[Expr], _Model | None] = OrderedDict()
+        self._cex_models: deque[tuple[frozenset[Expr], _Model]] = deque(maxlen=cex_models)
+        self._cex_unsat: deque[frozenset[Expr]] = deque(maxlen=cex_unsat)
+        self._arrays_of: weakref.WeakKeyDictionary[Expr, tuple[Array, ...]] = (
+            weakref.WeakKeyDictionary())
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _symbolic_arrays(self, e: Expr) -> tuple[Array, ...]:
+        """Symbolic arrays ``e`` reads (memoized: constraints recur in every later query)."""
+        found = self._arrays_of.get(e)
+        if found is None:
+            found = tuple(a for a in _expr.arrays_in((e,)) if a.initial is None)
+            self._arrays_of[e] = found
+        return found
+
+    def _layer(self, name: str) -> LayerStatistics:
+        return self.statistics.layers[name]
+
+    def clear(self) -> None:
+        """Forget every cached answer and model (statistics are kept)."""
+        self._check_cache.clear()
+        self._model_cache.clear()
+        self._cex_models.clear()
+        self._cex_unsat.clear()
+
+    # -- primitives ----------------------------------------------------------------------
+
+    def _check(self, constraints: tuple[Expr, ...], extra: Expr | None) -> bool:
+        """Whether ``constraints`` and ``extra`` are satisfiable together."""
+        stats = self.statistics
+        stats.queries += 1
+        started = time.perf_counter()
+        try:
+            answer = self._check_chain(constraints, extra)
+        except SolverUnknown:
+            stats.unknown += 1
+            raise
+        finally:
+            stats.time += time.perf_counter() - started
+        if answer:
+            stats.sat += 1
+        else:
+            stats.unsat += 1
+        return answer
+
+    def _model(
+        self, constraints: tuple[Expr, ...], exprs: Sequence[Expr], arrays: Sequence[Array]
+    ) -> tuple[list[int], list[bytes]] | None:
+        """Values of ``exprs`` and contents of ``arrays`` in one model of ``constraints``."""
+        stats = self.statistics
+        stats.queries += 1
+        started = time.perf_counter()
+        try:
+            answer = self._model_chain(tuple(constraints), tuple(exprs), tuple(arrays))
+        except SolverUnknown:
+            stats.unknown += 1
+            raise
+        finally:
+            stats.time += time.perf_counter() - started
+        if answer is None:
+            stats.unsat += 1
+        else:
+            stats.sat += 1
+        return answer
+
+    # -- satisfiability ------------------------------------------------------------------
+
+    def _check_chain(self, constraints: tuple[Expr, ...], extra: Expr | None) -> bool:
+        const_op = _expr.Op.CONST
+        if self._trivial:
+            layer = self._layer("trivial")
+            started = time.perf_counter()
+            answer: bool | None = None
+            kept: list[Expr] = []
+            for c in constraints:
+                if c.op is const_op:
+                    if c.value == 0:
+                        answer = False
+                        break
+                    continue
+                kept.append(c)
+            if answer is None and extra is not None:
+                if extra.op is const_op:
+                    # A true condition adds nothing to a path assumed feasible.
+                    answer = extra.value != 0
+                else:
+                    present = set(kept)
+                    if extra in present:
+                        answer = True
+                    elif _expr.bool_not(extra) in present or (
+                            extra.op is _expr.Op.NOT and extra.args[0] in present):
+                        answer = False
+            layer.time += time.perf_counter() - started
+            if answer is not None:
+                layer.hits += 1
+                return answer
+            constraints = tuple(kept)
+
+        if self._independence and extra is not None:
+            layer = self._layer("independence")
+            started = time.perf_counter()
+            relevant = self._relevant(constraints, extra)
+            if len(relevant) < len(constraints):
+                layer.hits += 1
+            constraints = relevant
+            layer.time += time.perf_counter() - started
+
+        return self._check_cached(constraints, extra)
+
+    def _relevant(self, constraints: tuple[Expr, ...], extra: Expr) -> tuple[Expr, ...]:
+        """The constraints sharing symbolic arrays with ``extra`` (transitively), plus every
+        constraint that reads no symbolic array."""
+        sets = _ArraySets()
+        arrays_of = [self._symbolic_arrays(c) for c in constraints]
+        for arrays in arrays_of:
+            sets.union(arrays)
+        roots = {sets.find(a) for a in self._symbolic_arrays(extra)}
+        return tuple(
+            c for c, arrays in zip(constraints, arrays_of)
+            if not arrays or sets.find(arrays[0]) in roots
+        )
+
+    def _check_cached(self, constraints: tuple[Expr, ...], extra: Expr | None) -> bool:
+        key: tuple[frozenset[Expr], Expr | None] | None = None
+        if self._cache_on:
+            layer = self._layer("cache")
+            started = time.perf_counter()
+            key = (frozenset(constraints), extra)
+            cached = self._check_cache.get(key)
+            if cached is not None:
+                self._check_cache.move_to_end(key)
+            layer.time += time.perf_counter() - started
+            if cached is not None:
+                layer.hits += 1
+                return cached
+        if self._cex_on:
+            query = frozenset(constraints if extra is None else (*constraints, extra))
+            model = self._cex_solve(query)
+            answer = model is not None
+        else:
+            answer = self._inner_check(constraints, extra)
+        if key is not None:
+            self._remember(self._check_cache, key, answer)
+        return answer
+
+    # -- counter-example cache -----------------------------------------------------------
+
+    def _cex_solve(self, query: frozenset[Expr]) -> _Model | None:
+        """A model of the conjunction ``query`` (None: unsatisfiable), from the
+        counter-example cache when possible, else from the inner solver (then remembered)."""
+        layer = self._layer("cex")
+        started = time.perf_counter()
+        found = self._cex_lookup(query)
+        layer.time += time.perf_counter() - started
+        if found is not None:
+            layer.hits += 1
+            return found[0]
+        ordered = tuple(query)
+        arrays = self._arrays_of_set(ordered)
+        answer = self._inner_model(ordered, (), arrays)
+        started = time.perf_counter()
+        if answer is None:
+            self._cex_unsat.append(query)
+            model = None
+        else:
+            model = dict(zip(arrays, answer[1]))
+            # Only models the evaluator confirms are reused: the evaluator is what tries them.
+            assignment = _expr.Assignment(model)
+            if all(assignment.evaluate(c) for c in ordered):
+                self._cex_models.appendleft((query, model))
+        layer.time += time.perf_counter() - started
+        return model
+
+    def _cex_lookup(self, query: frozenset[Expr]) -> tuple[_Model | None] | None:
+        """``(model,)`` or ``(None,)`` (unsat) when the cache decides ``query``, else None."""
+        for unsat in self._cex_unsat:
+            if unsat <= query:
+                return (None,)
+        models = self._cex_models
+        for index, (solved, model) in enumerate(models):
+            if query <= solved:
+                self._cex_promote(index)
+                return (model,)
+        for index, (solved, model) in enumerate(models):
+            assignment = _expr.Assignment(model)
+            if all(assignment.evaluate(c) for c in query):
+                self._cex_promote(index)
+                return (model,)
+        return None
+
+    def _cex_promote(self, index: int) -> None:
+        """Move a model that answered a query to the front (most recently useful first)."""
+        if index:
+            entry = self._cex_models[index]
+            del self._cex_models[index]
+            self._cex_models.appendleft(entry)
+
+    # -- models --------------------------------------------------------------------------
+
+    def _model_chain(
+        self, constraints: tuple[Expr, ...], exprs: tuple[Expr, ...], arrays: tuple[Array, ...]
+    ) -> tuple[list[int], list[bytes]] | None:
+        const_op = _expr.Op.CONST
+        if self._trivial:
+            layer = self._layer("trivial")
+            started = time.perf_counter()
+            kept: list[Expr] = []
+            refuted = False
+            for c in constraints:
+                if c.op is const_op:
+                    if c.value == 0:
+                        refuted = True
+                        break
+                    continue
+                kept.append(c)
+            layer.time += time.perf_counter() - started
+            if refuted:
+                layer.hits += 1
+                return None
+            constraints = tuple(kept)
+
+        wanted: list[Array] = [a for a in arrays if a.initial is None]
+        for e in exprs:
+            wanted.extend(self._symbolic_arrays(e))
+
+        if self._independence:
+            layer = self._layer("independence")
+            started = time.perf_counter()
+            groups = self._groups(constraints, wanted)
+            if sum(len(g) for g in groups) < len(constraints) or len(groups) > 1:
+                layer.hits += 1
+            layer.time += time.perf_counter() - started
+        else:
+            groups = [constraints]
+
+        merged: _Model = {}
+        for group in groups:
+            model = self._model_cached(group)
+            if model is None:
+                return None
+            merged.update(model)
+        assignment = _expr.Assignment(merged)
+        values = [assignment.evaluate(e) for e in exprs]
+        contents: list[bytes] = []
+        for a in arrays:
+            if a.initial is not None:
+                contents.append(a.initial)
+            else:
+                data = merged.get(a, b"")
+                contents.append(data[: a.size].ljust(a.size, b"\0"))
+        return values, contents
+
+    def _groups(self, constraints: tuple[Expr, ...],
+                wanted: Sequence[Array]) -> list[tuple[Expr, ...]]:
+        """The independent groups of ``constraints`` that touch ``wanted``; constraints reading
+        no symbolic array join every group (or form one when no group is needed)."""
+        sets = _ArraySets()
+        arrays_of = [self._symbolic_arrays(c) for c in constraints]
+        for arrays in arrays_of:
+            sets.union(arrays)
+        roots = {sets.find(a) for a in wanted}
+        ground = tuple(c for c, arrays in zip(constraints, arrays_of) if not arrays)
+        by_root: dict[Array, list[Expr]] = {}
+        for c, arrays in zip(constraints, arrays_of):
+            if arrays:
+                root = sets.find(arrays[0])
+                if root in roots:
+                    by_root.setdefault(root, []).append(c)
+        if not by_root:
+            return [ground] if ground else []
+        return [(*ground, *group) for group in by_root.values()]
+
+    def _model_cached(self, group: tuple[Expr, ...]) -> _Model | None:
+        """A model of ``group`` over its symbolic arrays (any other array may be all zeros:
+        no constraint of the group reads it)."""
+        key: frozenset[Expr] | None = None
+        if self._cache_on:
+            layer = self._layer("cache")
+            started = time.perf_counter()
+            key = frozenset(group)
+            hit = key in self._model_cache
+            if hit:
+                self._model_cache.move_to_end(key)
+                cached = self._model_cache[key]
+            layer.time += time.perf_counter() - started
+            if hit:
+                layer.hits += 1
+                return cached
+        if self._cex_on:
+            model = self._cex_solve(frozenset(group))
+        else:
+            arrays = self._arrays_of_set(group)
+            answer = self._inner_model(group, (), arrays)
+            model = None if answer is None else dict(zip(arrays, answer[1]))
+        if key is not None:
+            self._remember(self._model_cache, key, model)
+        return model
+
+    def _arrays_of_set(self, constraints: Iterable[Expr]) -> tuple[Array, ...]:
+        found: dict[Array, None] = {}
+        for c in constraints:
+            for a in self._symbolic_arrays(c):
+                found.setdefault(a, None)
+        return tuple(found)
+
+    def _remember(self, cache: OrderedDict, key: object, value: object) -> None:  # type: ignore[type-arg]
+        cache[key] = value
+        if len(cache) > self._cache_size:
+            cache.popitem(last=False)
+
+    # -- the core solver -----------------------------------------------------------------
+
+    def _inner_check(self, constraints: tuple[Expr, ...], extra: Expr | None) -> bool:
+        stats = self.statistics
+        stats.core_queries += 1
+        started = time.perf_counter()
+        try:
+            return self.inner._check(constraints, extra)
+        finally:
+            stats.core_time += time.perf_counter() - started
+
+    def _inner_model(
+        self, constraints: tuple[Expr, ...], exprs: tuple[Expr, ...], arrays: tuple[Array, ...]
+    ) -> tuple[list[int], list[bytes]] | None:
+        stats = self.statistics
+        stats.core_queries += 1
+        started = time.perf_counter()
+        try:
+            return self.inner._model(constraints, exprs, arrays)
+        finally:
+            stats.core_time += time.perf_counter() - started
+
+    # -- control -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the inner solver and drop the caches."""
+        self.clear()
+        self.inner.close()
+
+    def __repr__(self) -> str:
+        """Name the inner solver and the layers."""
+        return f"ChainSolver({self.inner!r}, layers={self.layers!r})"
+
+
+def build_chain(solver: SolverBase, layers: Iterable[str] = CHAIN_LAYERS) -> SolverBase:
+    """``solver`` behind a :class:`ChainSolver` of ``layers``; ``solver`` itself when
+    ``layers`` is empty (no chain, no overhead)."""
+    layers = tuple(layers)
+    if not layers:
+        return solver
+    return ChainSolver(solver, layers)
