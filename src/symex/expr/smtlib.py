@@ -1,0 +1,482 @@
+"""Reading and writing SMT-LIB 2 queries over byte arrays (the QF_ABV subset executors write).
+
+:func:`parse_smtlib` turns a script such as KLEE's ``--use-query-log=solver:smt2`` output into
+expressions of :mod:`symex.expr`; :func:`write_smtlib` prints constraints as a script any
+SMT-LIB solver accepts. Booleans and 1-bit vectors are both width-1 expressions here, so the
+reader maps ``Bool`` terms to width-1 expressions and the writer converts back where SMT-LIB's
+sorts require it. Parsing, evaluation and printing use explicit stacks: nesting depth grows
+with the length of the path that produced a query.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable, Sequence
+
+import attrs
+
+from symex.errors import LoadError
+from symex.expr import build as _b
+from symex.expr.nodes import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateList, UpdateNode
+from symex.expr.walk import arrays_in, postorder
+
+__all__ = ["SmtQuery", "parse_smtlib", "write_smtlib"]
+
+
+@attrs.frozen
+class SmtQuery:
+    """The content of one SMT-LIB script: its assertions, the arrays they read and the status."""
+
+    assertions: tuple[Expr, ...]
+    """Every ``assert``, in order, as width-1 expressions."""
+    arrays: tuple[Array, ...]
+    """Every declared array, then one array per declared bit-vector/Bool constant, in order."""
+    status: str | None
+    """The value of ``(set-info :status ...)`` (``sat``, ``unsat``, ``unknown``) or None."""
+
+
+# -- tokens and S-expressions ------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"""\s+|;[^\n]*|(\()|(\))|(\|[^|]*\|)|("(?:[^"]|"")*")|([^\s()|";]+)""",
+)
+
+def _sexps(text: str) -> list[object]:
+    """The top-level S-expressions of ``text`` as nested lists of atom strings."""
+    stack: list[list[object]] = [[]]
+    pos = 0
+    n = len(text)
+    match = _TOKEN.match
+    while pos < n:
+        m = match(text, pos)
+        if m is None:
+            raise LoadError(
+                f"SMT-LIB text: cannot read the character {text[pos]!r} at offset {pos}; "
+                "the reader accepts SMT-LIB 2 scripts only"
+            )
+        pos = m.end()
+        if m.group(1) is not None:
+            stack.append([])
+        elif m.group(2) is not None:
+            if len(stack) == 1:
+                raise LoadError(f"SMT-LIB text: unbalanced ')' at offset {m.start()}; check the file")
+            done = stack.pop()
+            stack[-1].append(done)
+        elif m.group(3) is not None:
+            # |x| and x denote the same symbol.
+            stack[-1].append(m.group(3)[1:-1])
+        elif m.group(4) is not None:
+            stack[-1].append(m.group(4))
+        elif m.group(5) is not None:
+            stack[-1].append(m.group(5))
+    if len(stack) != 1:
+        raise LoadError("SMT-LIB text: a '(' is never closed; the file is probably truncated")
+    return stack[0]
+
+
+# -- evaluation of terms ------------------------------------------------------------------------
+
+def _bv_sort_width(sort: object) -> int | None:
+    """The width of ``(_ BitVec W)``, 1 for ``Bool``, None for anything else."""
+    if sort == "Bool":
+        return 1
+    if isinstance(sort, list) and len(sort) == 3 and sort[0] == "_" and sort[1] == "BitVec":
+        return int(str(sort[2]))
+    return None
+
+
+def _is_byte_array_sort(sort: object) -> bool:
+    return (
+        isinstance(sort, list)
+        and len(sort) == 3
+        and sort[0] == "Array"
+        and _bv_sort_width(sort[1]) == INDEX_WIDTH
+        and _bv_sort_width(sort[2]) == ELEMENT_WIDTH
+        and sort[1] != "Bool"
+        and sort[2] != "Bool"
+    )
+
+
+def _fold(f: Callable[[Expr, Expr], Expr]) -> Callable[[list[Expr]], Expr]:
+    def apply(args: list[Expr]) -> Expr:
+        result = args[0]
+        for a in args[1:]:
+            result = f(result, a)
+        return result
+
+    return apply
+
+
+def _chain(f: Callable[[Expr, Expr], Expr]) -> Callable[[list[Expr]], Expr]:
+    # SMT-LIB's chainable comparisons: (< a b c) means (and (< a b) (< b c)).
+    def apply(args: list[Expr]) -> Expr:
+        result = _b.TRUE
+        for a, b in zip(args, args[1:]):
+            result = _b.and_(result, f(a, b))
+        return result
+
+    return apply
+
+
+def _distinct(args: list[Expr]) -> Expr:
+    result = _b.TRUE
+    for i, a in enumerate(args):
+        for b in args[i + 1:]:
+            result = _b.and_(result, _b.ne(a, b))
+    return result
+
+
+def _smod(a: Expr, b: Expr) -> Expr:
+    # bvsmod: the remainder takes the divisor's sign; srem takes the dividend's.
+    w = a.width
+    r = _b.srem(a, b)
+    zero = _b.const(0, w)
+    signs_differ = _b.ne(_b.slt(r, zero), _b.slt(b, zero))
+    adjust = _b.and_(_b.ne(r, zero), signs_differ)
+    return _b.ite(adjust, _b.add(r, b), r)
+
+
+def _implies(args: list[Expr]) -> Expr:
+    # Right associative: (=> a b c) is (=> a (=> b c)).
+    result = args[-1]
+    for a in reversed(args[:-1]):
+        result = _b.or_(_b.not_(a), result)
+    return result
+
+
+_FUNCTIONS: dict[str, Callable[[list[Expr]], Expr]] = {
+    "bvadd": _fold(_b.add),
+    "bvsub": _fold(_b.sub),
+    "bvmul": _fold(_b.mul),
+    "bvudiv": _fold(_b.udiv),
+    "bvsdiv": _fold(_b.sdiv),
+    "bvurem": _fold(_b.urem),
+    "bvsrem": _fold(_b.srem),
+    "bvsmod": _fold(_smod),
+    "bvand": _fold(_b.and_),
+    "bvor": _fold(_b.or_),
+    "bvxor": _fold(_b.xor),
+    "bvnand": lambda a: _b.not_(_b.and_(a[0], a[1])),
+    "bvnor": lambda a: _b.not_(_b.or_(a[0], a[1])),
+    "bvxnor": lambda a: _b.not_(_b.xor(a[0], a[1])),
+    "bvcomp": lambda a: _b.eq(a[0], a[1]),
+    "bvshl": _fold(_b.shl),
+    "bvlshr": _fold(_b.lshr),
+    "bvashr": _fold(_b.ashr),
+    "bvnot": lambda a: _b.not_(a[0]),
+    "bvneg": lambda a: _b.neg(a[0]),
+    "concat": _fold(_b.concat),
+    "bvult": _chain(_b.ult),
+    "bvule": _chain(_b.ule),
+    "bvugt": _chain(_b.ugt),
+    "bvuge": _chain(_b.uge),
+    "bvslt": _chain(_b.slt),
+    "bvsle": _chain(_b.sle),
+    "bvsgt": _chain(_b.sgt),
+    "bvsge": _chain(_b.sge),
+    "=": _chain(_b.eq),
+    "distinct": _distinct,
+    "ite": lambda a: _b.ite(a[0], a[1], a[2]),
+    "and": lambda a: _fold(_b.and_)(a) if a else _b.TRUE,
+    "or": lambda a: _fold(_b.or_)(a) if a else _b.FALSE,
+    "xor": _fold(_b.xor),
+    "not": lambda a: _b.not_(a[0]),
+    "=>": _implies,
+}
+
+
+def _indexed(op: object, arg: Expr) -> Expr:
+    """Apply ``(_ name i ...)`` to ``arg``."""
+    if not (isinstance(op, list) and len(op) >= 3 and op[0] == "_"):
+        raise LoadError(f"SMT-LIB: {op!r} is not a function; only QF_ABV operators are supported")
+    name = op[1]
+    nums = [int(str(x)) for x in op[2:]]
+    if name == "extract":
+        hi, lo = nums
+        return _b.extract(arg, lo, hi - lo + 1)
+    if name == "zero_extend":
+        return _b.zext(arg, arg.width + nums[0])
+    if name == "sign_extend":
+        return _b.sext(arg, arg.width + nums[0])
+    if name == "repeat":
+        result = arg
+        for _ in range(nums[0] - 1):
+            result = _b.concat(result, arg)
+        return result
+    if name in ("rotate_left", "rotate_right"):
+        w = arg.width
+        k = nums[0] % w
+        if name == "rotate_right":
+            k = (w - k) % w
+        if k == 0:
+            return arg
+        return _b.concat(_b.extract(arg, 0, w - k), _b.extract(arg, w - k, k))
+    raise LoadError(f"SMT-LIB: unsupported indexed operator {name!r}; symex reads QF_ABV only")
+
+
+# A symbolic index whose value provably stays below this many bytes sizes its array; beyond
+# it (a full 32-bit index) the array would be too large to model byte by byte.
+_MAX_INFERRED_SIZE = 1 << 16
+
+
+def _index_bound(index: Expr) -> int | None:
+    """One more than the largest value ``index`` can take, if that is small; else None."""
+    op = index.op
+    if op is Op.CONST:
+        return index.value + 1
+    significant = index.width
+    if op is Op.ZEXT:
+        significant = index.args[0].width
+    elif op is Op.CONCAT and index.args[0].op is Op.CONST and index.args[0].value == 0:
+        significant = index.args[1].width
+    bound = 1 << significant
+    return bound if bound <= _MAX_INFERRED_SIZE else None
+
+
+class _Reader:
+    """State of one script: declarations, definitions and the constant indices each array is read at."""
+
+    __slots__ = ("symbols", "sizes", "arrays", "variables", "assertions", "status")
+
+    def __init__(self) -> None:
+        self.symbols: dict[str, Expr | UpdateList] = {}
+        # Highest concrete index + 1 seen per array: SMT-LIB arrays have no size, symex's do.
+        self.sizes: dict[Array, int] = {}
+        self.arrays: list[Array] = []
+        # Arrays standing for declared bit-vector constants: their size is their byte width.
+        self.variables: set[Array] = set()
+        self.assertions: list[Expr] = []
+        self.status: str | None = None
+
+    def note_index(self, updates: UpdateList, index: Expr) -> None:
+        bound = _index_bound(index)
+        if bound is not None:
+            array = updates.array
+            if bound > self.sizes.get(array, 0):
+                self.sizes[array] = bound
+
+    def constant(self, atom: str) -> Expr | None:
+        if atom == "true":
+            return _b.TRUE
+        if atom == "false":
+            return _b.FALSE
+        if atom.startswith("#x"):
+            return _b.const(int(atom[2:], 16), 4 * (len(atom) - 2))
+        if atom.startswith("#b"):
+            return _b.const(int(atom[2:], 2), len(atom) - 2)
+        return None
+
+    def evaluate(self, term: object) -> Expr | UpdateList:
+        """The value of ``term``; iterative, with ``let`` scopes on a stack."""
+        scopes: list[dict[str, Expr | UpdateList]] = []
+        values: list[Expr | UpdateList] = []
+        # Tasks: (0, term) evaluate; (1, term, n) apply term's head to the last n values;
+        # (2, let-term) bind the last values and evaluate the body; (3,) leave a let scope.
+        tasks: list[tuple] = [(0, term)]
+        while tasks:
+            task = tasks.pop()
+            kind = task[0]
+            if kind == 0:
+                t = task[1]
+                if isinstance(t, str):
+                    values.append(self.symbol(t, scopes))
+                    continue
+                if not t:
+                    raise LoadError("SMT-LIB: empty application '()'")
+                head = t[0]
+                if head == "_":
+                    name = str(t[1])
+                    if name.startswith("bv") and len(t) == 3:
+                        values.append(_b.const(int(name[2:]), int(str(t[2]))))
+                        continue
+                    raise LoadError(f"SMT-LIB: unsupported term {_show(t)}")
+                if head == "let":
+                    bindings = t[1]
+                    tasks.append((2, t))
+                    for binding in reversed(bindings):
+                        tasks.append((0, binding[1]))
+                    continue
+                if head == "!":
+                    tasks.append((0, t[1]))
+                    continue
+                tasks.append((1, t, len(t) - 1))
+                for arg in reversed(t[1:]):
+                    tasks.append((0, arg))
+            elif kind == 1:
+                t, n = task[1], task[2]
+                args = values[len(values) - n:]
+                del values[len(values) - n:]
+                values.append(self.apply(t[0], args))
+            elif kind == 2:
+                t = task[1]
+                bindings = t[1]
+                n = len(bindings)
+                bound = values[len(values) - n:]
+                del values[len(values) - n:]
+                scopes.append({str(b[0]): v for b, v in zip(bindings, bound)})
+                tasks.append((3,))
+                tasks.append((0, t[2]))
+            else:
+                scopes.pop()
+        return values[0]
+
+    def symbol(self, atom: str, scopes: list[dict[str, Expr | UpdateList]]) -> Expr | UpdateList:
+        for scope in reversed(scopes):
+            found = scope.get(atom)
+            if found is not None:
+                return found
+        found = self.symbols.get(atom)
+        if found is not None:
+            return found
+        c = self.constant(atom)
+        if c is not None:
+            return c
+        if atom.isdigit():
+            raise LoadError(f"SMT-LIB: integer literal {atom} outside (_ bv{atom} W); symex reads QF_ABV only")
+        raise LoadError(f"SMT-LIB: unknown symbol {atom!r}; declare it with declare-fun first")
+
+    def apply(self, head: object, args: list[Expr | UpdateList]) -> Expr | UpdateList:
+        if head == "select":
+            updates, index = args
+            if not isinstance(updates, UpdateList) or not isinstance(index, Expr):
+                raise LoadError("SMT-LIB: select expects an array and an index")
+            self.note_index(updates, index)
+            return _b.read(updates, index)
+        if head == "store":
+            updates, index, value = args
+            if not isinstance(updates, UpdateList) or not isinstance(index, Expr) or not isinstance(value, Expr):
+                raise LoadError("SMT-LIB: store expects an array, an index and a value")
+            self.note_index(updates, index)
+            return updates.write(index, value)
+        exprs: list[Expr] = []
+        for a in args:
+            if not isinstance(a, Expr):
+                raise LoadError(
+                    f"SMT-LIB: {_show(head)} applied to an array; symex supports arrays only "
+                    "under select and store"
+                )
+            exprs.append(a)
+        if isinstance(head, list):
+            if len(exprs) != 1:
+                raise LoadError(f"SMT-LIB: {_show(head)} takes one argument")
+            return _indexed(head, exprs[0])
+        f = _FUNCTIONS.get(str(head))
+        if f is None:
+            raise LoadError(f"SMT-LIB: unsupported function {head!r}; symex reads QF_ABV only")
+        try:
+            return f(exprs)
+        except (ValueError, IndexError) as error:
+            raise LoadError(f"SMT-LIB: ill-sorted application of {head!r}: {error}") from None
+
+    def declare(self, name: str, sort: object) -> None:
+        if name in self.symbols:
+            raise LoadError(f"SMT-LIB: {name!r} is declared twice")
+        if _is_byte_array_sort(sort):
+            array = Array(name, 0)
+            self.arrays.append(array)
+            self.symbols[name] = UpdateList(array)
+            return
+        width = _bv_sort_width(sort)
+        if width is None:
+            raise LoadError(
+                f"SMT-LIB: {name!r} has sort {_show(sort)}; symex reads (Array (_ BitVec 32) "
+                "(_ BitVec 8)), (_ BitVec W) and Bool constants only"
+            )
+        # A variable becomes the little-endian bytes of a fresh array, as KLEE's ReadLSB.
+        nbytes = (width + 7) // 8
+        array = Array(name, nbytes)
+        self.arrays.append(array)
+        self.sizes[array] = nbytes
+        self.variables.add(array)
+        updates = UpdateList(array)
+        value = _b.read(updates, _b.const(0, INDEX_WIDTH))
+        for i in range(1, nbytes):
+            value = _b.concat(_b.read(updates, _b.const(i, INDEX_WIDTH)), value)
+        if width != value.width:
+            value = _b.extract(value, 0, width)
+        self.symbols[name] = value
+
+    def command(self, cmd: object) -> None:
+        if not isinstance(cmd, list) or not cmd:
+            raise LoadError(f"SMT-LIB: {cmd!r} is not a command")
+        head = cmd[0]
+        if head == "assert":
+            value = self.evaluate(cmd[1])
+            if not isinstance(value, Expr) or value.width != 1:
+                raise LoadError(f"SMT-LIB: an assertion must be Bool, got {_show(cmd[1])[:80]}")
+            self.assertions.append(value)
+        elif head == "declare-fun":
+            if cmd[2]:
+                raise LoadError(f"SMT-LIB: {cmd[1]!r} is a function; symex supports constants only")
+            self.declare(str(cmd[1]), cmd[3])
+        elif head == "declare-const":
+            self.declare(str(cmd[1]), cmd[2])
+        elif head == "define-fun":
+            if cmd[2]:
+                raise LoadError(f"SMT-LIB: define-fun {cmd[1]!r} has arguments; only constants are supported")
+            self.symbols[str(cmd[1])] = self.evaluate(cmd[4])
+        elif head == "set-info":
+            if cmd[1] == ":status" and len(cmd) > 2:
+                self.status = str(cmd[2])
+            elif cmd[1] == _SIZE_INFO:
+                for name, size in cmd[2]:
+                    found = self.symbols.get(str(name))
+                    if isinstance(found, UpdateList):
+                        array = found.array
+                        self.sizes[array] = max(self.sizes.get(array, 0), int(str(size)))
+        elif head == "get-value":
+            # Evaluated only for the indices it reads, which tell the arrays' sizes.
+            for t in cmd[1]:
+                self.evaluate(t)
+        elif head in ("set-logic", "set-option", "check-sat", "exit", "get-model", "get-info",
+                      "get-option", "echo", "get-assignment"):
+            pass
+        else:
+            raise LoadError(f"SMT-LIB: unsupported command {head!r}; symex reads single queries")
+
+
+_SIZE_INFO = ":symex-array-sizes"
+
+
+def _show(t: object) -> str:
+    """Short text of an S-expression for error messages (iterative)."""
+    parts: list[str] = []
+    stack: list[object] = [t]
+    while stack and len(parts) < 60:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.append(")")
+            for i in range(len(x) - 1, -1, -1):
+                stack.append(x[i])
+                if i:
+                    stack.append(" ")
+            parts.append("(")
+        else:
+            parts.append(str(x))
+    return "".join(parts)
+
+
+def parse_smtlib(text: str, *, min_array_size: int = 1) -> SmtQuery:
+    """Read one SMT-LIB 2 script in the QF_ABV subset symbolic executors write.
+
+    Supported: ``set-logic``/``set-info``/``set-option``, ``declare-fun``/``declare-const`` of
+    byte arrays ``(Array (_ BitVec 32) (_ BitVec 8))`` and of bit-vector/Bool constants (each
+    becomes the little-endian bytes of a fresh symbolic array named like it), ``define-fun``
+    without arguments, ``assert``, ``check-sat``, ``get-value``, ``exit``; terms with ``let``,
+    ``select``, ``store`` and the QF_BV operators. SMT-LIB arrays have no size; an array's size
+    is one more than the highest index it is read or written at (at least 1), counting a
+    symbolic index such as ``(concat (_ bv0 24) i)`` by its largest possible value when that is
+    at most 65536, so models cover every byte the script can read. Arrays read at wider
+    symbolic indices (bounded only by the assertions) need ``min_array_size`` bytes to cover
+    them; reads past an array's size are outside its model. Raises
+    :class:`~symex.errors.LoadError` for anything else.
+    """
+    reader = _Reader()
+    for cmd in _sexps(text):
+        reader.command(cmd)
+    for array in reader.arrays:
+        # Sizes are only known once every read has been seen; nothing outside this call
+        # holds the arrays yet, so fixing the size now is safe.
+        floor = 1 if array in reader.variables else min_array_size
+        array.size = max(floor, reader.sizes.get(array, 0))
+    return SmtQuery(tuple(reader.assertions), tuple(reader.arrays), reader.status)
