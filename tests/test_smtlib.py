@@ -204,3 +204,84 @@ def test_corpus_every_file_parses_and_solves_to_its_status() -> None:
     finally:
         solver.close()
     assert wrong == []
+
+
+# -- writer and round trip --------------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from symex.expr import format_expr  # noqa: E402
+from symex.expr.smtlib import write_smtlib  # noqa: E402
+
+_ARR = E.Array("in", 4)
+_U = E.UpdateList(_ARR)
+
+
+def _byte(i: int) -> E.Expr:
+    return E.read(_U, E.const(i, 32))
+
+
+_LEAVES = st.one_of(
+    st.integers(0, 3).map(_byte),
+    st.integers(0, 255).map(lambda v: E.const(v, 8)),
+)
+
+
+def _extend(children: st.SearchStrategy[E.Expr]) -> st.SearchStrategy[E.Expr]:
+    ops = [E.add, E.sub, E.mul, E.udiv, E.sdiv, E.urem, E.srem, E.and_, E.or_, E.xor,
+           E.shl, E.lshr, E.ashr]
+    return st.one_of(
+        st.tuples(st.sampled_from(ops), children, children).map(lambda t: t[0](t[1], t[2])),
+        children.map(E.not_),
+        st.tuples(children, children, children).map(
+            lambda t: E.ite(E.ult(t[0], t[1]), t[2], t[0])),
+        st.tuples(children, children).map(lambda t: E.extract(E.concat(t[0], t[1]), 4, 8)),
+        st.tuples(children, children).map(
+            lambda t: E.read(_U.write(E.zext(t[0], 32), t[1]), E.zext(t[1], 32))),
+    )
+
+
+_BYTES = st.recursive(_LEAVES, _extend, max_leaves=8)
+_CONDS = st.tuples(st.sampled_from([E.eq, E.ult, E.ule, E.slt, E.sle]), _BYTES, _BYTES).map(
+    lambda t: t[0](t[1], t[2]))
+_BOOLS = st.one_of(
+    _CONDS,
+    st.tuples(_CONDS, _CONDS).map(lambda t: E.bool_or(t[0], E.bool_not(t[1]))),
+    st.tuples(_CONDS, _CONDS).map(lambda t: E.xor(t[0], t[1])),
+    st.tuples(_CONDS, _BYTES).map(lambda t: E.eq(E.extract(t[1], 2, 1), t[0])),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_BOOLS, min_size=0, max_size=3), st.one_of(st.none(), _BOOLS))
+def test_round_trip_reads_back_the_same_expressions(constraints: list[E.Expr], query: E.Expr | None) -> None:
+    text = write_smtlib(constraints, query)
+    q = parse_smtlib(text)
+    expected = [*constraints, *([query] if query is not None else [])]
+    # The read-back arrays are new objects with the same names and sizes; the text names them.
+    assert [format_expr(e) for e in q.assertions] == [format_expr(e) for e in expected]
+    assert [(a.name, a.size) for a in q.arrays] == [(a.name, a.size) for a in E.arrays_in(expected)]
+
+
+def test_written_script_is_accepted_by_z3_with_the_same_answer() -> None:
+    z3 = pytest.importorskip("z3")
+    x = E.concat(_byte(1), _byte(0))
+    sat_cs = [E.ult(x, E.const(300, 16)), E.eq(E.extract(_byte(0), 0, 1), E.const(1, 1))]
+    unsat_q = E.eq(x, E.const(0, 16))  # x odd (bit 0 set), so x = 0 is impossible
+    for query, answer in [(None, z3.sat), (unsat_q, z3.unsat)]:
+        s = z3.Solver()
+        s.add(z3.parse_smt2_string(write_smtlib(sat_cs, query)))
+        assert s.check() == answer
+
+
+def test_constant_array_contents_are_asserted() -> None:
+    table = E.Array("table", 3, b"\x05\x06\x07")
+    i = E.zext(_byte(0), 32)
+    c = E.eq(E.read(E.UpdateList(table), i), E.const(7, 8))
+    q = parse_smtlib(write_smtlib([c]))
+    by_name = {a.name: a for a in q.arrays}
+    # table[in[0]] = 7 holds for in[0] = 2 only once table's bytes are asserted
+    good = Assignment({by_name["in"]: b"\x02", by_name["table"]: b"\x05\x06\x07"})
+    assert good.satisfies(q.assertions)
+    wrong_table = Assignment({by_name["in"]: b"\x02", by_name["table"]: b"\x05\x06\x08"})
+    assert not wrong_table.satisfies(q.assertions)

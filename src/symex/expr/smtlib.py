@@ -11,7 +11,7 @@ with the length of the path that produced a query.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import attrs
 
@@ -236,13 +236,15 @@ def _index_bound(index: Expr) -> int | None:
 class _Reader:
     """State of one script: declarations, definitions and the constant indices each array is read at."""
 
-    __slots__ = ("symbols", "sizes", "arrays", "variables", "assertions", "status")
+    __slots__ = ("symbols", "sizes", "explicit", "arrays", "variables", "assertions", "status")
 
     def __init__(self) -> None:
         self.symbols: dict[str, Expr | UpdateList] = {}
         # Highest concrete index + 1 seen per array: SMT-LIB arrays have no size, symex's do.
         self.sizes: dict[Array, int] = {}
         self.arrays: list[Array] = []
+        # Sizes a script states (written by write_smtlib) take precedence over inferred ones.
+        self.explicit: dict[Array, int] = {}
         # Arrays standing for declared bit-vector constants: their size is their byte width.
         self.variables: set[Array] = set()
         self.assertions: list[Expr] = []
@@ -419,11 +421,10 @@ class _Reader:
             if cmd[1] == ":status" and len(cmd) > 2:
                 self.status = str(cmd[2])
             elif cmd[1] == _SIZE_INFO:
-                for name, size in cmd[2]:
+                for name, size in _sexps(str(cmd[2])[1:-1].replace('""', '"')):
                     found = self.symbols.get(str(name))
                     if isinstance(found, UpdateList):
-                        array = found.array
-                        self.sizes[array] = max(self.sizes.get(array, 0), int(str(size)))
+                        self.explicit[found.array] = int(str(size))
         elif head == "get-value":
             # Evaluated only for the indices it reads, which tell the arrays' sizes.
             for t in cmd[1]:
@@ -478,5 +479,144 @@ def parse_smtlib(text: str, *, min_array_size: int = 1) -> SmtQuery:
         # Sizes are only known once every read has been seen; nothing outside this call
         # holds the arrays yet, so fixing the size now is safe.
         floor = 1 if array in reader.variables else min_array_size
-        array.size = max(floor, reader.sizes.get(array, 0))
+        explicit = reader.explicit.get(array)
+        array.size = explicit if explicit is not None else max(floor, reader.sizes.get(array, 0))
     return SmtQuery(tuple(reader.assertions), tuple(reader.arrays), reader.status)
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+_SIMPLE_SYMBOL = re.compile(r"[A-Za-z~!@$%^&*_+=<>.?/\-][A-Za-z0-9~!@$%^&*_+=<>.?/\-]*\Z")
+_ARRAY_SORT = "(Array (_ BitVec 32) (_ BitVec 8))"
+# Width-1 nodes whose natural SMT-LIB sort is Bool; every other node is a bit-vector term.
+_BOOL_OPS = frozenset({Op.NOT, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE, Op.SELECT})
+_BV_NAMES: dict[Op, str] = {
+    Op.ADD: "bvadd", Op.SUB: "bvsub", Op.MUL: "bvmul", Op.UDIV: "bvudiv", Op.SDIV: "bvsdiv",
+    Op.UREM: "bvurem", Op.SREM: "bvsrem", Op.AND: "bvand", Op.OR: "bvor", Op.XOR: "bvxor",
+    Op.SHL: "bvshl", Op.LSHR: "bvlshr", Op.ASHR: "bvashr", Op.ULT: "bvult", Op.ULE: "bvule",
+    Op.SLT: "bvslt", Op.SLE: "bvsle",
+}
+
+
+def _symbol(name: str) -> str:
+    if _SIMPLE_SYMBOL.match(name):
+        return name
+    if "|" in name or "\\" in name:
+        raise ValueError(f"array name {name!r} cannot be written as an SMT-LIB symbol; rename it")
+    return f"|{name}|"
+
+
+def _is_bool(e: Expr) -> bool:
+    return e.width == 1 and e.op in _BOOL_OPS
+
+
+def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: str = "QF_ABV") -> str:
+    """An SMT-LIB 2 script asserting every constraint, then ``query`` if given, then ``check-sat``.
+
+    The script is satisfiable iff the constraints and the query can hold together. Each array
+    gets a ``declare-fun``; a constant array's bytes become assertions; every non-constant node
+    gets one ``define-fun`` (shared subterms are written once, and nothing is nested deeper than
+    one node). Array sizes are recorded with ``(set-info :symex-array-sizes ...)`` so that
+    :func:`parse_smtlib` restores them.
+    """
+    roots: list[Expr] = list(constraints)
+    if query is not None:
+        roots.append(query)
+    for r in roots:
+        if r.width != 1:
+            raise ValueError(f"write_smtlib: constraints must be 1-bit expressions, got width {r.width}")
+    arrays = arrays_in(roots)
+    array_names: dict[Array, str] = {}
+    used: set[str] = set()
+    for array in arrays:
+        if array.name in used:
+            raise ValueError(f"write_smtlib: two arrays are named {array.name!r}; SMT-LIB needs distinct names")
+        used.add(array.name)
+        array_names[array] = _symbol(array.name)
+    # Term names must not clash with any array name.
+    prefix = "e!"
+    while any(n.startswith(prefix) for n in used):
+        prefix += "!"
+    lines: list[str] = [f"(set-logic {logic})"]
+    for array in arrays:
+        lines.append(f"(declare-fun {array_names[array]} () {_ARRAY_SORT})")
+    if arrays:
+        # After the declarations: the reader looks the names up.
+        # A string value: solvers reject other values for attributes they do not know.
+        sizes = " ".join(f"({array_names[a]} {a.size})" for a in arrays).replace('"', '""')
+        lines.append(f'(set-info {_SIZE_INFO} "{sizes}")')
+    for array in arrays:
+        name = array_names[array]
+        if array.initial is not None:
+            for i, byte in enumerate(array.initial):
+                lines.append(f"(assert (= (select {name} (_ bv{i} 32)) (_ bv{byte} 8)))")
+    names: dict[Expr, str] = {}
+    lists: dict[tuple[Array, UpdateNode], str] = {}
+
+    def ref(e: Expr, want_bool: bool) -> str:
+        if e.op is Op.CONST:
+            if e.width == 1 and want_bool:
+                return "true" if e.value else "false"
+            return f"(_ bv{e.value} {e.width})"
+        name = names[e]
+        native = _is_bool(e)
+        if want_bool and not native:
+            return f"(= #b1 {name})"
+        if native and not want_bool:
+            return f"(ite {name} #b1 #b0)"
+        return name
+
+    counter = 0
+    for e in postorder(roots):
+        op = e.op
+        if op is Op.CONST:
+            continue
+        args = e.args
+        if op is Op.READ:
+            updates = e.updates
+            assert updates is not None
+            array = updates.array
+            pending: list[UpdateNode] = []
+            node = updates.head
+            while node is not None and (array, node) not in lists:
+                pending.append(node)
+                node = node.next
+            base = array_names[array] if node is None else lists[(array, node)]
+            for n in reversed(pending):
+                counter += 1
+                lname = f"{prefix}{counter}"
+                lines.append(f"(define-fun {lname} () {_ARRAY_SORT} "
+                             f"(store {base} {ref(n.index, False)} {ref(n.value, False)}))")
+                lists[(array, n)] = lname
+                base = lname
+            body = f"(select {base} {ref(args[0], False)})"
+        elif op is Op.SELECT:
+            b = e.width == 1
+            body = f"(ite {ref(args[0], True)} {ref(args[1], b)} {ref(args[2], b)})"
+        elif op is Op.CONCAT:
+            body = f"(concat {ref(args[0], False)} {ref(args[1], False)})"
+        elif op is Op.EXTRACT:
+            body = f"((_ extract {e.value + e.width - 1} {e.value}) {ref(args[0], False)})"
+        elif op is Op.ZEXT or op is Op.SEXT:
+            kind = "zero_extend" if op is Op.ZEXT else "sign_extend"
+            body = f"((_ {kind} {e.width - args[0].width}) {ref(args[0], False)})"
+        elif op is Op.NOT:
+            body = f"(not {ref(args[0], True)})" if e.width == 1 else f"(bvnot {ref(args[0], False)})"
+        elif e.width == 1 and op in (Op.AND, Op.OR, Op.XOR):
+            word = {Op.AND: "and", Op.OR: "or", Op.XOR: "xor"}[op]
+            body = f"({word} {ref(args[0], True)} {ref(args[1], True)})"
+        elif op is Op.EQ:
+            b = args[0].width == 1
+            body = f"(= {ref(args[0], b)} {ref(args[1], b)})"
+        else:
+            body = f"({_BV_NAMES[op]} {ref(args[0], False)} {ref(args[1], False)})"
+        counter += 1
+        name = f"{prefix}{counter}"
+        sort = "Bool" if _is_bool(e) else f"(_ BitVec {e.width})"
+        lines.append(f"(define-fun {name} () {sort} {body})")
+        names[e] = name
+    for r in roots:
+        lines.append(f"(assert {ref(r, True)})")
+    lines.append("(check-sat)")
+    lines.append("(exit)")
+    return "\n".join(lines) + "\n"
