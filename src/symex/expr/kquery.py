@@ -605,3 +605,211 @@ class _Parser:
             raise self.error(
                 f"({frame.name} ...) takes {n} operand(s), got {len(frame.items)}", frame.pos
             )
+
+
+# ---------------------------------------------------------------------------------------------
+# Writer
+
+
+def write_kquery(queries: Iterable[KQuery]) -> str:
+    """KQuery text of ``queries``: array declarations before each query, then the query.
+
+    Subexpressions and update-list tails used more than once are printed once with a label
+    (``N0:``/``U0:``) and referenced afterwards, so the text stays linear in the DAG size.
+    Constants print as ``(wN value)`` (``true``/``false`` for width 1). Arrays keep their names
+    unless two arrays share one or a name is not a KQuery identifier; :func:`parse_kquery`
+    (given the arrays by name) reads the text back to the same expressions.
+    """
+    names: dict[Array, str] = {}
+    used: set[str] = set()
+    out: list[str] = []
+    for q in queries:
+        roots = [*q.constraints, q.query, *q.values]
+        wanted = arrays_in(roots)
+        for a in q.arrays:
+            if a not in wanted:
+                wanted.append(a)
+        for a in wanted:
+            if a not in names:
+                name = a.name
+                if not _NAME_RE.match(name) or _LABEL_LIKE_RE.match(name) or name in _RESERVED:
+                    name = "arr_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
+                base, k = name, 0
+                while name in used:
+                    k += 1
+                    name = f"{base}_{k}"
+                used.add(name)
+                names[a] = name
+            out.append(_declaration(a, names[a]))
+        out.append(_QueryWriter(names, roots).write(q))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _declaration(a: Array, name: str) -> str:
+    if a.initial is None:
+        contents = "symbolic"
+    else:
+        contents = "[" + " ".join(str(b) for b in a.initial) + "]"
+    return f"array {name}[{a.size}] : w{INDEX_WIDTH} -> w{ELEMENT_WIDTH} = {contents}"
+
+
+class _QueryWriter:
+    """Prints one query, labelling shared expressions and update-list tails."""
+
+    def __init__(self, names: dict[Array, str], roots: list[Expr]) -> None:
+        self.names = names
+        uses: dict[Expr, int] = {}
+        node_uses: dict[UpdateNode, int] = {}
+        for r in roots:
+            uses[r] = uses.get(r, 0) + 1
+        nodes: list[UpdateNode] = []
+        for e in postorder(roots):
+            if e.op is Op.READ:
+                assert e.updates is not None
+                uses[e.args[0]] = uses.get(e.args[0], 0) + 1
+                head = e.updates.head
+                if head is not None:
+                    if head not in node_uses:
+                        nodes.append(head)
+                    node_uses[head] = node_uses.get(head, 0) + 1
+            else:
+                for c in e.args:
+                    uses[c] = uses.get(c, 0) + 1
+        # Every write node once, counting how many reads or newer writes lead to it.
+        k = 0
+        while k < len(nodes):
+            node = nodes[k]
+            k += 1
+            for c in (node.index, node.value):
+                uses[c] = uses.get(c, 0) + 1
+            nxt = node.next
+            if nxt is not None:
+                if nxt not in node_uses:
+                    nodes.append(nxt)
+                node_uses[nxt] = node_uses.get(nxt, 0) + 1
+        self.shared = {e for e, n in uses.items() if n > 1 and e.op is not Op.CONST}
+        self.shared_nodes = {n for n, c in node_uses.items() if c > 1}
+        self.labels: dict[Expr, str] = {}
+        self.node_labels: dict[UpdateNode, str] = {}
+
+    def write(self, q: KQuery) -> str:
+        parts = ["(query ["]
+        parts.append("\n        ".join(self.expr(c) for c in q.constraints))
+        parts.append("]\n       ")
+        parts.append(self.expr(q.query))
+        if q.values or q.arrays:
+            parts.append("\n       [")
+            parts.append("\n        ".join(self.expr(v) for v in q.values))
+            parts.append("]")
+        if q.arrays:
+            parts.append("\n       [")
+            parts.append(" ".join(self.names[a] for a in q.arrays))
+            parts.append("]")
+        parts.append(")")
+        return "".join(parts)
+
+    def expr(self, root: Expr) -> str:
+        parts: list[str] = []
+        # Pending output: strings verbatim, expressions and (write node, array) versions to
+        # expand; pushed in reverse so they pop in text order.
+        stack: list[object] = [root]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                parts.append(item)
+                continue
+            if isinstance(item, tuple):
+                self.version(item[0], item[1], parts, stack)
+                continue
+            assert isinstance(item, Expr)
+            e = item
+            if e.op is Op.CONST:
+                if e.width == 1:
+                    parts.append("true" if e.value else "false")
+                else:
+                    parts.append(f"(w{e.width} {e.value})")
+                continue
+            label = self.labels.get(e)
+            if label is not None:
+                parts.append(label)
+                continue
+            if e in self.shared:
+                label = f"N{len(self.labels)}"
+                self.labels[e] = label
+                parts.append(label + ":")
+            op = e.op
+            pending: list[object]
+            if op is Op.READ:
+                assert e.updates is not None
+                pending = [
+                    f"(Read w{ELEMENT_WIDTH} ", e.args[0], " ",
+                    (e.updates.head, e.updates.array), ")",
+                ]
+            elif op is Op.EXTRACT:
+                pending = [f"(Extract w{e.width} {e.value} ", e.args[0], ")"]
+            else:
+                name = _WRITE_NAMES[op]
+                head = f"({name}" if op in _WIDTHLESS else f"({name} w{e.width}"
+                pending = [head]
+                for c in e.args:
+                    pending.append(" ")
+                    pending.append(c)
+                pending.append(")")
+            stack.extend(reversed(pending))
+        return "".join(parts)
+
+    def version(
+        self, node: UpdateNode | None, array: Array, parts: list[str], stack: list[object]
+    ) -> None:
+        if node is None:
+            parts.append(self.names[array])
+            return
+        label = self.node_labels.get(node)
+        if label is not None:
+            parts.append(label)
+            return
+        if node in self.shared_nodes:
+            label = f"U{len(self.node_labels)}"
+            self.node_labels[node] = label
+            parts.append(label + ":")
+        pending: list[object] = ["["]
+        current: UpdateNode | None = node
+        first = True
+        # A segment ends where a shared tail starts, so the tail can get its own label.
+        while current is not None and (first or current not in self.shared_nodes):
+            if not first:
+                pending.append(", ")
+            pending += [current.index, "=", current.value]
+            first = False
+            current = current.next
+        pending += ["] @ ", (current, array)]
+        stack.extend(reversed(pending))
+
+
+_WRITE_NAMES: dict[Op, str] = {
+    Op.SELECT: "Select",
+    Op.CONCAT: "Concat",
+    Op.ZEXT: "ZExt",
+    Op.SEXT: "SExt",
+    Op.NOT: "Not",
+    Op.ADD: "Add",
+    Op.SUB: "Sub",
+    Op.MUL: "Mul",
+    Op.UDIV: "UDiv",
+    Op.SDIV: "SDiv",
+    Op.UREM: "URem",
+    Op.SREM: "SRem",
+    Op.AND: "And",
+    Op.OR: "Or",
+    Op.XOR: "Xor",
+    Op.SHL: "Shl",
+    Op.LSHR: "LShr",
+    Op.ASHR: "AShr",
+    Op.EQ: "Eq",
+    Op.ULT: "Ult",
+    Op.ULE: "Ule",
+    Op.SLT: "Slt",
+    Op.SLE: "Sle",
+}
+# As KLEE prints them: comparisons carry no width (it is always 1).
+_WIDTHLESS = frozenset({Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE})
