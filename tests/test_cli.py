@@ -68,9 +68,10 @@ def test_interrupt_keeps_what_was_found(tmp_path: Path) -> None:
     import signal
     import time
 
-    symex("run", "--max-instructions", "1", "tests/programs/regexp.c")  # warm the IR cache
-    proc = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--search", "bfs",
-                             "tests/programs/regexp.c"], cwd=ROOT, stdout=subprocess.PIPE,
+    # 2^20 paths: still exploring when the interrupt comes
+    symex("run", "--max-instructions", "1", "-D", "N=20", "tests/programs/branches.c")  # warm the IR cache
+    proc = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--search", "bfs", "-D", "N=20",
+                             "tests/programs/branches.c"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     time.sleep(4.0)
     proc.send_signal(signal.SIGINT)

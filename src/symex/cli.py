@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-states", type=int, metavar="N", help="live states at once")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--solver", default="z3", metavar="CONFIG")
+    run.add_argument("--write-queries", metavar="DIR",
+                     help="log every solver query (SMT-LIB2 files and index.csv) into DIR")
     run.add_argument("--emit-all-errors", action="store_true",
                      help="report every error path, not one per error site")
     run.add_argument("-O", dest="optimize", metavar="LEVEL",
@@ -93,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          max_time=options.max_time, max_instructions=options.max_instructions,
                          max_depth=options.max_depth, max_states=options.max_states,
                          solver=options.solver, emit_all_errors=options.emit_all_errors,
+                         write_queries=options.write_queries,
                          args=options.args)
     except SymexError as exc:
         sys.stderr.write(f"symex: error: {exc}\n")
@@ -100,7 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # before exploration started (e.g. while compiling)
         sys.stderr.write("symex: interrupted\n")
         return 130
-    _print_summary(result)
+    try:
+        _print_summary(result)
+    except KeyboardInterrupt:  # Ctrl-C while printing: the results are complete anyway
+        sys.stderr.write("symex: interrupted while printing the summary\n")
+        return 130
+    except BrokenPipeError:  # e.g. `symex run ... | head`
+        return 0
     return 130 if result.halted == "interrupted" else 0
 
 

@@ -10,6 +10,7 @@ time slice; forks go back to the searcher; every path that ends becomes a :class
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable, Sequence
 
@@ -23,8 +24,12 @@ from symex.core.state import State
 from symex.env import default_externals
 from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
-from symex.solvers import create_solver
-from symex.solvers.base import Solver
+from symex.solvers import create_core_solver, with_chain
+from symex.solvers.base import Solver, SolverBase
+
+#: the solver chain in front of the solver by default: all of KLEE's layers (with them, the
+#: regexp benchmark sends 10 queries to z3 instead of 3,524; see docs/benchmarks.md)
+DEFAULT_CHAIN = ("trivial", "independence", "cache", "cex")
 
 #: instructions a state may run before the engine checks limits and asks the searcher again
 TIME_SLICE = 10_000
@@ -295,7 +300,10 @@ class Exploration:
             errors=tuple(self.errors),
             coverage=Coverage(frozenset(covered), frozenset(total)),
             statistics=Statistics(self.executor.instructions, time.monotonic() - start,
-                                  self.executor.forks, self.peak, stats.queries, stats.time),
+                                  self.executor.forks, self.peak,
+                                  # behind a chain, count what reached the core solver
+                                  getattr(stats, "core_queries", stats.queries),
+                                  getattr(stats, "core_time", stats.time)),
             halted=halted,
             messages=tuple(self.executor.messages),
         )
@@ -305,6 +313,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             max_time: float | None = None, max_instructions: int | None = None,
             max_depth: int | None = None, max_states: int | None = None,
             solver: str | Solver = "z3", solver_timeout: float | None = None,
+            write_queries: str | os.PathLike[str] | None = None,
+            solver_chain: Sequence[str] = DEFAULT_CHAIN,
             emit_all_errors: bool = False, max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES,
             entry: str = "main", args: Sequence[str] | None = None,
             hooks: Hooks | None = None) -> Result:
@@ -314,12 +324,30 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     list of them to interleave. Limits: ``max_time`` (seconds), ``max_instructions``,
     ``max_depth`` (symbolic branches on one path), ``max_states`` (live states; states past it
     end as partial). Paths stopped by a limit are reported as partial, with a test case each.
+    ``solver``: a configuration string (see docs/usage.md) or a solver object (not closed here).
+    ``write_queries``: a directory to log every query that reaches the solver (SMT-LIB2, one file
+    per query, and ``index.csv`` with answers and times). ``solver_chain``: KLEE-style layers in
+    front of the solver (``trivial``, ``independence``, ``cache``, ``cex``; all by default, ``()``
+    for none).
     """
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
                           f"pass entry=NAME with a defined function")
     owns_solver = isinstance(solver, str)
-    backend = create_solver(solver, timeout=solver_timeout) if isinstance(solver, str) else solver
+    core = create_core_solver(solver, timeout=solver_timeout) if isinstance(solver, str) else solver
+    backend: Solver = core
+    recorder = None
+    if write_queries is not None:
+        if not isinstance(core, SolverBase):
+            raise ConfigError("write_queries needs a solver built by symex (a SolverBase)")
+        # imported here: recording pulls in the SMT-LIB writer, which plain runs do not need
+        from symex.solvers.recording import QueryRecorder
+        # inside the chain: the log holds exactly the queries that reached the core solver
+        recorder = backend = QueryRecorder(core, write_queries)
+    if solver_chain:
+        if not isinstance(backend, SolverBase):
+            raise ConfigError("solver_chain needs a solver built by symex (a SolverBase)")
+        backend = with_chain(backend, solver_chain)
     try:
         run = Exploration(program, backend, searcher=searcher, seed=seed, max_time=max_time,
                           max_instructions=max_instructions, max_depth=max_depth,
@@ -327,5 +355,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
                           max_stack_frames=max_stack_frames, hooks=hooks or Hooks())
         return run.run(program.functions[entry], list(args) if args else None)
     finally:
+        if recorder is not None:
+            recorder.close_log()
         if owns_solver:
-            backend.close()
+            core.close()

@@ -6,10 +6,14 @@ Use :func:`create_solver` to get a solver by name; the interface lives in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from symex.solvers.base import Query, Solver, SolverBase, SolverStatistics, Validity
 from symex.solvers.config import PortfolioConfig, SolverConfig, parse_config
 
 __all__ = [
+    "create_core_solver",
+    "with_chain",
     "KNOWN_SOLVERS",
     "PortfolioConfig",
     "Query",
@@ -27,15 +31,26 @@ KNOWN_SOLVERS: tuple[str, ...] = ("z3", "cvc5", "bitwuzla", "pysmt")
 
 
 def create_solver(
-    config: str | SolverConfig | PortfolioConfig = "z3", *, timeout: float | None = None
+    config: str | SolverConfig | PortfolioConfig = "z3", *, timeout: float | None = None,
+    chain: Sequence[str] = (),
 ) -> Solver:
     """A new solver for a configuration string ``BACKEND[:ENCODING[:SESSION]]`` (e.g. ``"z3"``,
     ``"bitwuzla:ite"``, ``"z3:array-assert:assumptions(50)"``) or
     ``portfolio(CONFIG, CONFIG, ...)``, with an optional time limit in seconds per query.
 
+    ``chain`` names the KLEE-style layers to put in front of it (``trivial``,
+    ``independence``, ``cache``, ``cex``; see :mod:`symex.solvers.chain`).
+
     Raises ConfigError (quoting the grammar) for a malformed string and SolverError when a
     backend's package is missing.
     """
+    return with_chain(create_core_solver(config, timeout=timeout), chain)
+
+
+def create_core_solver(
+    config: str | SolverConfig | PortfolioConfig = "z3", *, timeout: float | None = None
+) -> SolverBase:
+    """The solver a configuration names, without any chain layers in front."""
     parsed = parse_config(config)
     if isinstance(parsed, PortfolioConfig):
         # Imported here: the racer loads multiprocessing machinery only when asked for.
@@ -46,3 +61,12 @@ def create_solver(
     from symex.solvers.configured import SessionSolver
 
     return SessionSolver(parsed, timeout=timeout)
+
+
+def with_chain(solver: SolverBase, chain: Sequence[str]) -> SolverBase:
+    """``solver`` behind the named chain layers (itself when ``chain`` is empty)."""
+    if not chain:
+        return solver
+    from symex.solvers.chain import build_chain
+
+    return build_chain(solver, chain)

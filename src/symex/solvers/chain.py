@@ -89,15 +89,22 @@ class ChainStatistics(SolverStatistics):
         return counters
 
 
+#: What a constraint reads: ``(array, index)`` for a byte at a constant index, ``(array, None)``
+#: for a read at a symbolic index (which may touch any byte of the array). As in KLEE, two
+#: constraints are independent unless they share a byte, so `b[0] > 100` and `b[1] > 100` are
+#: solved (and cached) apart even though both read array `b`.
+_Element = tuple["Array", "int | None"]
+
+
 class _ArraySets:
-    """Union-find over symbolic arrays (independence partitions)."""
+    """Union-find over read elements (independence partitions)."""
 
     __slots__ = ("parent",)
 
     def __init__(self) -> None:
-        self.parent: dict[Array, Array] = {}
+        self.parent: dict[_Element, _Element] = {}
 
-    def find(self, a: Array) -> Array:
+    def find(self, a: _Element) -> _Element:
         parent = self.parent
         root = parent.setdefault(a, a)
         while parent[root] is not root:
@@ -107,7 +114,7 @@ class _ArraySets:
             a, parent[a] = parent[a], root
         return root
 
-    def union(self, arrays: Sequence[Array]) -> None:
+    def union(self, arrays: Sequence[_Element]) -> None:
         if not arrays:
             return
         first = self.find(arrays[0])
@@ -170,12 +177,41 @@ class ChainSolver(SolverBase):
     # -- helpers --------------------------------------------------------------------------
 
     def _symbolic_arrays(self, e: Expr) -> tuple[Array, ...]:
-        """Symbolic arrays ``e`` reads (memoized: constraints recur in every later query)."""
+        """Symbolic arrays ``e`` reads."""
+        return tuple(dict.fromkeys(a for a, _ in self._elements(e)))
+
+    def _elements(self, e: Expr) -> tuple[_Element, ...]:
+        """The bytes of symbolic arrays ``e`` reads (memoized: constraints recur in every later
+        query); see :data:`_Element`."""
         found = self._arrays_of.get(e)
         if found is None:
-            found = tuple(a for a in _expr.arrays_in((e,)) if a.initial is None)
+            keys: dict[_Element, None] = {}
+            read = _expr.Op.READ
+            const = _expr.Op.CONST
+            for node in _expr.postorder((e,)):
+                if node.op is read:
+                    array = node.updates.array
+                    if array.initial is None:
+                        index = node.args[0]
+                        keys[(array, index.value if index.op is const else None)] = None
+            found = tuple(keys)
             self._arrays_of[e] = found
         return found
+
+    def _partition(self, constraints: Sequence[Expr]) -> tuple[_ArraySets, list[tuple[_Element, ...]]]:
+        """Union-find over the elements the constraints read; a symbolic-index read of an
+        array joins every byte of that array read anywhere in ``constraints``."""
+        sets = _ArraySets()
+        elements_of = [self._elements(c) for c in constraints]
+        by_array: dict[Array, list[_Element]] = {}
+        for elements in elements_of:
+            sets.union(elements)
+            for key in elements:
+                by_array.setdefault(key[0], []).append(key)
+        for keys in by_array.values():
+            if any(index is None for _, index in keys):
+                sets.union(keys)
+        return sets, elements_of
 
     def _layer(self, name: str) -> LayerStatistics:
         return self.statistics.layers[name]
@@ -272,16 +308,13 @@ class ChainSolver(SolverBase):
         return self._check_cached(constraints, extra)
 
     def _relevant(self, constraints: tuple[Expr, ...], extra: Expr) -> tuple[Expr, ...]:
-        """The constraints sharing symbolic arrays with ``extra`` (transitively), plus every
+        """The constraints sharing read bytes with ``extra`` (transitively), plus every
         constraint that reads no symbolic array."""
-        sets = _ArraySets()
-        arrays_of = [self._symbolic_arrays(c) for c in constraints]
-        for arrays in arrays_of:
-            sets.union(arrays)
-        roots = {sets.find(a) for a in self._symbolic_arrays(extra)}
+        sets, elements_of = self._partition((*constraints, extra))
+        roots = {sets.find(k) for k in elements_of[-1]}
         return tuple(
-            c for c, arrays in zip(constraints, arrays_of)
-            if not arrays or sets.find(arrays[0]) in roots
+            c for c, elements in zip(constraints, elements_of)
+            if not elements or sets.find(elements[0]) in roots
         )
 
     def _check_cached(self, constraints: tuple[Expr, ...], extra: Expr | None) -> bool:
@@ -397,12 +430,32 @@ class ChainSolver(SolverBase):
         else:
             groups = [constraints]
 
-        merged: _Model = {}
+        # each group contributes the bytes it reads (all of an array it reads at a symbolic
+        # index); the rest stay zero, which no constraint of the query reads
+        merged_bytes: dict[Array, bytearray] = {}
         for group in groups:
             model = self._model_cached(group)
             if model is None:
                 return None
-            merged.update(model)
+            owned: dict[Array, set[int] | None] = {}
+            for c in group:
+                for array, index in self._elements(c):
+                    if index is None:
+                        owned[array] = None
+                    elif array not in owned:
+                        owned[array] = {index}
+                    elif owned[array] is not None:
+                        owned[array].add(index)  # type: ignore[union-attr]
+            for array, indices in owned.items():
+                data = model.get(array, b"")
+                target = merged_bytes.setdefault(array, bytearray(array.size))
+                if indices is None:
+                    target[:] = data[: array.size].ljust(array.size, b"\0")
+                else:
+                    for i in indices:
+                        if 0 <= i < min(array.size, len(data)):
+                            target[i] = data[i]
+        merged: _Model = {a: bytes(b) for a, b in merged_bytes.items()}
         assignment = _expr.Assignment(merged)
         values = [assignment.evaluate(e) for e in exprs]
         contents: list[bytes] = []
@@ -416,23 +469,22 @@ class ChainSolver(SolverBase):
 
     def _groups(self, constraints: tuple[Expr, ...],
                 wanted: Sequence[Array]) -> list[tuple[Expr, ...]]:
-        """The independent groups of ``constraints`` that touch ``wanted``; constraints reading
-        no symbolic array join every group (or form one when no group is needed)."""
-        sets = _ArraySets()
-        arrays_of = [self._symbolic_arrays(c) for c in constraints]
-        for arrays in arrays_of:
-            sets.union(arrays)
-        roots = {sets.find(a) for a in wanted}
-        ground = tuple(c for c, arrays in zip(constraints, arrays_of) if not arrays)
-        by_root: dict[Array, list[Expr]] = {}
-        for c, arrays in zip(constraints, arrays_of):
-            if arrays:
-                root = sets.find(arrays[0])
+        """The independent groups of ``constraints`` that read ``wanted`` arrays; constraints
+        reading no symbolic array join every group (or form one when no group is needed)."""
+        sets, elements_of = self._partition(constraints)
+        wanted_set = set(wanted)
+        ground = tuple(c for c, elements in zip(constraints, elements_of) if not elements)
+        roots = {sets.find(elements[0]) for elements in elements_of
+                 if elements and any(array in wanted_set for array, _ in elements)}
+        groups: dict[_Element, list[Expr]] = {}
+        for c, elements in zip(constraints, elements_of):
+            if elements:
+                root = sets.find(elements[0])
                 if root in roots:
-                    by_root.setdefault(root, []).append(c)
-        if not by_root:
+                    groups.setdefault(root, []).append(c)
+        if not groups:
             return [ground] if ground else []
-        return [(*ground, *group) for group in by_root.values()]
+        return [(*ground, *group) for group in groups.values()]
 
     def _model_cached(self, group: tuple[Expr, ...]) -> _Model | None:
         """A model of ``group`` over its symbolic arrays (any other array may be all zeros:
