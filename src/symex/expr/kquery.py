@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Mapping
 import attrs
 
 from symex.errors import LoadError
+from symex.expr.printing import OP_NAMES
 from symex.expr.build import (
     FALSE,
     TRUE,
@@ -748,7 +749,7 @@ class _QueryWriter:
             elif op is Op.EXTRACT:
                 pending = [f"(Extract w{e.width} {e.value} ", e.args[0], ")"]
             else:
-                name = _WRITE_NAMES[op]
+                name = OP_NAMES[op]
                 head = f"({name}" if op in _WIDTHLESS else f"({name} w{e.width}"
                 pending = [head]
                 for c in e.args:
@@ -786,30 +787,5 @@ class _QueryWriter:
         stack.extend(reversed(pending))
 
 
-_WRITE_NAMES: dict[Op, str] = {
-    Op.SELECT: "Select",
-    Op.CONCAT: "Concat",
-    Op.ZEXT: "ZExt",
-    Op.SEXT: "SExt",
-    Op.NOT: "Not",
-    Op.ADD: "Add",
-    Op.SUB: "Sub",
-    Op.MUL: "Mul",
-    Op.UDIV: "UDiv",
-    Op.SDIV: "SDiv",
-    Op.UREM: "URem",
-    Op.SREM: "SRem",
-    Op.AND: "And",
-    Op.OR: "Or",
-    Op.XOR: "Xor",
-    Op.SHL: "Shl",
-    Op.LSHR: "LShr",
-    Op.ASHR: "AShr",
-    Op.EQ: "Eq",
-    Op.ULT: "Ult",
-    Op.ULE: "Ule",
-    Op.SLT: "Slt",
-    Op.SLE: "Sle",
-}
 # As KLEE prints them: comparisons carry no width (it is always 1).
 _WIDTHLESS = frozenset({Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE})
