@@ -185,31 +185,29 @@ class FreshSession(Session):
         return self._answer(result, value_terms, arrays, model)
 
 
-class PushPopSession(Session):
-    """``pushpop``: one context level per constraint, following the path."""
+class _IncrementalSession(Session):
+    """A session whose context outlives one query: reset first when the context cannot be
+    trusted (never set up, or a query was interrupted half-way) or when the subclass says so."""
 
-    __slots__ = ("_stack", "_snapshots", "_ready")
+    __slots__ = ("_ready",)
 
     def __init__(self, backend: Backend, encoding: Encoding) -> None:
-        """Start with an empty stack (the context is set up on the first query)."""
         super().__init__(backend, encoding)
-        self._stack: list[Expr] = []
-        # _snapshots[k] is the translator state before level k + 1 was pushed.
-        self._snapshots: list[Any] = []
         self._ready = False
 
     def reset(self) -> None:
         """Forget every level, assertion and term."""
-        self._stack.clear()
-        self._snapshots.clear()
         super().reset()
         self._ready = True
+
+    def _must_reset(self) -> bool:
+        return False
 
     def solve(self, constraints: Sequence[Expr], extra: Expr | None, exprs: Sequence[Expr] = (),
               arrays: Sequence[Array] = (), *, model: bool = False,
               timeout: float | None = None) -> SessionAnswer:
-        """Pop to the common prefix, push the new constraints, check the rest in one level."""
-        if not self._ready:
+        """Answer in the long-lived context (see the subclass for how it follows the path)."""
+        if not self._ready or self._must_reset():
             self.reset()
         try:
             return self._solve(constraints, extra, exprs, arrays, model, timeout)
@@ -217,6 +215,30 @@ class PushPopSession(Session):
             # Interrupted half-way (backend failure, Ctrl-C): levels and cache may disagree.
             self._ready = False
             raise
+
+    @abc.abstractmethod
+    def _solve(self, constraints: Sequence[Expr], extra: Expr | None, exprs: Sequence[Expr],
+               arrays: Sequence[Array], model: bool, timeout: float | None) -> SessionAnswer:
+        """One query in the current context."""
+
+
+class PushPopSession(_IncrementalSession):
+    """``pushpop``: one context level per constraint, following the path."""
+
+    __slots__ = ("_stack", "_snapshots")
+
+    def __init__(self, backend: Backend, encoding: Encoding) -> None:
+        """Start with an empty stack (the context is set up on the first query)."""
+        super().__init__(backend, encoding)
+        self._stack: list[Expr] = []
+        # _snapshots[k] is the translator state before level k + 1 was pushed.
+        self._snapshots: list[Any] = []
+
+    def reset(self) -> None:
+        """Forget every level, assertion and term."""
+        self._stack.clear()
+        self._snapshots.clear()
+        super().reset()
 
     def _solve(self, constraints: Sequence[Expr], extra: Expr | None, exprs: Sequence[Expr],
                arrays: Sequence[Array], model: bool, timeout: float | None) -> SessionAnswer:
@@ -252,10 +274,10 @@ class PushPopSession(Session):
             translator.restore(before_query)
 
 
-class AssumptionSession(Session):
+class AssumptionSession(_IncrementalSession):
     """``assumptions(N)``: formulas asserted once behind guards; reset after ``N`` guards."""
 
-    __slots__ = ("threshold", "_guards", "_created", "_next_name", "_ready")
+    __slots__ = ("threshold", "_guards", "_created", "_next_name")
 
     threshold: int
 
@@ -269,26 +291,15 @@ class AssumptionSession(Session):
         self._created = 0
         # Names keep growing across resets so a guard name is never reused for another formula.
         self._next_name = 0
-        self._ready = False
 
     def reset(self) -> None:
         """Forget every guard, assertion and term."""
         self._guards.clear()
         self._created = 0
         super().reset()
-        self._ready = True
 
-    def solve(self, constraints: Sequence[Expr], extra: Expr | None, exprs: Sequence[Expr] = (),
-              arrays: Sequence[Array] = (), *, model: bool = False,
-              timeout: float | None = None) -> SessionAnswer:
-        """Check under the guards of the query's formulas, guarding new formulas first."""
-        if not self._ready or self._created >= self.threshold:
-            self.reset()
-        try:
-            return self._solve(constraints, extra, exprs, arrays, model, timeout)
-        except BaseException:
-            self._ready = False
-            raise
+    def _must_reset(self) -> bool:
+        return self._created >= self.threshold
 
     def _solve(self, constraints: Sequence[Expr], extra: Expr | None, exprs: Sequence[Expr],
                arrays: Sequence[Array], model: bool, timeout: float | None) -> SessionAnswer:
