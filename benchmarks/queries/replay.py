@@ -37,7 +37,7 @@ from symex.expr import Array, Expr, bool_not
 from symex.expr.kquery import parse_kquery
 from symex.expr.smtlib import parse_smtlib
 from symex.expr.walk import arrays_in
-from symex.solvers import PortfolioConfig, create_solver, parse_config
+from symex.solvers import PortfolioConfig, Solver, create_solver, parse_config
 
 SAT, UNSAT, TIMEOUT = "sat", "unsat", "timeout"
 
@@ -122,11 +122,11 @@ def _member_text(tar: tarfile.TarFile, member: tarfile.TarInfo) -> str:
 
 # -- answering ---------------------------------------------------------------------------------
 
-def answer(solver: object, query: ReplayQuery, cutoff: float) -> Answer:
+def answer(solver: Solver, query: ReplayQuery, cutoff: float) -> Answer:
     """Ask ``solver`` for a model of ``query``, timed; slower than ``cutoff`` is a time-out."""
     start = time.perf_counter()
     try:
-        solver.get_initial_values(query.assertions, query.arrays)  # type: ignore[attr-defined]
+        solver.get_initial_values(query.assertions, query.arrays)
         status = SAT
     except SolverUnknown:
         status = TIMEOUT
