@@ -1,0 +1,48 @@
+/* A small regular-expression matcher in the style of KLEE's tutorial (Regexp.c).
+ * The pattern is a 7-byte symbolic buffer; with ASSUME_TERMINATED the last byte is NUL,
+ * otherwise the matcher can read past the end of the pattern. */
+#include <klee/klee.h>
+
+static int matchhere(char *re, char *text);
+
+static int matchstar(int c, char *re, char *text) {
+  do {
+    if (matchhere(re, text))
+      return 1;
+  } while (*text != '\0' && (*text++ == c || c == '.'));
+  return 0;
+}
+
+static int matchhere(char *re, char *text) {
+  if (re[0] == '\0')
+    return 1;
+  if (re[1] == '*')
+    return matchstar(re[0], re + 2, text);
+  if (re[0] == '$' && re[1] == '\0')
+    return *text == '\0';
+  if (*text != '\0' && (re[0] == '.' || re[0] == *text))
+    return matchhere(re + 1, text + 1);
+  return 0;
+}
+
+int match(char *re, char *text) {
+  if (re[0] == '^')
+    return matchhere(re + 1, text);
+  do {
+    if (matchhere(re, text))
+      return 1;
+  } while (*text++ != '\0');
+  return 0;
+}
+
+#define SIZE 7
+
+int main(void) {
+  char re[SIZE];
+  klee_make_symbolic(re, sizeof re, "re");
+#ifdef ASSUME_TERMINATED
+  klee_assume(re[SIZE - 1] == '\0');
+#endif
+  match(re, "hello");
+  return 0;
+}
