@@ -18,6 +18,8 @@ from pathlib import Path
 import symex
 
 HERE = Path(__file__).resolve().parent
+#: programs shared with the test suite are recorded from there rather than copied here
+SHARED_SOURCES = {"regexp": HERE.parents[1] / "tests" / "programs" / "regexp.c"}
 
 # program name -> (compile flags, max_time seconds); times keep each log to a few thousand
 # queries so the packed files stay small
@@ -31,9 +33,10 @@ RUNS: dict[str, tuple[tuple[str, ...], float]] = {
 
 
 def record(name: str) -> tuple[int, Counter[str], int]:
-    """Record ``programs/<name>.c`` and pack it; return (queries, answers, packed bytes)."""
+    """Record ``programs/<name>.c`` (or the shared test program) and pack it; return (queries,
+    answers, packed bytes)."""
     flags, max_time = RUNS[name]
-    program = symex.compile(HERE / "programs" / f"{name}.c", flags)
+    program = symex.compile(SHARED_SOURCES.get(name, HERE / "programs" / f"{name}.c"), flags)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / name
         symex.explore(program, write_queries=log, solver_chain=(), max_time=max_time, seed=0)
