@@ -490,13 +490,7 @@ class Executor:
 
     def read(self, state: State, address: Any, access: Access) -> Any:
         """Load a value."""
-        os, offset = self.resolve(state, address, access.size, "read")
-        if type(offset) is int:
-            data: Any = os.read_bytes(offset, access.size)
-        else:
-            os = state.writable(os)
-            os.to_array_mode(state.next_array_name(f"mem{os.obj.segment}"))
-            data = os.read_symbolic(offset, access.size)
+        data = self.read_bytes(state, address, access.size)
         try:
             return decode(data, access)
         except SymbolicFloat as exc:
@@ -504,19 +498,11 @@ class Executor:
 
     def write(self, state: State, address: Any, access: Access, value: Any) -> None:
         """Store a value."""
-        os, offset = self.resolve(state, address, access.size, "write")
-        if os.obj.read_only:
-            self.fail(state, ErrorKind.READONLY, f"write to read-only {os.obj.describe()}")
         try:
             data = encode(value, access)
         except SymbolicFloat as exc:
             raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {exc}") from None
-        os = state.writable(os)
-        if type(offset) is int:
-            os.write_bytes(offset, data)
-        else:
-            os.to_array_mode(state.next_array_name(f"mem{os.obj.segment}"))
-            os.write_symbolic(offset, list(data))
+        self.write_bytes(state, address, data)
 
     def read_bytes(self, state: State, address: Any, size: int) -> list[Any]:
         """``size`` raw bytes (ints or 8-bit expressions)."""
