@@ -426,3 +426,24 @@ def test_hard_query_times_out() -> None:
     x = byte(arr, 0)
     assert solver.may_be_true(Query((), E.eq(x, c8(3))))
     solver.close()
+
+
+@pytest.mark.parametrize("config", ["z3:array-assert:assumptions", "z3:array-assert:pushpop"])
+def test_an_interrupt_that_arrives_after_the_check_does_not_corrupt_the_next_answer(
+        config: str) -> None:
+    # A racing portfolio interrupts a losing member that may just have finished. z3 keeps
+    # the request in its context; measured before the fix: the assumption session's next
+    # assertion was dropped and an unsat query answered sat.
+    from symex.solvers.configured import SessionSolver
+
+    arr = E.Array("a", 4)
+    x = E.read(E.UpdateList(arr), E.const(0, 32))
+    path = (E.ult(x, E.const(5, 8)),)
+    solver = SessionSolver(config, timeout=5)
+    try:
+        assert solver._check(path, None)
+        solver.interrupt()  # nothing is running: the request is left over
+        assert not solver._check((*path, E.ugt(x, E.const(10, 8))), None)
+        assert solver._check((*path, E.ult(x, E.const(3, 8))), None)
+    finally:
+        solver.close()

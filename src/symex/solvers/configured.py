@@ -82,6 +82,7 @@ class SessionSolver(SolverBase):
         self.config = parsed
         self.timeout = timeout
         self._session: Session | None = _make_session(parsed)
+        self._interrupted = False
 
     # -- primitives ----------------------------------------------------------------------
 
@@ -103,6 +104,12 @@ class SessionSolver(SolverBase):
         session = self._session
         if session is None:
             raise SolverError("this solver was closed; create a new one with create_solver()")
+        if self._interrupted:
+            # An interrupt can outlive the check it was meant for (z3 keeps the request in
+            # its context), and a context that saw one may have dropped an assertion
+            # half-way: measured as a wrong "sat" in a racing portfolio. Start afresh.
+            self._interrupted = False
+            self.reset()
         stats = self.statistics
         stats.queries += 1
         resets, hits = session.resets, session.cache_hits
@@ -137,9 +144,10 @@ class SessionSolver(SolverBase):
 
     def interrupt(self) -> None:
         """Stop a check running in another thread, if the backend allows it (it then raises
-        SolverUnknown in that thread)."""
+        SolverUnknown in that thread). The next query starts from a fresh context."""
         session = self._session
         if session is not None:
+            self._interrupted = True
             session.backend.interrupt()
 
     @property
