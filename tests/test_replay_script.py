@@ -82,3 +82,23 @@ def test_help_works() -> None:
                           text=True, timeout=30)
     assert done.returncode == 0
     assert "--config" in done.stdout and "--cutoff" in done.stdout
+
+
+def test_queries_of_one_corpus_share_their_arrays_so_sessions_can_be_incremental(
+        tmp_path: Path) -> None:
+    # Every SMT-LIB file declares its arrays afresh; replayed as parsed, the second query
+    # would share no constraint with the first, and a push/pop session would rebuild its
+    # context for every query. The replay reads them over one array per declaration.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("replay_script", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    replay = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(replay)
+    archive = _five_query_corpus(tmp_path)
+    queries = list(replay.read_corpus(archive))
+    assert len(queries) == 5
+    assert {id(a) for q in queries for a in q.arrays} == {id(queries[0].arrays[0])}
+    # query 3 extends query 2 by one constraint: the first constraint is the same object
+    second, third = queries[1].assertions, queries[2].assertions
+    assert second[0] is third[0]

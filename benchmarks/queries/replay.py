@@ -38,6 +38,7 @@ from symex.expr.kquery import parse_kquery
 from symex.expr.smtlib import parse_smtlib
 from symex.expr.walk import arrays_in
 from symex.solvers import PortfolioConfig, Solver, create_solver, parse_config
+from symex.solvers.wire import QueryDecoder, QueryEncoder
 
 SAT, UNSAT, TIMEOUT = "sat", "unsat", "timeout"
 
@@ -63,11 +64,39 @@ class Answer:
 
 # -- reading corpora ---------------------------------------------------------------------------
 
-def _smt_query(name: str, text: str, recorded: str | None) -> ReplayQuery:
+class _SharedArrays(QueryEncoder):
+    """Gives one wire key to every array with the same name, size and contents, so that
+    decoding maps the declarations of different files to one :class:`Array` object.
+
+    Each SMT-LIB file declares its arrays afresh, and arrays are compared by identity; without
+    this, two queries of one path would share no expression, and incremental sessions (which
+    recognise the constraints they already hold by identity) could never reuse anything -- the
+    replay would not be the sequence the executor asked.
+    """
+
+    __slots__ = ("_declared", "_decoder")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._declared: dict[tuple[str, int, bytes | None], int] = {}
+        self._decoder = QueryDecoder()
+
+    def _key(self, array: Array) -> int:
+        return self._declared.setdefault((array.name, array.size, array.initial),
+                                         len(self._declared))
+
+    def share(self, assertions: tuple[Expr, ...], arrays: tuple[Array, ...]
+              ) -> tuple[tuple[Expr, ...], tuple[Array, ...]]:
+        """The same query over the corpus-wide arrays."""
+        shared, _, shared_arrays = self._decoder.decode(self.encode(assertions, (), arrays))
+        return shared, shared_arrays
+
+
+def _smt_query(name: str, text: str, recorded: str | None, arrays: _SharedArrays) -> ReplayQuery:
     parsed = parse_smtlib(text)
     expected = parsed.status if parsed.status in (SAT, UNSAT) else recorded
-    return ReplayQuery(name, parsed.assertions, parsed.arrays,
-                       expected if expected in (SAT, UNSAT) else None)
+    assertions, shared = arrays.share(parsed.assertions, parsed.arrays)
+    return ReplayQuery(name, assertions, shared, expected if expected in (SAT, UNSAT) else None)
 
 
 def _recorded_statuses(index_text: str) -> dict[str, str]:
@@ -81,7 +110,10 @@ def _recorded_statuses(index_text: str) -> dict[str, str]:
 
 
 def read_corpus(path: Path) -> Iterator[ReplayQuery]:
-    """The queries of one corpus, in order (lazily: a corpus can be larger than memory)."""
+    """The queries of one corpus, in order (lazily: a corpus can be larger than memory).
+
+    Arrays declared alike (name, size, contents) in several files of a corpus are one array."""
+    arrays = _SharedArrays()
     if path.is_dir():
         index = path / "index.csv"
         recorded = _recorded_statuses(index.read_text()) if index.exists() else {}
@@ -89,7 +121,7 @@ def read_corpus(path: Path) -> Iterator[ReplayQuery]:
         if not files:
             raise SymexError(f"{path} holds no .smt2 files; give a directory of SMT-LIB2 queries")
         for file in files:
-            yield _smt_query(file.name, file.read_text(), recorded.get(file.name))
+            yield _smt_query(file.name, file.read_text(), recorded.get(file.name), arrays)
     elif path.name.endswith(".kquery"):
         for number, query in enumerate(parse_kquery(path.read_text()), 1):
             # KLEE asks whether the constraints imply the query: a model of its negation
@@ -109,7 +141,7 @@ def read_corpus(path: Path) -> Iterator[ReplayQuery]:
                 raise SymexError(f"{path} holds no .smt2 files; is it a symex query recording?")
             for member in smt:
                 name = PurePosixPath(member.name).name
-                yield _smt_query(name, _member_text(tar, member), recorded.get(name))
+                yield _smt_query(name, _member_text(tar, member), recorded.get(name), arrays)
     else:
         raise SymexError(f"{path}: not a directory, .kquery or .tar.xz file; give one of those")
 
