@@ -179,12 +179,41 @@ def test_slow_worker_loses_is_killed_and_restarted() -> None:
         cvc5 = portfolio.statistics.members["cvc5:array-assert:pushpop"]
         z3 = portfolio.statistics.members["z3:array-assert:pushpop"]
         assert (z3.wins, cvc5.wins) == (1, 0)
-        assert (cvc5.cancellations, cvc5.restarts) == (1, 1)
-        # The restarted worker answers later queries again.
+        assert cvc5.cancellations == 1
+        # The loser is given a quarter of a second to finish; cvc5 needs seconds, so it is
+        # killed and a new worker is started, which then answers later queries again.
         assert portfolio.wait_ready(60)
+        assert cvc5.restarts == 1
         x = byte(0)
         assert portfolio.must_be_true(Query((E.ult(x, E.const(3, 8)),), E.ule(x, E.const(2, 8))))
         assert cvc5.queries == 2
+    finally:
+        portfolio.close()
+
+
+def test_loser_that_finishes_soon_is_kept_and_sees_only_new_constraints() -> None:
+    # Raced from the start (stagger=0), both members answer these small queries within
+    # milliseconds, so whichever loses finishes
+    # within its grace and keeps its worker (and its incremental session): no restarts. Each
+    # query extends the previous path, so after the first one a worker receives only the new
+    # constraint -- and its answers must still be those of the whole path.
+    x, y = byte(0), byte(1)
+    sum16 = E.add(E.zext(x, 16), E.zext(y, 16))
+    # Only the first two constraints bound x and y: a worker that dropped them would find
+    # sums up to 510.
+    path: tuple[E.Expr, ...] = (E.ult(x, E.const(50, 8)), E.ult(y, E.const(50, 8)))
+    portfolio = PortfolioSolver(["bitwuzla", "cvc5"], timeout=60, stagger=0)
+    try:
+        assert portfolio.wait_ready(60)
+        for top in range(49, 39, -1):
+            assert portfolio.may_be_true(Query(path, E.eq(sum16, E.const(2 * top, 16))))
+            assert not portfolio.may_be_true(Query(path, E.eq(sum16, E.const(2 * top + 1, 16))))
+            path = (*path, E.not_(E.eq(x, E.const(top, 8))), E.not_(E.eq(y, E.const(top, 8))))
+            time.sleep(0.01)
+        assert portfolio.wait_ready(60)
+        members = portfolio.statistics.members.values()
+        assert sum(m.restarts for m in members) == 0
+        assert sum(m.cancellations for m in members) > 0
     finally:
         portfolio.close()
 
@@ -285,7 +314,8 @@ def test_member_statistics_include_session_resets_and_cache_hits() -> None:
     # so every query is one reset; the same constraint three times gives cache hits in pushpop
     x = byte(0)
     pc = (E.ugt(x, E.const(5, 8)),)
-    portfolio = PortfolioSolver(["z3:array-assert:none", "bitwuzla:array-assert:none"], timeout=30)
+    portfolio = PortfolioSolver(["z3:array-assert:none", "bitwuzla:array-assert:none"], timeout=30,
+                                stagger=0)
     try:
         portfolio.wait_ready(60)
         for bound in (10, 20, 30):
@@ -295,5 +325,35 @@ def test_member_statistics_include_session_resets_and_cache_hits() -> None:
         assert z3_member.queries == 3 and z3_member.resets >= 3
         d = portfolio.statistics.as_dict()
         assert any(key.endswith(".resets") for key in d) and any(key.endswith(".cache_hits") for key in d)
+    finally:
+        portfolio.close()
+
+
+def test_stagger_leader_runs_alone_and_a_slow_leader_hands_over() -> None:
+    x = byte(0)
+    small = Query((E.ugt(x, E.const(5, 8)),), E.ugt(x, E.const(10, 8)))
+    # z3 (the first member, so the first leader) answers these in milliseconds, far within a
+    # one-second head start: bitwuzla never gets a query.
+    portfolio = PortfolioSolver(["z3", "bitwuzla"], timeout=30, stagger=1.0)
+    try:
+        assert portfolio.wait_ready(60)
+        for _ in range(5):
+            assert portfolio.may_be_true(small)
+        members = portfolio.statistics.members
+        assert members["z3:array-assert:pushpop"].queries == 5
+        assert members["bitwuzla:array-assert:pushpop"].queries == 0
+    finally:
+        portfolio.close()
+    # z3:ite needs seconds on the table lookup (see table_lookup_query): after its 0.2 s head
+    # start, plain z3 joins, wins, and leads the next race alone.
+    portfolio = PortfolioSolver(["z3:ite", "z3"], timeout=60, stagger=0.2)
+    try:
+        sat, raced = timed_check(portfolio, table_lookup_query(3))
+        assert sat
+        slow = portfolio.statistics.members["z3:ite:pushpop"]
+        fast = portfolio.statistics.members["z3:array-assert:pushpop"]
+        assert (slow.wins, fast.wins, slow.queries, fast.queries) == (0, 1, 1, 1)
+        assert portfolio.may_be_true(small)
+        assert (slow.queries, fast.queries, fast.wins) == (1, 2, 2)
     finally:
         portfolio.close()

@@ -408,12 +408,18 @@ def test_parse_portfolio() -> None:
         SolverConfig("bitwuzla", "ite"),
     ))
     assert parse_config("portfolio(z3)") == PortfolioConfig((SolverConfig("z3"),))
+    staggered = parse_config("portfolio(z3, bitwuzla, stagger=0.25)")
+    assert isinstance(staggered, PortfolioConfig) and staggered.stagger == 0.25
+    assert staggered.members == (SolverConfig("z3"), SolverConfig("bitwuzla"))
+    assert parse_config(str(staggered)) == staggered
+    assert parse_config("portfolio(z3, stagger=0)").stagger == 0
 
 
 @pytest.mark.parametrize("text", [
     "", "boolector", "z3:quantum", "z3:ite:sometimes", "z3:ite:none:extra", "z3:ite:assumptions(0)",
     "z3:ite:assumptions(x)", "z3, cvc5", "portfolio()", "portfolio(z3,)", "portfolio(portfolio(z3))",
-    "portfolio(z3", "cvc5-z3", "z3-cvc5",
+    "portfolio(z3", "cvc5-z3", "z3-cvc5", "portfolio(z3, stagger=-1)", "portfolio(z3, stagger=x)",
+    "portfolio(stagger=1)", "portfolio(z3, staggering=1)",
 ])
 def test_bad_configurations_quote_the_grammar(text: str) -> None:
     with pytest.raises(ConfigError, match=r"BACKEND\[:ENCODING\[:SESSION\]\]"):

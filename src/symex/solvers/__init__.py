@@ -56,7 +56,7 @@ def create_core_solver(
         # Imported here: the racer loads multiprocessing machinery only when asked for.
         from symex.solvers.portfolio import PortfolioSolver
 
-        return PortfolioSolver(list(parsed.members), timeout=timeout)
+        return PortfolioSolver(list(parsed.members), timeout=timeout, stagger=parsed.stagger)
     # Imported here so that merely importing symex.solvers loads no solver package.
     from symex.solvers.configured import SessionSolver
 

@@ -16,6 +16,7 @@ from symex.errors import ConfigError
 
 __all__ = [
     "DEFAULT_ASSUMPTION_THRESHOLD",
+    "DEFAULT_STAGGER",
     "GRAMMAR",
     "KNOWN_ENCODINGS",
     "PortfolioConfig",
@@ -26,18 +27,21 @@ __all__ = [
 
 #: How many guard literals an assumptions session creates before it resets (the seed's 50).
 DEFAULT_ASSUMPTION_THRESHOLD = 50
+#: Seconds a portfolio's last winner runs alone before the other members join the race
+#: (measured on benchmarks/queries: see docs/solver.md).
+DEFAULT_STAGGER = 0.005
 
 #: The encodings a configuration may name (see :mod:`symex.encodings`).
 KNOWN_ENCODINGS: tuple[str, ...] = ("array-assert", "nested-write", "ite")
 
 #: The grammar every configuration error quotes, so the user sees what is accepted.
 GRAMMAR = (
-    "BACKEND[:ENCODING[:SESSION]] or portfolio(CONFIG, CONFIG, ...), where BACKEND is one of "
+    "BACKEND[:ENCODING[:SESSION]] or portfolio(CONFIG, CONFIG, ...[, stagger=SECONDS]), where BACKEND is one of "
     "z3, cvc5, bitwuzla, pysmt, pysmt-z3, pysmt-cvc5; ENCODING is one of "
     "array-assert (default), nested-write, ite; SESSION is none, pushpop (default), "
     "assumptions or assumptions(N) with N >= 1 (default 50); "
     "e.g. 'z3', 'bitwuzla:ite', 'z3:array-assert:assumptions(50)', "
-    "'portfolio(z3, z3:array-assert:pushpop)'"
+    "'portfolio(z3, z3:array-assert:pushpop)', 'portfolio(z3, bitwuzla, stagger=0)'"
 )
 
 
@@ -89,10 +93,16 @@ class PortfolioConfig:
 
     members: tuple[SolverConfig, ...]
     """The racing configurations, in the order they were written (at least one)."""
+    stagger: float = DEFAULT_STAGGER
+    """Seconds the member that won the last race runs alone before the others join (0: all
+    start together). Most queries are answered within it, without paying for a race."""
 
     def __str__(self) -> str:
         """The canonical configuration string (parses back to an equal value)."""
-        return f"portfolio({', '.join(str(m) for m in self.members)})"
+        members = ", ".join(str(m) for m in self.members)
+        if self.stagger != DEFAULT_STAGGER:
+            members += f", stagger={self.stagger:g}"
+        return f"portfolio({members})"
 
 
 _SESSION_RE = re.compile(r"^assumptions\s*\(\s*(\d+)\s*\)$")
@@ -174,4 +184,16 @@ def parse_config(text: str | SolverConfig | PortfolioConfig) -> SolverConfig | P
         raise _bad(text, "a portfolio needs at least one configuration")
     if any(not m.strip() for m in members):
         raise _bad(text, "empty configuration in the portfolio list")
-    return PortfolioConfig(tuple(_parse_single(m.strip(), text) for m in members))
+    stagger = DEFAULT_STAGGER
+    if members[-1].strip().lower().startswith("stagger"):
+        option = members.pop().strip()
+        name, _, value = option.partition("=")
+        try:
+            stagger = float(value)
+        except ValueError:
+            stagger = -1.0
+        if name.strip().lower() != "stagger" or not 0 <= stagger < float("inf"):
+            raise _bad(text, f"'{option}' is not stagger=SECONDS with SECONDS >= 0")
+        if not members:
+            raise _bad(text, "a portfolio needs at least one configuration")
+    return PortfolioConfig(tuple(_parse_single(m.strip(), text) for m in members), stagger)

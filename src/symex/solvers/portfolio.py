@@ -7,13 +7,22 @@ first definite answer (sat with its model, or unsat) wins and the others are can
   process; cancelling is ``backend.interrupt()``;
 * every other member (cvc5, bitwuzla, pySMT: they hold the GIL, so a thread would stall the
   race) runs in a worker process of the ``spawn`` context. A worker keeps its session, and so
-  its incremental state, between queries; cancelling it means killing it, and a new worker is
-  started at once, in the background. Queries reach workers in the format of
-  :mod:`symex.solvers.wire`.
+  its incremental state, between queries. A worker that loses a race is left to finish its
+  query, since most losers are only a millisecond behind and starting a worker costs about a
+  quarter of a second of CPU. The answer is thrown away. A worker still busy with a lost
+  query ``_LOSER_GRACE`` seconds after losing is killed, and a new one is started in the
+  background. Queries reach workers in the format of :mod:`symex.solvers.wire`, and only the
+  constraints a worker has not seen are sent: the length of the prefix it already holds, then
+  the rest.
 
 A worker that is still starting sits races out, unless no member could take part otherwise.
 Like every ``multiprocessing`` user, a program that builds a portfolio from a script must do
 so under ``if __name__ == "__main__":`` (spawned workers import the main module).
+
+Racing costs: on a two-core machine, a query of a millisecond takes two or three when two
+members race it. So the member that won the last race runs alone for ``stagger`` seconds (5 ms
+by default) and the others join only if it has not answered by then; ``stagger=0`` races every
+member from the start.
 
 The time limit applies to the whole race: when it passes (or every member has given up),
 :class:`symex.errors.SolverUnknown` is raised with each member's reason. No worker outlives the
@@ -39,7 +48,7 @@ import attrs
 
 from symex.errors import SolverError, SolverUnknown
 from symex.solvers.base import SolverBase, SolverStatistics
-from symex.solvers.config import SolverConfig, parse_config
+from symex.solvers.config import DEFAULT_STAGGER, SolverConfig, parse_config
 from symex.solvers.wire import QueryDecoder, QueryEncoder
 
 if TYPE_CHECKING:
@@ -58,6 +67,10 @@ _DEADLINE_SLACK = 0.05
 # (it then sits races out until it is idle again).
 _THREAD_STOP_WAIT = 2.0
 _INTERRUPT_PERIOD = 0.005
+# How long a worker process may go on with a query it lost before it is killed and restarted.
+# Restarting costs about 0.25 s of CPU (the interpreter, symex and the solver package), so,
+# like renting skis, a loser is given about that long to finish on its own.
+_LOSER_GRACE = 0.25
 
 _CHECK = 0
 _MODEL = 1
@@ -144,13 +157,19 @@ def _worker_main(config: SolverConfig, timeout: float | None, conn: Connection) 
     conn.send_bytes(marshal.dumps((0, _READY, None)))
     decoder = QueryDecoder()
     last = _session_counters(solver)
+    # None after a message could not be decoded: the sender's idea of what this worker holds
+    # is then wrong, so only a message that resends everything (kept == 0) is answered.
+    held: tuple[Expr, ...] | None = ()
     while True:
         try:
             message = conn.recv_bytes()
         except (EOFError, OSError):
             break
-        seq, kind, data = marshal.loads(message)
-        outcome = _answer(solver, decoder, kind, data)
+        seq, kind, kept, data = marshal.loads(message)
+        if held is None and kept:
+            outcome: _Outcome = (_UNKNOWN, "lost track of the path condition after a bad message")
+        else:
+            outcome, held = _answer(solver, decoder, kind, (held or ())[:kept], data)
         # the session's counters travel with each answer, as the change since the last one
         now = _session_counters(solver)
         delta = (now[0] - last[0], now[1] - last[1])
@@ -162,12 +181,21 @@ def _worker_main(config: SolverConfig, timeout: float | None, conn: Connection) 
     solver.close()
 
 
-def _answer(solver: SessionSolver, decoder: QueryDecoder, kind: int, data: bytes) -> _Outcome:
+def _answer(
+    solver: SessionSolver, decoder: QueryDecoder, kind: int, held: tuple[Expr, ...], data: bytes
+) -> tuple[_Outcome, tuple[Expr, ...] | None]:
+    """Answer one message: ``held`` is the prefix of the previous constraints the sender kept,
+    ``data`` the new constraints and the question. Returns the outcome and the constraints
+    the worker now holds (None when the message could not be decoded)."""
     try:
-        constraints, exprs, arrays = decoder.decode(data)
-        return _solve(solver, kind, constraints, exprs, arrays)
+        fresh, exprs, arrays = decoder.decode(data)
     except Exception as exc:  # noqa: BLE001 - any failure is this member's unknown
-        return _UNKNOWN, f"{type(exc).__name__}: {exc}"
+        return (_UNKNOWN, f"{type(exc).__name__}: {exc}"), None
+    constraints = held + fresh
+    try:
+        return _solve(solver, kind, constraints, exprs, arrays), constraints
+    except Exception as exc:  # noqa: BLE001 - any failure is this member's unknown
+        return (_UNKNOWN, f"{type(exc).__name__}: {exc}"), constraints
 
 
 def _solve(
@@ -197,7 +225,7 @@ class _ThreadMember:
     """A member answering in a thread of this process (its backend releases the GIL)."""
 
     __slots__ = ("label", "stats", "solver", "jobs", "results", "wake", "thread", "busy",
-                 "started", "closed")
+                 "started", "closed", "idle")
 
     def __init__(
         self,
@@ -216,6 +244,8 @@ class _ThreadMember:
         self.busy = False
         self.started = 0.0
         self.closed = False
+        self.idle = threading.Event()
+        self.idle.set()
         # The thread holds this member, never the portfolio, so the portfolio can be collected.
         self.thread = threading.Thread(target=self._run, name=f"symex-portfolio-{label}", daemon=True)
         self.thread.start()
@@ -223,6 +253,7 @@ class _ThreadMember:
     def submit(self, seq: int, kind: int, query: tuple[Any, ...]) -> None:
         self.busy = True
         self.started = time.perf_counter()
+        self.idle.clear()
         self.jobs.put((seq, kind, query))
 
     def _run(self) -> None:
@@ -240,6 +271,7 @@ class _ThreadMember:
             self.stats.resets += after[0] - before[0]
             self.stats.cache_hits += after[1] - before[1]
             self.results.put((self, seq, outcome))
+            self.idle.set()
             try:
                 self.wake.send(b"\0")
             except OSError:
@@ -252,7 +284,8 @@ class _ThreadMember:
         # repeated until the thread is done.
         while self.busy and time.perf_counter() < give_up:
             self.interrupt()
-            time.sleep(_INTERRUPT_PERIOD)
+            # wakes the moment the thread is done: most losers stop within a millisecond
+            self.idle.wait(_INTERRUPT_PERIOD)
             _drain_thread_results(self.results)
 
     def interrupt(self) -> None:
@@ -295,7 +328,7 @@ class _ProcessMember:
     """A member answering in a worker process, restarted whenever it is killed."""
 
     __slots__ = ("label", "stats", "config", "timeout", "context", "process", "conn", "ready",
-                 "busy", "started", "failure")
+                 "busy", "started", "failure", "outstanding", "lost_at", "held")
 
     def __init__(
         self,
@@ -316,6 +349,12 @@ class _ProcessMember:
         self.busy = False
         self.started = 0.0
         self.failure: str | None = None
+        self.outstanding = 0
+        """Queries sent and not answered yet (lost ones included)."""
+        self.lost_at: float | None = None
+        """When the worker lost a race it is still working on, or None."""
+        self.held: tuple[Expr, ...] = ()
+        """The constraints of the last query sent: the worker holds them too."""
         self.start()
 
     def start(self) -> None:
@@ -331,6 +370,9 @@ class _ProcessMember:
         self.process, self.conn = process, receive
         self.ready = False
         self.busy = False
+        self.outstanding = 0
+        self.lost_at = None
+        self.held = ()
 
     def kill(self) -> None:
         process, conn = self.process, self.conn
@@ -348,6 +390,29 @@ class _ProcessMember:
         self.stats.restarts += 1
         self.start()
 
+    def send(self, seq: int, kind: int, constraints: tuple[Expr, ...], encoder: QueryEncoder,
+             exprs: tuple[Expr, ...], arrays: tuple[Array, ...]) -> None:
+        """Hand the worker a query: the length of the constraint prefix it already holds,
+        then the rest (raises OSError when the worker is gone)."""
+        held = self.held
+        kept = 0
+        limit = min(len(held), len(constraints))
+        while kept < limit and held[kept] is constraints[kept]:
+            kept += 1
+        data = encoder.encode(constraints[kept:], exprs, arrays)
+        assert self.conn is not None
+        self.conn.send_bytes(marshal.dumps((seq, kind, kept, data)))
+        self.held = constraints
+        self.outstanding += 1
+
+    def settle_lost(self) -> None:
+        """Take the answers to lost queries that arrived; restart a worker that has gone on
+        with a lost query for longer than ``_LOSER_GRACE``."""
+        while self.outstanding and self.conn is not None and self.conn.poll(0):
+            self.receive()
+        if self.lost_at is not None and time.perf_counter() - self.lost_at > _LOSER_GRACE:
+            self.restart()
+
     def receive(self) -> tuple[int, str, Any]:
         """The worker's next message ``(seq, status, payload)``; when the worker died, an
         UNKNOWN outcome with sequence number -1 (and the worker is restarted)."""
@@ -359,6 +424,13 @@ class _ProcessMember:
             self.restart()
             return (-1, _UNKNOWN, f"worker process died (exit code {exitcode})")
         seq, status, payload = message[:3]
+        if seq > 0:
+            self.outstanding -= 1
+            if self.outstanding == 0:
+                self.lost_at = None
+            if status == _UNKNOWN:
+                # the worker may not hold what was sent (a bad message): resend everything
+                self.held = ()
         if len(message) > 3:
             resets, hits = message[3]
             self.stats.resets += resets
@@ -436,9 +508,14 @@ class PortfolioSolver(SolverBase):
     """The members' configurations, in order."""
 
     def __init__(
-        self, members: Sequence[SolverConfig | str], timeout: float | None = None
+        self,
+        members: Sequence[SolverConfig | str],
+        timeout: float | None = None,
+        stagger: float = DEFAULT_STAGGER,
     ) -> None:
-        """Start every member: threads at once, worker processes in the background."""
+        """Start every member: threads at once, worker processes in the background.
+
+        ``stagger``: seconds the last race's winner runs alone before the others join."""
         configs: list[SolverConfig] = []
         for member in members:
             parsed = parse_config(member)
@@ -450,14 +527,20 @@ class PortfolioSolver(SolverBase):
             raise SolverError("a portfolio needs at least one member configuration")
         if timeout is not None and not timeout > 0:
             raise SolverError(f"solver timeout must be positive seconds, got {timeout!r}")
+        if not 0 <= stagger < float("inf"):
+            raise SolverError(f"portfolio stagger must be seconds >= 0, got {stagger!r}")
         super().__init__()
         self.configs = tuple(configs)
         self.timeout = timeout
+        self.stagger = stagger
+        # The member that won the last race (the first configuration to begin with).
+        self._leader: _ThreadMember | _ProcessMember | None = None
         self.statistics = PortfolioStatistics()
         self._seq = itertools.count(1)
         self._encoder = QueryEncoder()
         self._results: queue.SimpleQueue[tuple[_ThreadMember, int, _Outcome]] = queue.SimpleQueue()
         self._members = _Members()
+        self._by_stats: dict[int, _ThreadMember | _ProcessMember] = {}
         self._finalizer = weakref.finalize(self, self._members.stop)
         from symex.solvers.configured import SessionSolver
 
@@ -466,13 +549,18 @@ class PortfolioSolver(SolverBase):
             for label, config in zip(_label_members(configs), configs):
                 stats = MemberStatistics(label)
                 self.statistics.members[label] = stats
+                member: _ThreadMember | _ProcessMember
                 if _runs_in_thread(config):
                     solver = SessionSolver(config, timeout=timeout)
-                    self._members.threads.append(_ThreadMember(
-                        label, stats, solver, self._results, self._members.wake_writer))
+                    member = _ThreadMember(
+                        label, stats, solver, self._results, self._members.wake_writer)
+                    self._members.threads.append(member)
                 else:
-                    self._members.processes.append(
-                        _ProcessMember(label, stats, config, timeout, context))
+                    member = _ProcessMember(label, stats, config, timeout, context)
+                    self._members.processes.append(member)
+                self._by_stats[id(stats)] = member
+                if self._leader is None:
+                    self._leader = member
         except BaseException:
             self._finalizer()
             raise
@@ -514,19 +602,30 @@ class PortfolioSolver(SolverBase):
         reasons: dict[str, str] = {}
         running_threads: list[_ThreadMember] = []
         running_workers: list[_ProcessMember] = []
+        query = (constraints, exprs, arrays)
         try:
             _drain_thread_results(self._results)
-            for member in members.threads:
-                if member.busy:
-                    reasons[member.label] = "still stopping its previous query"
-                    continue
-                member.stats.queries += 1
-                member.submit(seq, kind, (constraints, exprs, arrays))
-                running_threads.append(member)
-            self._start_workers(seq, kind, constraints, exprs, arrays, running_threads,
-                                running_workers, reasons, deadline)
-            outcome, winner = self._collect(seq, running_threads, running_workers, reasons,
-                                            deadline)
+            leader = self._leader if self.stagger > 0 else None
+            first = [leader] if leader is not None and self._can_start(leader) else None
+            if first is not None:
+                self._launch(seq, kind, query, first, running_threads, running_workers,
+                             reasons, deadline)
+                join_at = time.perf_counter() + self.stagger
+                until = join_at if deadline is None else min(join_at, deadline)
+                outcome, winner = self._collect(seq, running_threads, running_workers, reasons,
+                                                until, final=until == deadline)
+                if outcome is None and until != deadline:
+                    others = [m for m in (*members.threads, *members.processes)
+                              if m is not leader]
+                    self._launch(seq, kind, query, others, running_threads, running_workers,
+                                 reasons, deadline)
+                    outcome, winner = self._collect(seq, running_threads, running_workers,
+                                                    reasons, deadline)
+            else:
+                self._launch(seq, kind, query, [*members.threads, *members.processes],
+                             running_threads, running_workers, reasons, deadline)
+                outcome, winner = self._collect(seq, running_threads, running_workers, reasons,
+                                                deadline)
         finally:
             # Whatever ended the race (an answer, the deadline, an exception such as Ctrl-C),
             # nothing may keep running on behalf of it.
@@ -534,11 +633,15 @@ class PortfolioSolver(SolverBase):
                 if member.busy:
                     member.stats.cancellations += 1
                     member.cancel()
+            now = time.perf_counter()
             for worker in running_workers:
                 if worker.busy:
+                    # left to finish: see _LOSER_GRACE
                     worker.stats.cancellations += 1
-                    worker.stats.time += time.perf_counter() - worker.started
-                    worker.restart()
+                    worker.stats.time += now - worker.started
+                    worker.busy = False
+                    if worker.lost_at is None:
+                        worker.lost_at = now
             stats.time += time.perf_counter() - started
         if outcome is None:
             stats.unknown += 1
@@ -548,11 +651,46 @@ class PortfolioSolver(SolverBase):
                 reasons.setdefault(worker.label, "no answer")
             raise SolverUnknown("; ".join(f"{label}: {why}" for label, why in reasons.items()))
         winner.wins += 1
+        self._leader = self._by_stats[id(winner)]
         if outcome[0] == _SAT:
             stats.sat += 1
         else:
             stats.unsat += 1
         return outcome
+
+    @staticmethod
+    def _can_start(member: _ThreadMember | _ProcessMember) -> bool:
+        """Whether ``member`` could take a query right now (to run alone first)."""
+        if isinstance(member, _ThreadMember):
+            return not member.busy
+        if member.ready and member.conn is not None:
+            member.settle_lost()
+        return member.ready and member.conn is not None and not member.outstanding
+
+    def _launch(
+        self,
+        seq: int,
+        kind: int,
+        query: tuple[tuple[Expr, ...], tuple[Expr, ...], tuple[Array, ...]],
+        launching: Sequence[_ThreadMember | _ProcessMember],
+        running_threads: list[_ThreadMember],
+        running_workers: list[_ProcessMember],
+        reasons: dict[str, str],
+        deadline: float | None,
+    ) -> None:
+        """Hand the query to ``launching`` (threads first: they start at once)."""
+        for member in launching:
+            if not isinstance(member, _ThreadMember):
+                continue
+            if member.busy:
+                reasons[member.label] = "still stopping its previous query"
+                continue
+            member.stats.queries += 1
+            member.submit(seq, kind, query)
+            running_threads.append(member)
+        workers = [m for m in launching if isinstance(m, _ProcessMember)]
+        self._start_workers(seq, kind, *query, workers, running_threads, running_workers,
+                            reasons, deadline)
 
     def _start_workers(
         self,
@@ -561,22 +699,23 @@ class PortfolioSolver(SolverBase):
         constraints: tuple[Expr, ...],
         exprs: tuple[Expr, ...],
         arrays: tuple[Array, ...],
+        workers: list[_ProcessMember],
         running_threads: list[_ThreadMember],
         running_workers: list[_ProcessMember],
         reasons: dict[str, str],
         deadline: float | None,
     ) -> None:
-        workers = self._members.processes
         if not workers:
             return
         for worker in workers:
             if worker.process is None and worker.failure is None:
                 worker.restart()
             self._poll_ready(worker)
-        if not running_threads and not any(w.ready for w in workers):
+            if worker.ready:
+                worker.settle_lost()
+        if not running_threads and not running_workers and not any(w.ready for w in workers):
             # Nobody else could answer: wait for the first worker to come up.
             self._wait_ready(deadline)
-        data: bytes | None = None
         for worker in workers:
             if worker.failure is not None:
                 reasons[worker.label] = f"cannot start: {worker.failure}"
@@ -584,13 +723,9 @@ class PortfolioSolver(SolverBase):
             if not worker.ready:
                 reasons[worker.label] = "worker process still starting"
                 continue
-            if data is None:
-                data = self._encoder.encode(constraints, exprs, arrays)
             worker.stats.queries += 1
-            message = marshal.dumps((seq, kind, data))
             try:
-                assert worker.conn is not None
-                worker.conn.send_bytes(message)
+                worker.send(seq, kind, constraints, self._encoder, exprs, arrays)
             except OSError:
                 reasons[worker.label] = "worker process died"
                 worker.restart()
@@ -626,8 +761,10 @@ class PortfolioSolver(SolverBase):
         running_workers: list[_ProcessMember],
         reasons: dict[str, str],
         deadline: float | None,
+        final: bool = True,
     ) -> tuple[_Outcome | None, MemberStatistics | None]:
-        """Wait for the first definite answer; None when everybody gave up or time ran out."""
+        """Wait for the first definite answer; None when everybody gave up or ``deadline``
+        passed (which, unless ``final``, is only the end of the leader's head start)."""
         wake = self._members.wake_reader
         while True:
             for member, got_seq, (status, payload) in _drain_thread_results(self._results):
@@ -653,6 +790,8 @@ class PortfolioSolver(SolverBase):
                 return None, None
             remaining = None if deadline is None else deadline - time.perf_counter()
             if remaining is not None and remaining <= 0:
+                if not final:
+                    return None, None
                 for member in running_threads:
                     if member.busy:
                         reasons[member.label] = f"no answer within {self.timeout} s"
@@ -681,14 +820,20 @@ class PortfolioSolver(SolverBase):
                 if worker.process is None and worker.failure is None:
                     worker.restart()
                 self._poll_ready(worker)
+                if worker.ready:
+                    worker.settle_lost()
             if any(w.failure is not None for w in workers):
                 return False
-            pending = [w for w in workers if not w.ready and w.conn is not None]
+            pending = [w for w in workers
+                       if (not w.ready or w.outstanding) and w.conn is not None]
             if not pending:
                 return True
             remaining = None if deadline is None else deadline - time.perf_counter()
             if remaining is not None and remaining <= 0:
                 return False
+            # a worker finishing a lost query is waited for until its grace ends
+            if any(w.lost_at is not None for w in pending):
+                remaining = _LOSER_GRACE if remaining is None else min(remaining, _LOSER_GRACE)
             multiprocessing.connection.wait([w.conn for w in pending], remaining)
 
     def close(self) -> None:
