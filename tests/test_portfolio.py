@@ -223,14 +223,18 @@ def test_slow_thread_member_is_interrupted() -> None:
     single = SessionSolver("z3")
     sat, fast = timed_check(single, query)
     single.close()
-    portfolio = PortfolioSolver(["z3:ite", "z3"], timeout=60)
+    # the first z3 member runs in a thread, the second in a worker process
+    portfolio = PortfolioSolver(["z3:ite", "z3"], timeout=60, stagger=0)
     try:
+        assert portfolio.wait_ready(60)
         sat, raced = timed_check(portfolio, query)
         assert sat
         assert raced < fast + 1.5, (raced, fast)
         slow = portfolio.statistics.members["z3:ite:pushpop"]
         assert (slow.wins, slow.cancellations, slow.restarts) == (0, 1, 0)
-        # Interrupted, not stuck: the slow member takes part in the next race.
+        # The loser may go on for its grace (a quarter of a second); a race after that
+        # interrupts it first, and it takes part: interrupted, not stuck.
+        time.sleep(0.3)
         x = byte(0)
         assert not portfolio.may_be_true(Query((E.ult(x, E.const(3, 8)),), E.eq(x, E.const(9, 8))))
         assert slow.queries == 2
@@ -320,6 +324,8 @@ def test_member_statistics_include_session_resets_and_cache_hits() -> None:
         portfolio.wait_ready(60)
         for bound in (10, 20, 30):
             assert portfolio.may_be_true(Query(pc, E.ugt(x, E.const(bound, 8))))
+        # a member that lost a race reports its counters when it finishes
+        assert portfolio.wait_ready(60)
         members = portfolio.statistics.members
         z3_member = members["z3:array-assert:none"]
         assert z3_member.queries == 3 and z3_member.resets >= 3
@@ -332,22 +338,24 @@ def test_member_statistics_include_session_resets_and_cache_hits() -> None:
 def test_stagger_leader_runs_alone_and_a_slow_leader_hands_over() -> None:
     x = byte(0)
     small = Query((E.ugt(x, E.const(5, 8)),), E.ugt(x, E.const(10, 8)))
-    # z3 (the first member, so the first leader) answers these in milliseconds, far within a
-    # one-second head start: bitwuzla never gets a query.
+    # Both answer these in milliseconds, far within a one-second head start: every query is
+    # answered by its leader alone, no race, nobody cancelled.
     portfolio = PortfolioSolver(["z3", "bitwuzla"], timeout=30, stagger=1.0)
     try:
         assert portfolio.wait_ready(60)
         for _ in range(5):
             assert portfolio.may_be_true(small)
-        members = portfolio.statistics.members
-        assert members["z3:array-assert:pushpop"].queries == 5
-        assert members["bitwuzla:array-assert:pushpop"].queries == 0
+        members = portfolio.statistics.members.values()
+        assert sum(m.queries for m in members) == 5
+        assert sum(m.cancellations for m in members) == 0
     finally:
         portfolio.close()
-    # z3:ite needs seconds on the table lookup (see table_lookup_query): after its 0.2 s head
-    # start, plain z3 joins, wins, and leads the next race alone.
+    # z3:ite needs seconds on the table lookup (see table_lookup_query): as the first member it
+    # leads the first race; after its 0.2 s head start plain z3 joins and wins, and (z3:ite
+    # still busy, z3 the faster) z3 leads the next race alone.
     portfolio = PortfolioSolver(["z3:ite", "z3"], timeout=60, stagger=0.2)
     try:
+        assert portfolio.wait_ready(60)
         sat, raced = timed_check(portfolio, table_lookup_query(3))
         assert sat
         slow = portfolio.statistics.members["z3:ite:pushpop"]

@@ -27,7 +27,7 @@ __all__ = [
 
 #: How many guard literals an assumptions session creates before it resets (the seed's 50).
 DEFAULT_ASSUMPTION_THRESHOLD = 50
-#: Seconds a portfolio's last winner runs alone before the other members join the race
+#: Seconds a portfolio's recently fastest member runs alone before the others join the race
 #: (measured on benchmarks/queries: see docs/solver.md).
 DEFAULT_STAGGER = 0.005
 
@@ -94,7 +94,7 @@ class PortfolioConfig:
     members: tuple[SolverConfig, ...]
     """The racing configurations, in the order they were written (at least one)."""
     stagger: float = DEFAULT_STAGGER
-    """Seconds the member that won the last race runs alone before the others join (0: all
+    """Seconds the recently fastest member runs alone before the others join (0: all
     start together). Most queries are answered within it, without paying for a race."""
 
     def __str__(self) -> str:

@@ -3,25 +3,29 @@
 Each member is a :class:`~symex.solvers.configured.SessionSolver` of one configuration. The
 first definite answer (sat with its model, or unsat) wins and the others are cancelled:
 
-* members whose backend releases the GIL and can be interrupted (z3) run in a thread of this
-  process; cancelling is ``backend.interrupt()``;
-* every other member (cvc5, bitwuzla, pySMT: they hold the GIL, so a thread would stall the
-  race) runs in a worker process of the ``spawn`` context. A worker keeps its session, and so
-  its incremental state, between queries. A worker that loses a race is left to finish its
-  query, since most losers are only a millisecond behind and starting a worker costs about a
-  quarter of a second of CPU. The answer is thrown away. A worker still busy with a lost
-  query ``_LOSER_GRACE`` seconds after losing is killed, and a new one is started in the
-  background. Queries reach workers in the format of :mod:`symex.solvers.wire`, and only the
-  constraints a worker has not seen are sent: the length of the prefix it already holds, then
-  the rest.
+* the first member whose backend releases the GIL and can be interrupted (z3) runs in a
+  thread of this process. Only one: translating a query is Python code, and two members
+  translating under one GIL were slower together than either alone;
+* every other member (cvc5, bitwuzla and pySMT hold the GIL, and further z3 members) runs in
+  a worker process of the ``spawn`` context, which keeps its session, and so its incremental
+  state, between queries. Queries reach workers in the format of :mod:`symex.solvers.wire`,
+  and only the constraints a worker does not hold yet are sent (the length of the prefix it
+  holds, then the rest).
+
+A member that loses a race is left to finish its query (most losers are a millisecond behind,
+and starting a worker costs about a quarter of a second of CPU); the answer is thrown away and
+the member takes its next query after it. One still busy ``_LOSER_GRACE`` seconds after losing
+is stopped: a thread with ``backend.interrupt()``, which costs it its incremental context (see
+:meth:`SessionSolver.interrupt`), a worker by killing it and starting a new one in the
+background. Races that end without a winner (time limit, Ctrl-C) stop every member at once.
 
 A worker that is still starting sits races out, unless no member could take part otherwise.
 Like every ``multiprocessing`` user, a program that builds a portfolio from a script must do
 so under ``if __name__ == "__main__":`` (spawned workers import the main module).
 
 Racing costs: on a two-core machine, a query of a millisecond takes two or three when two
-members race it. So the member that won the last race runs alone for ``stagger`` seconds (5 ms
-by default) and the others join only if it has not answered by then; ``stagger=0`` races every
+members race it. So the member with the lowest recent time per answer runs alone for ``stagger``
+seconds (5 ms by default) and the others join only if it has not answered by then; ``stagger=0`` races every
 member from the start.
 
 The time limit applies to the whole race: when it passes (or every member has given up),
@@ -41,6 +45,7 @@ import socket
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +76,12 @@ _INTERRUPT_PERIOD = 0.005
 # Restarting costs about 0.25 s of CPU (the interpreter, symex and the solver package), so,
 # like renting skis, a loser is given about that long to finish on its own.
 _LOSER_GRACE = 0.25
+# Weight of the newest answer time in a member's pace (an exponential moving average); the
+# member with the lowest pace leads the next race.
+_PACE_WEIGHT = 0.2
+# A member that sits a race out has its pace multiplied by this, so one slow first answer
+# (a cold start) cannot keep it out for good: it is tried again within a hundred races or so.
+_PACE_DECAY = 0.97
 
 _CHECK = 0
 _MODEL = 1
@@ -224,8 +235,8 @@ def _solve(
 class _ThreadMember:
     """A member answering in a thread of this process (its backend releases the GIL)."""
 
-    __slots__ = ("label", "stats", "solver", "jobs", "results", "wake", "thread", "busy",
-                 "started", "closed", "idle")
+    __slots__ = ("label", "stats", "solver", "jobs", "results", "wake", "thread",
+                 "outstanding", "started", "closed", "idle", "lost_at", "sent", "pace")
 
     def __init__(
         self,
@@ -241,19 +252,32 @@ class _ThreadMember:
         self.jobs: queue.SimpleQueue[tuple[int, int, tuple[Any, ...]] | None] = queue.SimpleQueue()
         self.results = results
         self.wake = wake
-        self.busy = False
+        self.outstanding = 0
+        """Queries handed to the thread and not answered yet (lost ones included)."""
+        self.sent: deque[float] = deque()
+        """When each unanswered query was handed over, oldest first."""
+        self.pace = 0.0
+        """Recent seconds per answer (moving average)."""
         self.started = 0.0
         self.closed = False
         self.idle = threading.Event()
         self.idle.set()
+        self.lost_at: float | None = None
+        """When the member lost a race it is still working on, or None."""
         # The thread holds this member, never the portfolio, so the portfolio can be collected.
         self.thread = threading.Thread(target=self._run, name=f"symex-portfolio-{label}", daemon=True)
         self.thread.start()
 
+    @property
+    def busy(self) -> bool:
+        """Whether the thread has a query to finish (it takes them in order)."""
+        return self.outstanding > 0
+
     def submit(self, seq: int, kind: int, query: tuple[Any, ...]) -> None:
-        self.busy = True
+        """Queue a query: a member still finishing a lost one takes it next."""
+        self.outstanding += 1
         self.started = time.perf_counter()
-        self.idle.clear()
+        self.sent.append(self.started)
         self.jobs.put((seq, kind, query))
 
     def _run(self) -> None:
@@ -284,8 +308,9 @@ class _ThreadMember:
         # repeated until the thread is done.
         while self.busy and time.perf_counter() < give_up:
             self.interrupt()
-            # wakes the moment the thread is done: most losers stop within a millisecond
+            # wakes the moment a query is done: most losers stop within a millisecond
             self.idle.wait(_INTERRUPT_PERIOD)
+            self.idle.clear()
             _drain_thread_results(self.results)
 
     def interrupt(self) -> None:
@@ -308,6 +333,13 @@ class _ThreadMember:
             self.solver.close()
 
 
+def _note_answer(member: _ThreadMember | _ProcessMember) -> None:
+    """Fold the time the member took for its oldest unanswered query into its pace."""
+    if member.sent:
+        seconds = time.perf_counter() - member.sent.popleft()
+        member.pace += _PACE_WEIGHT * (seconds - member.pace)
+
+
 def _drain_thread_results(
     results: queue.SimpleQueue[tuple[_ThreadMember, int, _Outcome]],
 ) -> list[tuple[_ThreadMember, int, _Outcome]]:
@@ -319,7 +351,10 @@ def _drain_thread_results(
         except queue.Empty:
             return taken
         member, _, _ = item
-        member.busy = False
+        member.outstanding -= 1
+        _note_answer(member)
+        if not member.outstanding:
+            member.lost_at = None
         member.stats.time += time.perf_counter() - member.started
         taken.append(item)
 
@@ -328,7 +363,8 @@ class _ProcessMember:
     """A member answering in a worker process, restarted whenever it is killed."""
 
     __slots__ = ("label", "stats", "config", "timeout", "context", "process", "conn", "ready",
-                 "busy", "started", "failure", "outstanding", "lost_at", "held")
+                 "busy", "started", "failure", "outstanding", "lost_at", "held", "sent",
+                 "pace")
 
     def __init__(
         self,
@@ -355,6 +391,10 @@ class _ProcessMember:
         """When the worker lost a race it is still working on, or None."""
         self.held: tuple[Expr, ...] = ()
         """The constraints of the last query sent: the worker holds them too."""
+        self.sent: deque[float] = deque()
+        """When each unanswered query was sent, oldest first."""
+        self.pace = 0.0
+        """Recent seconds per answer (moving average)."""
         self.start()
 
     def start(self) -> None:
@@ -373,6 +413,9 @@ class _ProcessMember:
         self.outstanding = 0
         self.lost_at = None
         self.held = ()
+        # a killed worker's unanswered queries count as answered now (a lower bound)
+        while self.sent:
+            _note_answer(self)
 
     def kill(self) -> None:
         process, conn = self.process, self.conn
@@ -404,6 +447,7 @@ class _ProcessMember:
         self.conn.send_bytes(marshal.dumps((seq, kind, kept, data)))
         self.held = constraints
         self.outstanding += 1
+        self.sent.append(time.perf_counter())
 
     def settle_lost(self) -> None:
         """Take the answers to lost queries that arrived; restart a worker that has gone on
@@ -426,6 +470,7 @@ class _ProcessMember:
         seq, status, payload = message[:3]
         if seq > 0:
             self.outstanding -= 1
+            _note_answer(self)
             if self.outstanding == 0:
                 self.lost_at = None
             if status == _UNKNOWN:
@@ -515,7 +560,7 @@ class PortfolioSolver(SolverBase):
     ) -> None:
         """Start every member: threads at once, worker processes in the background.
 
-        ``stagger``: seconds the last race's winner runs alone before the others join."""
+        ``stagger``: seconds the recently fastest member runs alone before the others join."""
         configs: list[SolverConfig] = []
         for member in members:
             parsed = parse_config(member)
@@ -533,8 +578,6 @@ class PortfolioSolver(SolverBase):
         self.configs = tuple(configs)
         self.timeout = timeout
         self.stagger = stagger
-        # The member that won the last race (the first configuration to begin with).
-        self._leader: _ThreadMember | _ProcessMember | None = None
         self.statistics = PortfolioStatistics()
         self._seq = itertools.count(1)
         self._encoder = QueryEncoder()
@@ -550,7 +593,9 @@ class PortfolioSolver(SolverBase):
                 stats = MemberStatistics(label)
                 self.statistics.members[label] = stats
                 member: _ThreadMember | _ProcessMember
-                if _runs_in_thread(config):
+                # One thread member at most: two translating under this process's GIL stall
+                # each other (measured: two z3 threads were slower than either alone).
+                if not self._members.threads and _runs_in_thread(config):
                     solver = SessionSolver(config, timeout=timeout)
                     member = _ThreadMember(
                         label, stats, solver, self._results, self._members.wake_writer)
@@ -559,8 +604,6 @@ class PortfolioSolver(SolverBase):
                     member = _ProcessMember(label, stats, config, timeout, context)
                     self._members.processes.append(member)
                 self._by_stats[id(stats)] = member
-                if self._leader is None:
-                    self._leader = member
         except BaseException:
             self._finalizer()
             raise
@@ -603,9 +646,14 @@ class PortfolioSolver(SolverBase):
         running_threads: list[_ThreadMember] = []
         running_workers: list[_ProcessMember] = []
         query = (constraints, exprs, arrays)
+        won = False
         try:
             _drain_thread_results(self._results)
-            leader = self._leader if self.stagger > 0 else None
+            for member in members.threads:
+                if member.busy and member.lost_at is not None \
+                        and started - member.lost_at > _LOSER_GRACE:
+                    member.cancel()
+            leader = self._pick_leader() if self.stagger > 0 else None
             first = [leader] if leader is not None and self._can_start(leader) else None
             if first is not None:
                 self._launch(seq, kind, query, first, running_threads, running_workers,
@@ -626,22 +674,32 @@ class PortfolioSolver(SolverBase):
                              running_threads, running_workers, reasons, deadline)
                 outcome, winner = self._collect(seq, running_threads, running_workers, reasons,
                                                 deadline)
+            won = outcome is not None
+            for member in self._by_stats.values():
+                if member not in running_threads and member not in running_workers:
+                    member.pace *= _PACE_DECAY
         finally:
-            # Whatever ended the race (an answer, the deadline, an exception such as Ctrl-C),
-            # nothing may keep running on behalf of it.
+            # Losers of a won race may finish within _LOSER_GRACE. Whatever else ended the race
+            # (the deadline, every member giving up, an exception such as Ctrl-C), nothing may
+            # keep running on behalf of it.
+            now = time.perf_counter()
             for member in running_threads:
                 if member.busy:
                     member.stats.cancellations += 1
-                    member.cancel()
-            now = time.perf_counter()
+                    if won:
+                        member.lost_at = now
+                    else:
+                        member.cancel()
             for worker in running_workers:
                 if worker.busy:
-                    # left to finish: see _LOSER_GRACE
                     worker.stats.cancellations += 1
                     worker.stats.time += now - worker.started
-                    worker.busy = False
-                    if worker.lost_at is None:
-                        worker.lost_at = now
+                    if won:
+                        worker.busy = False
+                        if worker.lost_at is None:
+                            worker.lost_at = now
+                    else:
+                        worker.restart()
             stats.time += time.perf_counter() - started
         if outcome is None:
             stats.unknown += 1
@@ -651,12 +709,17 @@ class PortfolioSolver(SolverBase):
                 reasons.setdefault(worker.label, "no answer")
             raise SolverUnknown("; ".join(f"{label}: {why}" for label, why in reasons.items()))
         winner.wins += 1
-        self._leader = self._by_stats[id(winner)]
         if outcome[0] == _SAT:
             stats.sat += 1
         else:
             stats.unsat += 1
         return outcome
+
+    def _pick_leader(self) -> _ThreadMember | _ProcessMember | None:
+        """The member with the lowest recent pace that can start now (the first listed
+        among equals, so a fresh portfolio is led by its first configuration)."""
+        candidates = [m for m in self._by_stats.values() if self._can_start(m)]
+        return min(candidates, key=lambda m: m.pace, default=None)
 
     @staticmethod
     def _can_start(member: _ThreadMember | _ProcessMember) -> bool:
@@ -681,9 +744,6 @@ class PortfolioSolver(SolverBase):
         """Hand the query to ``launching`` (threads first: they start at once)."""
         for member in launching:
             if not isinstance(member, _ThreadMember):
-                continue
-            if member.busy:
-                reasons[member.label] = "still stopping its previous query"
                 continue
             member.stats.queries += 1
             member.submit(seq, kind, query)
@@ -809,11 +869,24 @@ class PortfolioSolver(SolverBase):
     # -- control -------------------------------------------------------------------------
 
     def wait_ready(self, timeout: float | None = None) -> bool:
-        """Block until every worker process can take queries; False if ``timeout`` seconds
+        """Block until every member can take queries at once (worker processes started, losers
+        of earlier races done or stopped); False if ``timeout`` seconds
         passed first or a worker could not start (its reason then shows in a race's
         SolverUnknown). Races do not need this: it is for measurements and tests that want
         every member to take part from the first query."""
         deadline = None if timeout is None else time.perf_counter() + timeout
+        # thread members finishing a lost query: waited for until their grace ends
+        for member in self._members.threads:
+            while member.busy:
+                _drain_thread_results(self._results)
+                if not member.busy:
+                    break
+                lost = member.lost_at if member.lost_at is not None else time.perf_counter()
+                if time.perf_counter() - lost > _LOSER_GRACE:
+                    member.cancel()
+                    break
+                member.idle.wait(_INTERRUPT_PERIOD)
+                member.idle.clear()
         workers = self._members.processes
         while True:
             for worker in workers:
