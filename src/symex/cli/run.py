@@ -1,14 +1,13 @@
-"""The ``symex`` command line: ``symex run [options] PROGRAM [program args]``.
+"""``symex run [options] PROGRAM [program args]``: explore a program, print what was found.
 
-A thin layer: parse options, call :func:`symex.explore`, print the summary. Bad input (unknown
-option, missing file, compile error) prints one line and exits with status 2.
+A thin layer: options to :func:`symex.explore`, then the summary. Bad input (unknown option,
+missing file, compile error) prints one line and exits with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
 
 from symex.core.searchers import SEARCHER_NAMES
 from symex.engine import Result, explore
@@ -16,17 +15,8 @@ from symex.errors import SymexError
 from symex.loading import compile, load
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports errors as one line and exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"symex: error: {message} (see 'symex run --help')\n")
-        raise SystemExit(2)
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="symex", description="Symbolic execution of C programs via LLVM IR.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Declare ``symex run`` and its options."""
     run = commands.add_parser("run", help="explore a program's paths and generate tests",
                               description="Explore PROGRAM (.c, .ll or .bc) symbolically.")
     run.add_argument("program", help="a C source file, or LLVM IR (.ll) or bitcode (.bc)")
@@ -47,7 +37,6 @@ def _parser() -> argparse.ArgumentParser:
                      help="compiler optimisation level for C input (e.g. -O2)")
     run.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
     run.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
-    return parser
 
 
 def _print_summary(result: Result, out: object = None) -> None:
@@ -76,13 +65,8 @@ def _print_summary(result: Result, out: object = None) -> None:
         write(f"test{number:06d}: {status}{extra}{reason} {objects}\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``symex`` command."""
-    parser = _parser()
-    options = parser.parse_args(argv)
-    if options.command != "run":
-        parser.print_help()
-        return 2
+def main(options: argparse.Namespace) -> int:
+    """Run ``symex run`` with parsed ``options``; the exit status."""
     flags = [f"-D{d}" for d in options.defines] + [f"-I{i}" for i in options.includes]
     if options.optimize:
         flags.append(f"-O{options.optimize}")
@@ -112,6 +96,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     return 130 if result.halted == "interrupted" else 0
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

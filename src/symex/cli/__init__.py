@@ -1,0 +1,53 @@
+"""The ``symex`` command line: ``symex COMMAND ...``.
+
+Each command is a module of this package with ``add_parser(commands)`` (declare its options on
+the sub-parser collection) and ``main(options) -> int`` (exit status). Every command reports bad
+input -- an unknown option, a missing file, a malformed value -- as one line on stderr and exit
+status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+__all__ = ["COMMANDS", "CommandLineParser", "main"]
+
+#: command name -> module (in symex.cli) implementing it, in the order ``--help`` lists them
+COMMANDS: dict[str, str] = {
+    "run": "run",
+}
+
+
+class CommandLineParser(argparse.ArgumentParser):
+    """argparse that reports errors as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print one line naming the command's help, and exit with status 2."""
+        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    parser = CommandLineParser(prog="symex",
+                               description="Symbolic execution of C programs via LLVM IR.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                     parser_class=CommandLineParser)
+    modules = {}
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"symex.cli.{module_name}")
+        module.add_parser(commands)
+        modules[name] = module
+    return parser, modules
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``symex`` command."""
+    parser, modules = _parser()
+    options = parser.parse_args(argv)
+    if options.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return int(modules[options.command].main(options))  # type: ignore[attr-defined]
