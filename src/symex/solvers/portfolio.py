@@ -46,7 +46,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -80,8 +80,12 @@ _LOSER_GRACE = 0.25
 # member with the lowest pace leads the next race.
 _PACE_WEIGHT = 0.2
 # A member that sits a race out has its pace multiplied by this, so one slow first answer
-# (a cold start) cannot keep it out for good: it is tried again within a hundred races or so.
-_PACE_DECAY = 0.97
+# (a cold start) cannot keep it out for good: it is tried again within a few hundred races.
+_PACE_DECAY = 0.99
+# How often the referee of an in-process leader looks at the race while races come in, and
+# after how long without one it sleeps until the next.
+_REFEREE_POLL = 0.002
+_REFEREE_IDLE = 0.1
 
 _CHECK = 0
 _MODEL = 1
@@ -236,7 +240,8 @@ class _ThreadMember:
     """A member answering in a thread of this process (its backend releases the GIL)."""
 
     __slots__ = ("label", "stats", "solver", "jobs", "results", "wake", "thread",
-                 "outstanding", "started", "closed", "idle", "lost_at", "sent", "pace")
+                 "outstanding", "started", "closed", "idle", "lost_at", "sent", "pace",
+                 "answers")
 
     def __init__(
         self,
@@ -258,6 +263,8 @@ class _ThreadMember:
         """When each unanswered query was handed over, oldest first."""
         self.pace = 0.0
         """Recent seconds per answer (moving average)."""
+        self.answers = 0
+        """Answers folded into the pace (the first is a cold start and left out)."""
         self.started = 0.0
         self.closed = False
         self.idle = threading.Event()
@@ -336,7 +343,17 @@ class _ThreadMember:
 def _note_answer(member: _ThreadMember | _ProcessMember) -> None:
     """Fold the time the member took for its oldest unanswered query into its pace."""
     if member.sent:
-        seconds = time.perf_counter() - member.sent.popleft()
+        _fold_pace(member, time.perf_counter() - member.sent.popleft())
+
+
+def _fold_pace(member: _ThreadMember | _ProcessMember, seconds: float) -> None:
+    """Update the member's pace with one answer time. The first answer of a member (or of a
+    restarted worker) is a cold start -- imports, a first context -- and would keep it from
+    leading for hundreds of races, so it is left out; the second sets the pace."""
+    member.answers += 1
+    if member.answers == 2:
+        member.pace = seconds
+    elif member.answers > 2:
         member.pace += _PACE_WEIGHT * (seconds - member.pace)
 
 
@@ -364,7 +381,7 @@ class _ProcessMember:
 
     __slots__ = ("label", "stats", "config", "timeout", "context", "process", "conn", "ready",
                  "busy", "started", "failure", "outstanding", "lost_at", "held", "sent",
-                 "pace")
+                 "pace", "answers")
 
     def __init__(
         self,
@@ -395,6 +412,8 @@ class _ProcessMember:
         """When each unanswered query was sent, oldest first."""
         self.pace = 0.0
         """Recent seconds per answer (moving average)."""
+        self.answers = 0
+        """Answers folded into the pace (the first is a cold start and left out)."""
         self.start()
 
     def start(self) -> None:
@@ -413,9 +432,11 @@ class _ProcessMember:
         self.outstanding = 0
         self.lost_at = None
         self.held = ()
-        # a killed worker's unanswered queries count as answered now (a lower bound)
+        # a killed worker's unanswered queries count as answered now (a lower bound); the
+        # new process starts cold again
         while self.sent:
             _note_answer(self)
+        self.answers = 0
 
     def kill(self) -> None:
         process, conn = self.process, self.conn
@@ -520,21 +541,160 @@ def _runs_in_thread(config: SolverConfig) -> bool:
 class _Members:
     """Everything that must be stopped when the portfolio goes away (owned by a finalizer)."""
 
-    __slots__ = ("threads", "processes", "wake_reader", "wake_writer")
+    __slots__ = ("threads", "processes", "wake_reader", "wake_writer", "referee")
 
     def __init__(self) -> None:
         self.threads: list[_ThreadMember] = []
         self.processes: list[_ProcessMember] = []
+        self.referee = _Referee()
         self.wake_reader, self.wake_writer = socket.socketpair()
         self.wake_reader.setblocking(False)
+        # A wake-up only matters while someone waits; when nobody drains the reader, a full
+        # buffer must drop the byte instead of blocking the sender.
+        self.wake_writer.setblocking(False)
 
     def stop(self) -> None:
+        self.referee.stop()
         for member in self.threads:
             member.stop()
         for worker in self.processes:
             worker.kill()
         self.wake_reader.close()
         self.wake_writer.close()
+
+
+class _Referee:
+    """Watches a race whose leader runs in the caller's thread (the cheapest place: handing a
+    query to another thread and back cost a few hundred microseconds).
+
+    The caller only writes a few fields per race: the referee's thread polls them every
+    ``_REFEREE_POLL`` seconds while races come in, and sleeps when they stop. When a leader's
+    head start ends, it hands the query to the other members (worker processes) and collects
+    their answers; when one of them wins, or the time limit passes, it interrupts the leader
+    until the caller's check returns. The caller waits for the referee only if it joined."""
+
+    __slots__ = ("thread", "lock", "wakeup", "job", "join_at", "leader_done", "joined",
+                 "sleeping", "last_round", "round_over", "winner", "interrupted", "closed")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.wakeup = threading.Condition(self.lock)
+        self.job: tuple[Any, ...] | None = None
+        self.join_at = 0.0
+        self.leader_done = True
+        self.joined = False
+        """Whether this round's head start ended (the referee then waits on the workers)."""
+        self.sleeping = False
+        self.last_round = 0.0
+        self.round_over = threading.Event()
+        self.round_over.set()
+        self.winner: tuple[_Outcome, MemberStatistics] | None = None
+        self.interrupted = False
+        """Whether this round interrupted the leader: its answer can then not be trusted (z3
+        drops assertions it is asked to add while an interrupt is pending)."""
+        self.closed = False
+        self.thread: threading.Thread | None = None
+
+    def start_round(self, portfolio_ref: weakref.ref[PortfolioSolver], leader: _ThreadMember,
+                    join_at: float, seq: int, kind: int, query: tuple[Any, ...],
+                    running_workers: list[_ProcessMember], reasons: dict[str, str],
+                    deadline: float | None) -> None:
+        """Let the referee's thread join the others at ``join_at`` unless finished first."""
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._run, name="symex-portfolio-referee",
+                                           daemon=True)
+            self.thread.start()
+        with self.lock:
+            self.job = (portfolio_ref, leader, seq, kind, query, running_workers, reasons,
+                        deadline)
+            self.join_at = join_at if deadline is None else min(join_at, deadline)
+            self.leader_done = False
+            self.joined = False
+            self.winner = None
+            self.interrupted = False
+            self.last_round = time.perf_counter()
+            if self.sleeping:
+                self.wakeup.notify_all()
+
+    def finish(self, wake: socket.socket) -> tuple[_Outcome, MemberStatistics] | None:
+        """The leader's check returned: end the round; a member's winning answer, if any."""
+        with self.lock:
+            self.leader_done = True
+            self.job = None
+            if not self.joined:
+                return None
+            self.wakeup.notify_all()
+        try:
+            wake.send(b"\0")  # breaks the referee out of waiting for the workers
+        except OSError:
+            pass
+        self.round_over.wait()
+        return self.winner
+
+    def stop(self) -> None:
+        """End the referee's thread."""
+        with self.lock:
+            self.closed = True
+            self.leader_done = True
+            self.wakeup.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            job = None
+            with self.lock:
+                if self.closed:
+                    return
+                now = time.perf_counter()
+                if self.job is None:
+                    if now - self.last_round > _REFEREE_IDLE:
+                        self.sleeping = True
+                        self.wakeup.wait()
+                        self.sleeping = False
+                        continue
+                elif not self.leader_done and now >= self.join_at:
+                    job, self.job = self.job, None
+                    self.joined = True
+                    self.round_over.clear()
+            if job is None:
+                time.sleep(_REFEREE_POLL)
+                continue
+            portfolio_ref, leader, seq, kind, query, running_workers, reasons, deadline = job
+            try:
+                portfolio = portfolio_ref()
+                if portfolio is not None:
+                    self._join(portfolio, leader, seq, kind, query, running_workers, reasons,
+                               deadline)
+                self._wait_out(leader, deadline)
+            except BaseException:  # noqa: BLE001 - the caller must never wait forever
+                pass
+            finally:
+                self.round_over.set()
+
+    def _join(self, portfolio: PortfolioSolver, leader: _ThreadMember, seq: int, kind: int,
+              query: tuple[Any, ...], running_workers: list[_ProcessMember],
+              reasons: dict[str, str], deadline: float | None) -> None:
+        workers = list(portfolio._members.processes)
+        portfolio._start_workers(seq, kind, *query, workers, [], running_workers, reasons,
+                                 deadline)
+        outcome, winner = portfolio._collect(seq, [], running_workers, reasons, deadline,
+                                             final=False, stop=lambda: self.leader_done)
+        if outcome is not None and winner is not None:
+            self.winner = (outcome, winner)
+
+    def _wait_out(self, leader: _ThreadMember, deadline: float | None) -> None:
+        """Once another member has won or the time limit has passed, interrupt the leader
+        until its check returns."""
+        with self.wakeup:
+            while not self.leader_done:
+                if self.winner is not None or (
+                        deadline is not None and time.perf_counter() >= deadline):
+                    self.interrupted = True
+                    leader.interrupt()
+                    self.wakeup.wait(_INTERRUPT_PERIOD)
+                else:
+                    # every other member gave up: the leader goes on until its time limit
+                    self.wakeup.wait(None if deadline is None
+                                     else max(deadline - time.perf_counter(), 0.0))
 
 
 # -- the racer -------------------------------------------------------------------------------
@@ -655,7 +815,10 @@ class PortfolioSolver(SolverBase):
                     member.cancel()
             leader = self._pick_leader() if self.stagger > 0 else None
             first = [leader] if leader is not None and self._can_start(leader) else None
-            if first is not None:
+            if isinstance(leader, _ThreadMember) and first is not None:
+                outcome, winner = self._race_inline(leader, seq, kind, query, running_workers,
+                                                    reasons, deadline)
+            elif first is not None:
                 self._launch(seq, kind, query, first, running_threads, running_workers,
                              reasons, deadline)
                 join_at = time.perf_counter() + self.stagger
@@ -714,6 +877,48 @@ class PortfolioSolver(SolverBase):
         else:
             stats.unsat += 1
         return outcome
+
+    def _race_inline(
+        self,
+        leader: _ThreadMember,
+        seq: int,
+        kind: int,
+        query: tuple[tuple[Expr, ...], tuple[Expr, ...], tuple[Array, ...]],
+        running_workers: list[_ProcessMember],
+        reasons: dict[str, str],
+        deadline: float | None,
+    ) -> tuple[_Outcome | None, MemberStatistics | None]:
+        """The in-process leader answers in this thread; the referee brings in the workers
+        when its head start ends and stops it if one of them wins."""
+        referee = self._members.referee
+        wake = self._members.wake_writer
+        started = time.perf_counter()
+        referee.start_round(weakref.ref(self), leader, started + self.stagger, seq, kind,
+                            query, running_workers, reasons, deadline)
+        leader.stats.queries += 1
+        outcome: _Outcome = (_UNKNOWN, "no answer")
+        try:
+            outcome = _solve(leader.solver, kind, *query)
+        except Exception as exc:  # noqa: BLE001 - any failure is this member's unknown
+            outcome = (_UNKNOWN, f"{type(exc).__name__}: {exc}")
+        finally:
+            worker_win = referee.finish(wake)
+            seconds = time.perf_counter() - started
+            leader.stats.time += seconds
+            _fold_pace(leader, seconds)
+        if worker_win is not None:
+            return worker_win
+        if referee.interrupted:
+            # past the time limit: whatever the leader said may rest on a dropped assertion
+            outcome = (_UNKNOWN, f"no answer within {self.timeout} s")
+        if outcome[0] != _UNKNOWN:
+            return outcome, leader.stats
+        reasons[leader.label] = str(outcome[1])
+        if not running_workers:
+            # the leader gave up within its head start: the others have not been asked yet
+            self._launch(seq, kind, query, self._members.processes, [], running_workers,
+                         reasons, deadline)
+        return self._collect(seq, [], running_workers, reasons, deadline)
 
     def _pick_leader(self) -> _ThreadMember | _ProcessMember | None:
         """The member with the lowest recent pace that can start now (the first listed
@@ -822,6 +1027,7 @@ class PortfolioSolver(SolverBase):
         reasons: dict[str, str],
         deadline: float | None,
         final: bool = True,
+        stop: Callable[[], bool] | None = None,
     ) -> tuple[_Outcome | None, MemberStatistics | None]:
         """Wait for the first definite answer; None when everybody gave up or ``deadline``
         passed (which, unless ``final``, is only the end of the leader's head start)."""
@@ -847,6 +1053,8 @@ class PortfolioSolver(SolverBase):
                         return (status, payload), worker.stats
             waiting = [w.conn for w in running_workers if w.busy and w.conn is not None]
             if not waiting and not any(m.busy for m in running_threads):
+                return None, None
+            if stop is not None and stop():
                 return None, None
             remaining = None if deadline is None else deadline - time.perf_counter()
             if remaining is not None and remaining <= 0:
