@@ -145,3 +145,49 @@ def test_error_type_and_missing_file(tmp_path: Path) -> None:
     bad.write_bytes(b"KTEST\x00")
     with pytest.raises(KTestError, match="bad.ktest"):
         read_ktest(bad)
+
+
+def _read_ktest_independently(data: bytes) -> tuple[list[bytes], list[tuple[bytes, bytes]]]:
+    """A reader written from the format description alone (not from symex.ktest): magic, version,
+    args, symArgvs/symArgvLen from version 2 on, objects; big-endian 32-bit integers."""
+    assert data[:5] in (b"KTEST", b"BOUT\n")
+    pos = 5
+
+    def u32() -> int:
+        nonlocal pos
+        (value,) = struct.unpack_from(">I", data, pos)
+        pos += 4
+        return value
+
+    def chunk() -> bytes:
+        nonlocal pos
+        size = u32()
+        piece = data[pos : pos + size]
+        assert len(piece) == size
+        pos += size
+        return piece
+
+    version = u32()
+    args = [chunk() for _ in range(u32())]
+    if version >= 2:
+        u32(), u32()
+    objects = []
+    for _ in range(u32()):
+        name = chunk()
+        objects.append((name, chunk()))
+    assert pos == len(data)
+    return args, objects
+
+
+def test_written_files_are_read_by_an_independent_reader(tmp_path: Path) -> None:
+    ktest = KTest(
+        args=("/tmp/prog", "--flag", ""),
+        objects=(KTestObject("nondet_int", b"\x2a\x00\x00\x00"), KTestObject("buf", bytes(range(200))),
+                 KTestObject("empty", b""), KTestObject("nondet_int_1", b"\xff\xff\xff\xff")),
+    )
+    path = tmp_path / "test000001.ktest"
+    write_ktest(path, ktest)
+    args, objects = _read_ktest_independently(path.read_bytes())
+    assert args == [b"/tmp/prog", b"--flag", b""]
+    assert objects == [(b"nondet_int", b"*\x00\x00\x00"), (b"buf", bytes(range(200))), (b"empty", b""),
+                       (b"nondet_int_1", b"\xff" * 4)]

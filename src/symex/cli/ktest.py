@@ -1,0 +1,76 @@
+"""``symex ktest [--trim-zeros] FILE...``: print ``.ktest`` files exactly as KLEE's ktest-tool does.
+
+The layout is ktest-tool's (KLEE 2.x/3.x) byte for byte, so scripts written against
+ktest-tool's output keep working: a header (file, args, number of objects), then per object
+its name, size, data as a Python bytes literal, hex, the little-endian signed and unsigned
+value when the size is 1, 2, 4 or 8, and printable ASCII text. A missing or malformed file is
+one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import string
+import sys
+from typing import TextIO
+
+from symex.ktest import KTest, KTestError, read_ktest
+
+__all__ = ["add_parser", "format_ktest", "main"]
+
+# ktest-tool prints these characters as themselves in the `text` line and anything else as '.'
+_PRINTABLE = frozenset(string.digits + string.ascii_letters + string.punctuation + " ")
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Declare ``symex ktest`` and its options."""
+    parser = commands.add_parser(
+        "ktest", help="print .ktest test cases (like KLEE's ktest-tool)",
+        description="Print the arguments and symbolic objects of .ktest files, in the layout "
+                    "of KLEE's ktest-tool.")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="a .ktest file")
+    parser.add_argument("--trim-zeros", action="store_true",
+                        help="drop trailing zero bytes from data, hex and text")
+
+
+def format_ktest(ktest: KTest, path: str, *, trim_zeros: bool = False) -> str:
+    """The text ktest-tool prints for ``ktest`` read from ``path`` (as given on the command line)."""
+    lines = [
+        f"ktest file : {path!r}",
+        f"args       : {list(ktest.args)!r}",
+        f"num objects: {len(ktest.objects)!r}",
+    ]
+    # ktest-tool pads the object index to the width of the largest index
+    width = len(str(max(1, len(ktest.objects) - 1)))
+    for index, obj in enumerate(ktest.objects):
+        prefix = f"object {index:{width}d}: "
+        data = obj.data
+        blob = data.rstrip(b"\x00") if trim_zeros else data
+        text = "".join(chr(b) if chr(b) in _PRINTABLE else "." for b in blob)
+        # a name that is not UTF-8 (kept as surrogate escapes) would not be printable
+        name = obj.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        lines.append(f"{prefix}name: '{name}'")
+        lines.append(f"{prefix}size: {len(data)}")
+        lines.append(f"{prefix}data: {blob!r}")
+        lines.append(f"{prefix}hex : 0x{blob.hex()}")
+        if len(data) in (1, 2, 4, 8):
+            lines.append(f"{prefix}int : {int.from_bytes(data, 'little', signed=True)}")
+            lines.append(f"{prefix}uint: {int.from_bytes(data, 'little', signed=False)}")
+        lines.append(f"{prefix}text: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run ``symex ktest`` with parsed ``options``; the exit status."""
+    stream = out if out is not None else sys.stdout
+    # Read everything first, so a malformed file gives one error line and no partial listing.
+    tests: list[tuple[str, KTest]] = []
+    for path in options.files:
+        try:
+            tests.append((path, read_ktest(path)))
+        except KTestError as exc:
+            sys.stderr.write(f"symex ktest: {' '.join(str(exc).split())}\n")
+            return 2
+    for path, ktest in tests:
+        stream.write(format_ktest(ktest, path, trim_zeros=options.trim_zeros))
+    return 0
