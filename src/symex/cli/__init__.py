@@ -18,6 +18,7 @@ __all__ = ["COMMANDS", "CommandLineParser", "main"]
 #: command name -> module (in symex.cli) implementing it, in the order ``--help`` lists them
 COMMANDS: dict[str, str] = {
     "run": "run",
+    "stats": "stats",
 }
 
 

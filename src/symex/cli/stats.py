@@ -1,0 +1,138 @@
+"""``symex stats DIR...``: the table KLEE users know from ``klee-stats``, read from run.stats.
+
+Columns: Path, Instrs, Time(s), ICov(%), BCov(%), ICount, TSolver(%); ``--print-all`` adds
+States, Queries, CacheHits, CacheMisses and one time column per solver layer. A ``Total`` row
+follows when several directories are given. A rich table on a terminal, aligned plain text
+otherwise, CSV with ``--csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+from symex.errors import SymexError
+from symex.runstats import RunStats, read_run_stats
+
+__all__ = ["BASIC_COLUMNS", "add_parser", "main", "stats_table"]
+
+BASIC_COLUMNS = ("Path", "Instrs", "Time(s)", "ICov(%)", "BCov(%)", "ICount", "TSolver(%)")
+_EXTRA_COLUMNS = ("States", "Queries", "CacheHits", "CacheMisses")
+#: solver_layers counters whose hits answer a query without the core solver
+_CACHE_LAYERS = ("cache_hits", "cex_hits")
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Declare ``symex stats`` and its options."""
+    stats = commands.add_parser("stats", help="summarise the statistics of symex output directories",
+                                description="Print klee-stats' table for each output directory "
+                                            "written by 'symex run'.")
+    stats.add_argument("directories", nargs="+", metavar="DIR", help="a symex-out-N directory")
+    stats.add_argument("--print-all", action="store_true",
+                       help="also states, queries, cache hits and misses, per-layer solver times")
+    stats.add_argument("--csv", action="store_true", help="comma-separated values, for scripts")
+
+
+def _layer_time_columns(runs: list[RunStats]) -> list[tuple[str, str]]:
+    """(column title, solver_layers key) for every ``*_time`` counter of any run, chain order."""
+    order = ["trivial", "independence", "cache", "cex", "core"]
+    keys = {k for run in runs for k in run.solver_layers if k.endswith("_time")}
+    names = sorted((k[:-len("_time")] for k in keys),
+                   key=lambda n: (order.index(n) if n in order else len(order), n))
+    return [(f"T{name.capitalize()}(s)", f"{name}_time") for name in names]
+
+
+def _values(path: str, run: RunStats, print_all: bool,
+            layer_columns: list[tuple[str, str]]) -> list[object]:
+    last = run.last
+    row: list[object] = [path, int(last["Instructions"]), round(last["WallTime"], 2),
+                         round(run.instruction_coverage, 2), round(run.branch_coverage, 2),
+                         run.total_instructions, round(run.solver_share, 2)]
+    if print_all:
+        layers = run.solver_layers
+        row += [int(last["NumStates"]), int(last["NumQueries"]),
+                int(sum(layers.get(k, 0) for k in _CACHE_LAYERS)),
+                int(layers.get("core_queries", last["NumQueries"]))]
+        row += [round(layers.get(key, 0.0), 3) for _, key in layer_columns]
+    return row
+
+
+def _total(rows: list[list[object]], runs: list[RunStats], print_all: bool) -> list[object]:
+    instrs = sum(int(r.last["Instructions"]) for r in runs)
+    wall = sum(r.last["WallTime"] for r in runs)
+    icount = sum(r.total_instructions for r in runs)
+    covered = sum(r.last["CoveredInstructions"] for r in runs)
+    branches = sum(r.last["TotalBranches"] for r in runs)
+    covered_branches = sum(r.last["CoveredBranches"] for r in runs)
+    solver = sum(r.last["SolverTime"] for r in runs)
+    total: list[object] = [
+        "Total", instrs, round(wall, 2), round(100.0 * covered / icount if icount else 0.0, 2),
+        round(100.0 * covered_branches / branches if branches else 0.0, 2), icount,
+        round(100.0 * solver / wall if wall else 0.0, 2)]
+    if print_all:
+        for column in range(len(BASIC_COLUMNS), len(rows[0])):
+            values = [row[column] for row in rows]
+            summed = sum(v for v in values if isinstance(v, (int, float)))
+            total.append(round(summed, 3) if isinstance(summed, float) else summed)
+    return total
+
+
+def stats_table(directories: list[str], print_all: bool = False) -> tuple[list[str], list[list[object]]]:
+    """Header and rows (a ``Total`` row last when several directories) for ``directories``.
+
+    Raises :class:`SymexError` naming the first directory that is not a symex output directory."""
+    runs = []
+    for directory in directories:
+        if not Path(directory).is_dir():
+            raise SymexError(f"{directory} is not a directory; pass a directory written by 'symex run'")
+        if not (Path(directory) / "run.stats").is_file():
+            raise SymexError(f"{directory} is not a symex output directory (it has no run.stats); "
+                             f"pass a directory written by 'symex run'")
+        runs.append(read_run_stats(Path(directory) / "run.stats"))
+    layer_columns = _layer_time_columns(runs) if print_all else []
+    header = list(BASIC_COLUMNS)
+    if print_all:
+        header += list(_EXTRA_COLUMNS) + [title for title, _ in layer_columns]
+    rows = [_values(d, r, print_all, layer_columns) for d, r in zip(directories, runs)]
+    if len(rows) > 1:
+        rows.append(_total(rows, runs, print_all))
+    return header, rows
+
+
+def _text(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def main(options: argparse.Namespace) -> int:
+    """Run ``symex stats`` with parsed ``options``; the exit status."""
+    try:
+        header, rows = stats_table(options.directories, options.print_all)
+    except SymexError as exc:
+        sys.stderr.write(f"symex stats: error: {' '.join(str(exc).split())}\n")
+        return 2
+    try:
+        if options.csv:
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(header)
+            writer.writerows(rows)
+        elif sys.stdout.isatty():
+            from rich.console import Console
+            from rich.table import Table
+
+            table = Table(*header)
+            for row in rows:
+                table.add_row(*(_text(v) for v in row))
+            Console().print(table)
+        else:
+            cells = [header] + [[_text(v) for v in row] for row in rows]
+            widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+            for r in cells:
+                # the path column left-aligned, numbers right-aligned, as klee-stats
+                sys.stdout.write("  ".join([r[0].ljust(widths[0])]
+                                           + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]).rstrip()
+                                 + "\n")
+    except BrokenPipeError:
+        return 0
+    return 0

@@ -1,0 +1,93 @@
+"""What a running ``symex run`` shows while it explores.
+
+:class:`ProgressDisplay` is fed the engine's progress snapshots (``Hooks.on_progress``): on a
+terminal it keeps one live status line on stderr (redrawn only when a snapshot arrives, with no
+refresh thread, so it costs nothing between snapshots); elsewhere (a log file, CI) it prints a
+plain line every ``plain_interval`` seconds; in quiet mode nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from typing import Any, TextIO
+
+__all__ = ["ProgressDisplay", "ProgressMode", "format_progress"]
+
+
+class ProgressMode(enum.Enum):
+    """How progress is shown."""
+
+    LIVE = "live"  # a status line redrawn in place (a terminal)
+    PLAIN = "plain"  # a line now and then (not a terminal)
+    QUIET = "quiet"  # nothing
+
+    @classmethod
+    def for_stream(cls, stream: TextIO, quiet: bool = False) -> ProgressMode:
+        """LIVE on a terminal, PLAIN otherwise, QUIET when asked."""
+        if quiet:
+            return cls.QUIET
+        try:
+            return cls.LIVE if stream.isatty() else cls.PLAIN
+        except (AttributeError, ValueError):
+            return cls.PLAIN
+
+
+def _count(n: float) -> str:
+    if n >= 10_000_000:
+        return f"{n / 1e6:.0f}M"
+    if n >= 1_000_000:
+        return f"{n / 1e6:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1e3:.0f}k"
+    return f"{int(n)}"
+
+
+def format_progress(snapshot: Any) -> str:
+    """One line: elapsed, instructions, live states, paths, errors, coverage, solver share."""
+    s = snapshot
+    lines = 100.0 * s.covered_lines / s.total_lines if s.total_lines else 0.0
+    branches = 100.0 * s.covered_branches / s.total_branches if s.total_branches else 0.0
+    solver = 100.0 * s.solver_time / s.elapsed if s.elapsed > 0 else 0.0
+    return (f"[{s.elapsed:7.1f}s] {_count(s.instructions)} instrs, {s.live_states} states, "
+            f"{s.completed} completed, {s.errors} errors, {s.partial} partial, {s.tests} tests | "
+            f"cov lines {lines:.1f}% branches {branches:.1f}% | solver {solver:.0f}%")
+
+
+class ProgressDisplay:
+    """Shows progress snapshots; call it with each one and :meth:`close` at the end."""
+
+    def __init__(self, mode: ProgressMode, stream: TextIO | None = None,
+                 plain_interval: float = 10.0) -> None:
+        self.mode = mode
+        self.stream = stream if stream is not None else sys.stderr
+        self.plain_interval = plain_interval
+        self._next_plain = plain_interval
+        self._live: Any = None
+        if mode is ProgressMode.LIVE:
+            # imported here: quiet and plain runs never pay for rich's import
+            from rich.console import Console
+            from rich.live import Live
+
+            # no auto-refresh: a refresh thread would compete with the run for the GIL
+            self._live = Live(console=Console(file=self.stream), auto_refresh=False,
+                              transient=True, redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
+
+    def __call__(self, snapshot: Any) -> None:
+        """Show ``snapshot`` (a ``symex.engine.ProgressSnapshot``)."""
+        if self.mode is ProgressMode.LIVE:
+            from rich.text import Text
+
+            self._live.update(Text(format_progress(snapshot), style="bold"), refresh=True)
+        elif self.mode is ProgressMode.PLAIN and snapshot.elapsed >= self._next_plain:
+            self.stream.write(f"symex: {format_progress(snapshot)}\n")
+            self.stream.flush()
+            while self._next_plain <= snapshot.elapsed:
+                self._next_plain += self.plain_interval
+
+    def close(self) -> None:
+        """Remove the live line (the run's summary follows it)."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
