@@ -9,9 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from symex.errors import CompileError
+from symex.errors import CompileError, SymexError
 from symex.ktest import KTest, KTestObject, write_ktest
-from symex.replay import NativeOutcome, build_native, classify, run_native
+from symex.replay import (
+    NativeOutcome,
+    ReplayTarget,
+    build_native,
+    classify,
+    describe_outcome,
+    expected_error_kind,
+    find_replay_targets,
+    reproduces,
+    run_native,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="native replay needs gcc")
 
@@ -272,3 +282,51 @@ def test_timeout_kills_the_run(tmp_path: Path) -> None:
 )
 def test_classify(exit_code: int | None, sig: int | None, stderr: str, kind: str | None) -> None:
     assert classify(exit_code, sig, stderr) == kind
+
+
+def _outcome(exit_code: int | None = 0, sig: int | None = None, kind: str | None = None,
+             timed_out: bool = False) -> NativeOutcome:
+    return NativeOutcome(exit_code=exit_code, signal=sig, stdout="", stderr="", timed_out=timed_out, kind=kind)
+
+
+def test_describe_outcome() -> None:
+    assert describe_outcome(_outcome(0)) == "exit 0"
+    assert describe_outcome(_outcome(None, signal.SIGSEGV)) == "signal 11 (SIGSEGV)"
+    assert describe_outcome(_outcome(None, signal.SIGKILL, timed_out=True)) == "timeout"
+    assert describe_outcome(_outcome(None, 77)) == "signal 77"
+
+
+@pytest.mark.parametrize(
+    ("expected", "native", "verdict"),
+    [
+        ("ptr", "ptr", True),
+        ("ptr", None, False),
+        ("ptr", "div", False),
+        ("assert", "abort", False),
+        # SV-COMP programs define reach_error() as assert(0) or abort()
+        ("reach_error", "assert", True),
+        ("reach_error", "abort", True),
+        ("reach_error", "reach_error", True),
+        ("reach_error", "ptr", False),
+        ("readonly", "ptr", True),  # a write to .rodata is a SEGV natively
+        ("div", "div", True),
+    ],
+)
+def test_reproduces(expected: str, native: str | None, verdict: bool) -> None:
+    assert reproduces(expected, _outcome(1, kind=native)) is verdict
+
+
+def test_replay_targets_and_their_expected_kinds(tmp_path: Path) -> None:
+    for name in ("test000002.ktest", "test000001.ktest", "test000001.ptr.err", "test000003.ktest",
+                 "test000003.assert.err", "test000010.ktest.err", "info", "messages.txt"):
+        (tmp_path / name).write_bytes(b"")
+    targets = find_replay_targets(tmp_path)
+    assert [(t.path.name, t.expected) for t in targets] == [
+        ("test000001.ktest", "ptr"), ("test000002.ktest", None), ("test000003.ktest", "assert")]
+    assert find_replay_targets(tmp_path / "test000003.ktest") == [ReplayTarget(tmp_path / "test000003.ktest", "assert")]
+    assert expected_error_kind(tmp_path / "test000002.ktest") is None
+    with pytest.raises(SymexError, match="no such file"):
+        find_replay_targets(tmp_path / "nothing")
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(SymexError, match="holds no .ktest files"):
+        find_replay_targets(tmp_path / "sub")

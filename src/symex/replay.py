@@ -8,6 +8,7 @@ symex (and KLEE, by its ``.err`` suffixes) reports, so the two can be compared.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import re
@@ -27,9 +28,14 @@ from symex.ktest import KTest, write_ktest
 __all__ = [
     "NATIVE_FLAGS",
     "NativeOutcome",
+    "ReplayTarget",
     "build_native",
     "classify",
     "default_native_cache_dir",
+    "describe_outcome",
+    "expected_error_kind",
+    "find_replay_targets",
+    "reproduces",
     "run_native",
     "runtime_source",
 ]
@@ -268,3 +274,72 @@ def run_native(
     return NativeOutcome(
         exit_code=exit_code, signal=signal, stdout=stdout, stderr=stderr, timed_out=timed_out, kind=kind
     )
+
+
+# What a native run may show for each error kind symex reports. SV-COMP programs usually define
+# reach_error() as assert(0) or abort(); a write to a constant object is a SEGV natively, which
+# ASan reports like any wild access; a stack overflow ASan does not recognise as such is a SEGV.
+_REPRODUCING_KINDS: dict[str, frozenset[str]] = {
+    "reach_error": frozenset({"reach_error", "assert", "abort"}),
+    "readonly": frozenset({"readonly", "ptr"}),
+    "exec": frozenset({"exec", "ptr"}),
+}
+
+
+def reproduces(expected: str, outcome: NativeOutcome) -> bool:
+    """Whether a native run shows the error kind ``expected`` (a KLEE ``.err`` suffix)."""
+    if outcome.kind is None:
+        return False
+    return outcome.kind in _REPRODUCING_KINDS.get(expected, frozenset({expected}))
+
+
+def describe_outcome(outcome: NativeOutcome) -> str:
+    """How a native run ended, in a few words: ``exit 0``, ``signal 11 (SIGSEGV)``, ``timeout``."""
+    if outcome.timed_out:
+        return "timeout"
+    if outcome.signal is not None:
+        try:
+            name = signal_module.Signals(outcome.signal).name
+        except ValueError:
+            return f"signal {outcome.signal}"
+        return f"signal {outcome.signal} ({name})"
+    return f"exit {outcome.exit_code}"
+
+
+def expected_error_kind(ktest_path: Path) -> str | None:
+    """The error kind of a test case from the ``testNNNNNN.KIND.err`` file beside it, if any.
+
+    That is how KLEE and ``symex run`` mark tests that ended in an error.
+    """
+    stem = ktest_path.name[: -len(".ktest")] if ktest_path.name.endswith(".ktest") else ktest_path.stem
+    kinds = sorted(
+        p.name[len(stem) + 1 : -len(".err")]
+        for p in ktest_path.parent.glob(f"{glob.escape(stem)}.*.err")
+    )
+    return kinds[0] if kinds else None
+
+
+@attrs.frozen
+class ReplayTarget:
+    """A test case to replay natively and the error kind it should show (``None``: no error)."""
+
+    path: Path
+    expected: str | None
+
+
+def find_replay_targets(path: str | os.PathLike[str]) -> list[ReplayTarget]:
+    """The test cases named by ``path``: one ``.ktest`` file, or every ``*.ktest`` of an
+    output directory (``symex-out-N`` or ``klee-out-N``), in name order.
+
+    Raises :class:`SymexError` if ``path`` is neither, or the directory holds no test.
+    """
+    target = Path(path)
+    if target.is_dir():
+        files = sorted(target.glob("*.ktest"))
+        if not files:
+            raise SymexError(f"{target} holds no .ktest files (pass a symex-out-N directory or a .ktest file)")
+    elif target.is_file():
+        files = [target]
+    else:
+        raise SymexError(f"no such file or directory: {target} (pass a .ktest file or a symex-out-N directory)")
+    return [ReplayTarget(path=f, expected=expected_error_kind(f)) for f in files]

@@ -18,6 +18,8 @@ __all__ = ["COMMANDS", "CommandLineParser", "main"]
 #: command name -> module (in symex.cli) implementing it, in the order ``--help`` lists them
 COMMANDS: dict[str, str] = {
     "run": "run",
+    "ktest": "ktest",
+    "replay": "replay",
     "stats": "stats",
 }
 
