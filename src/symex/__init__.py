@@ -10,7 +10,15 @@
 from __future__ import annotations
 
 from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
-from symex.engine import Coverage, Hooks, PathCounts, Result, Statistics, explore
+from symex.engine import (
+    Coverage,
+    Hooks,
+    PathCounts,
+    ProgressSnapshot,
+    Result,
+    Statistics,
+    explore,
+)
 from symex.errors import (
     CompileError,
     CompilerNotFound,
@@ -30,7 +38,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CompileError", "CompilerNotFound", "ConfigError", "Coverage", "Error", "ErrorKind", "Hooks",
-    "LoadError", "PathCounts", "PathStatus", "ProgramError", "Result", "SolverError",
+    "LoadError", "PathCounts", "PathStatus", "ProgramError", "ProgressSnapshot", "Result", "SolverError",
     "SolverUnknown", "Statistics", "SymexError", "TestCase", "compile", "explore", "load",
     "solver",
 ]

@@ -11,14 +11,15 @@ time slice; forks go back to the searcher; every path that ends becomes a :class
 from __future__ import annotations
 
 import os
+import sys
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import attrs
 
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
 from symex.core.memory import ObjectKind
-from symex.core.outcome import Forked, PathStatus, PathTerminated, ProgramError, TestCase
+from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, make_searcher
 from symex.core.state import State
 from symex.env import default_externals
@@ -26,6 +27,7 @@ from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver, SolverBase
+from symex.solvers.chain import ChainStatistics
 
 #: the solver chain in front of the solver by default: all of KLEE's layers (with them, the
 #: regexp benchmark sends 10 queries to z3 instead of 3,524; see docs/benchmarks.md)
@@ -33,6 +35,22 @@ DEFAULT_CHAIN = ("trivial", "independence", "cache", "cex")
 
 #: instructions a state may run before the engine checks limits and asks the searcher again
 TIME_SLICE = 10_000
+
+#: seconds between two looks at the resident set size when ``max_memory`` is set
+MEMORY_CHECK_INTERVAL = 0.1
+
+
+def resident_mb() -> float:
+    """Resident set size of this process in MB (the peak size where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            pages = int(statm.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    except (OSError, ValueError, IndexError):
+        import resource  # not on Windows; only needed where /proc is missing
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        # ru_maxrss is in bytes on macOS, in KB elsewhere
+        return peak / 2 ** 20 if sys.platform == "darwin" else peak / 2 ** 10
 
 
 @attrs.frozen
@@ -51,15 +69,38 @@ class PathCounts:
 
 @attrs.frozen
 class Coverage:
-    """Source lines of the program under test that some path executed."""
+    """Coverage of the program under test (instructions with a debug location not inlined
+    from elsewhere): source lines, branch outcomes and instructions some path executed.
+
+    A branch outcome is ``(file, line of the branch, index)``: one successor of a conditional
+    ``br`` (0 true, 1 false) or of a ``switch`` with at least two distinct successors (0 the
+    default, then the case targets in case order, each target once)."""
 
     covered_lines: frozenset[tuple[str, int]]
     total_lines: frozenset[tuple[str, int]]
+    covered_branches: frozenset[tuple[str, int, int]] = frozenset()
+    total_branches: frozenset[tuple[str, int, int]] = frozenset()
+    covered_instructions: int = 0
+    total_instructions: int = 0
 
     @property
     def percent(self) -> float:
         """Line coverage in percent."""
         return 100.0 * len(self.covered_lines) / len(self.total_lines) if self.total_lines else 0.0
+
+    @property
+    def branch_percent(self) -> float:
+        """Branch-outcome coverage in percent."""
+        if not self.total_branches:
+            return 0.0
+        return 100.0 * len(self.covered_branches) / len(self.total_branches)
+
+    @property
+    def instruction_percent(self) -> float:
+        """Instruction coverage in percent."""
+        if not self.total_instructions:
+            return 0.0
+        return 100.0 * self.covered_instructions / self.total_instructions
 
 
 @attrs.frozen
@@ -72,6 +113,41 @@ class Statistics:
     max_states: int
     solver_queries: int
     solver_time: float
+    solver_layers: dict[str, float] = attrs.field(factory=dict)
+    """Flat counters of the solver chain (``ChainStatistics.as_dict()``: ``cache_hits``,
+    ``cex_time``, ``core_queries``...); empty without a chain."""
+
+
+@attrs.frozen
+class ProgressSnapshot:
+    """Counters of a running exploration, handed to ``Hooks.on_progress``."""
+
+    elapsed: float
+    """Seconds since explore() started."""
+    instructions: int
+    live_states: int
+    completed: int
+    """Paths ended normally."""
+    errors: int
+    """Paths ended in an error."""
+    partial: int
+    tests: int
+    """Test cases emitted so far."""
+    covered_lines: int
+    total_lines: int
+    covered_branches: int
+    total_branches: int
+    covered_instructions: int
+    total_instructions: int
+    solver_queries: int
+    """Queries that reached the core solver."""
+    solver_time: float
+    """Seconds in the core solver."""
+    forks: int
+    memory_mb: float
+    """Resident set size of this process."""
+    final: bool = False
+    """True for the last call, made when exploration has ended (also after Ctrl-C)."""
 
 
 @attrs.frozen
@@ -92,14 +168,35 @@ class Result:
 class Hooks:
     """Callbacks for library users; each is optional.
 
-    ``on_fork(parent, child)`` when a state splits; ``on_path_end(test)`` for every finished
-    path; ``on_error(error, test)`` for every path ending in a bug; ``on_new_coverage(function,
-    line)`` when a path reaches a basic block no path reached before."""
+    ``on_fork(parent, child)`` when a state splits; ``on_path_end(test)`` for every emitted
+    test, in the order of ``Result.tests``; ``on_error(error, test)`` for every path ending in
+    a bug (before its ``on_path_end``); ``on_new_coverage(function, line)`` when a path reaches
+    a basic block no path reached before; ``on_progress(snapshot)`` at most every
+    ``progress_interval`` seconds of exploration and once more at the end (``final=True``)."""
 
     on_fork: Callable[[State, State], None] | None = None
     on_path_end: Callable[[TestCase], None] | None = None
     on_error: Callable[[ProgramError, TestCase], None] | None = None
     on_new_coverage: Callable[[str, int | None], None] | None = None
+    on_progress: Callable[[ProgressSnapshot], None] | None = None
+
+
+def error_kinds_to_exit_on(exit_on_error: bool | Collection[str]) -> frozenset[ErrorKind] | None:
+    """The error kinds that halt exploration (None: none do), from ``explore(exit_on_error=)``."""
+    if exit_on_error is True:
+        return frozenset(ErrorKind)
+    if exit_on_error is False or exit_on_error is None:
+        return None
+    names = [exit_on_error] if isinstance(exit_on_error, str) else list(exit_on_error)
+    kinds = set()
+    for name in names:
+        try:
+            kinds.add(ErrorKind(name))
+        except ValueError:
+            valid = ", ".join(k.value for k in ErrorKind)
+            raise ConfigError(f"unknown error kind {name!r} in exit_on_error; "
+                              f"use True or some of: {valid}") from None
+    return frozenset(kinds) if kinds else None
 
 
 class Exploration:
@@ -108,7 +205,11 @@ class Exploration:
     def __init__(self, program: Program, solver: Solver, *, searcher: str | Sequence[str],
                  seed: int, max_time: float | None, max_instructions: int | None,
                  max_depth: int | None, max_states: int | None, emit_all_errors: bool,
-                 max_stack_frames: int, hooks: Hooks) -> None:
+                 max_stack_frames: int, hooks: Hooks, max_forks: int | None = None,
+                 max_memory: float | None = None,
+                 exit_on_error: bool | Collection[str] = False,
+                 only_output_states_covering_new: bool = False,
+                 track_test_coverage: bool = False, progress_interval: float = 2.0) -> None:
         self.program = program
         self.solver = solver
         self.hooks = hooks
@@ -116,12 +217,18 @@ class Exploration:
         self.max_instructions = max_instructions
         self.max_depth = max_depth
         self.max_states = max_states
+        self.max_memory = max_memory
         self.emit_all_errors = emit_all_errors
+        self.exit_kinds = error_kinds_to_exit_on(exit_on_error)
+        self.only_new = only_output_states_covering_new
+        self.track_test_coverage = track_test_coverage
+        self.progress_interval = progress_interval
         last = max([g.address for g in program.globals.values()]
                    + [f.address for f in program.functions.values()] + [0])
         self.executor = Executor(program, solver, default_externals(),
                                  first_segment=(last >> SEGMENT_SHIFT) + 1,
-                                 max_stack_frames=max_stack_frames)
+                                 max_stack_frames=max_stack_frames, max_forks=max_forks,
+                                 track_path_blocks=track_test_coverage)
         self.tree = ExecutionTree()
         self.searcher = make_searcher(searcher, seed=seed, tree=self.tree,
                                       coverage=self.executor.coverage)
@@ -134,6 +241,13 @@ class Exploration:
         self.counts = {PathStatus.COMPLETED: 0, PathStatus.ERROR: 0, PathStatus.PARTIAL: 0}
         self.live = 0
         self.peak = 0
+        self.start = time.monotonic()
+        self.next_progress = 0.0
+        self.next_memory_check = 0.0
+        #: tests that went through on_path_end (so an interrupt can deliver the rest)
+        self.delivered = 0
+        #: set when a path ends in an error of an exit_on_error kind
+        self.stop_reason: str | None = None
 
     def _forked(self, parent: State, child: State) -> None:
         self.tree.split(parent, child)
@@ -148,7 +262,9 @@ class Exploration:
     # -- the loop -----------------------------------------------------------------------
 
     def run(self, entry: Function, args: list[Any] | None) -> Result:
-        start = time.monotonic()
+        """Explore from ``entry`` until no state is left or a limit halts exploration."""
+        start = self.start = time.monotonic()
+        self.next_progress = start + self.progress_interval
         state = self.executor.initial_state(entry, [])
         state.frame.regs[:len(entry.params)] = self._main_arguments(state, entry, args)
         self.tree.add_root(state)
@@ -164,9 +280,13 @@ class Exploration:
         except KeyboardInterrupt:
             # Ctrl-C: keep everything found so far; the paths still open end as partial
             halted = "interrupted"
+            self._deliver_pending()
         if halted:
             self._halt_remaining(halted)
-        return self._result(start, halted)
+        result = self._result(start, halted)
+        if self.hooks.on_progress is not None:
+            self.hooks.on_progress(self._snapshot(time.monotonic(), final=True))
+        return result
 
     def _step(self) -> None:
         """Run one state for a time slice and hand the outcome to the searcher."""
@@ -214,11 +334,43 @@ class Exploration:
         self.peak = max(self.peak, self.live)
 
     def _limit_reached(self, start: float) -> str | None:
-        if self.max_time is not None and time.monotonic() - start > self.max_time:
+        """Why exploration must halt now, or None; also the place of progress reports (once
+        per time slice, so the interpreter loop itself never looks at the clock)."""
+        if self.stop_reason is not None:
+            return self.stop_reason
+        now = time.monotonic()
+        if self.max_time is not None and now - start > self.max_time:
             return "max-time reached"
         if self.max_instructions is not None and self.executor.instructions >= self.max_instructions:
             return "max-instructions reached"
+        if self.max_memory is not None and now >= self.next_memory_check:
+            self.next_memory_check = now + MEMORY_CHECK_INTERVAL
+            if resident_mb() > self.max_memory:
+                return "max-memory reached"
+        if self.hooks.on_progress is not None and now >= self.next_progress:
+            self.next_progress = now + self.progress_interval
+            self.hooks.on_progress(self._snapshot(now))
         return None
+
+    def _snapshot(self, now: float, final: bool = False) -> ProgressSnapshot:
+        coverage = self.executor.coverage_map
+        queries, solver_time = self._core_solver_counts()
+        return ProgressSnapshot(
+            elapsed=now - self.start, instructions=self.executor.instructions,
+            live_states=self.live, completed=self.counts[PathStatus.COMPLETED],
+            errors=self.counts[PathStatus.ERROR], partial=self.counts[PathStatus.PARTIAL],
+            tests=len(self.tests),
+            covered_lines=len(coverage.lines), total_lines=len(coverage.total_lines),
+            covered_branches=len(coverage.branches), total_branches=len(coverage.total_branches),
+            covered_instructions=coverage.instructions,
+            total_instructions=coverage.total_instructions,
+            solver_queries=queries, solver_time=solver_time, forks=self.executor.forks,
+            memory_mb=resident_mb(), final=final)
+
+    def _core_solver_counts(self) -> tuple[int, float]:
+        stats = self.solver.statistics
+        # behind a chain, count what reached the core solver
+        return getattr(stats, "core_queries", stats.queries), getattr(stats, "core_time", stats.time)
 
     def _halt_remaining(self, reason: str) -> None:
         while not self.searcher.empty():
@@ -253,6 +405,9 @@ class Exploration:
         self.counts[end.status] += 1
         if not end.emit_test:
             return
+        covers_new = state.claim_new_coverage()
+        if self.only_new and not covers_new and end.status is not PathStatus.ERROR:
+            return
         objects: dict[str, bytes] = {}
         reason = end.reason
         if state.symbolics:
@@ -269,41 +424,49 @@ class Exploration:
                 reason = f"{reason}; no test inputs: the path condition is unsatisfiable"
         test = TestCase(objects=objects, status=end.status, error=end.error, reason=reason,
                         exit_code=end.exit_code, path=state.decisions(),
-                        stdout=state.stdout, instructions=state.instructions)
+                        stdout=state.stdout, instructions=state.instructions,
+                        covered_lines=(self.executor.coverage_map.lines_of(state.blocks)
+                                       if state.blocks is not None else None),
+                        covers_new=covers_new)
         self.tests.append(test)
         if end.error is not None:
             site = end.error.site
             if self.emit_all_errors or site not in self.error_sites:
                 self.error_sites.add(site)
                 self.errors.append(end.error)
+            if self.exit_kinds is not None and end.error.kind in self.exit_kinds \
+                    and self.stop_reason is None:
+                self.stop_reason = f"exit-on-error ({end.error.kind.value})"
             if self.hooks.on_error is not None:
                 self.hooks.on_error(end.error, test)
+        # counted before the call: a test whose hook was interrupted is not delivered twice
+        self.delivered += 1
         if self.hooks.on_path_end is not None:
             self.hooks.on_path_end(test)
 
+    def _deliver_pending(self) -> None:
+        """After Ctrl-C: hand tests that were recorded but not yet announced to on_path_end."""
+        while self.delivered < len(self.tests):
+            test = self.tests[self.delivered]
+            self.delivered += 1
+            if self.hooks.on_path_end is not None:
+                self.hooks.on_path_end(test)
+
     def _result(self, start: float, halted: str | None) -> Result:
-        covered: set[tuple[str, int]] = set()
-        total: set[tuple[str, int]] = set()
-        for fn in self.program.functions.values():
-            blocks = self.executor.coverage.get(fn.name)
-            for block in fn.blocks:
-                lines = {(i.location.file, i.location.line) for i in block.instructions
-                         if i.location is not None and i.location.inlined_at is None}
-                total |= lines
-                if blocks is not None and blocks[block.index]:
-                    covered |= lines
+        coverage = self.executor.coverage_map
         stats = self.solver.statistics
+        queries, solver_time = self._core_solver_counts()
         return Result(
             paths=PathCounts(self.counts[PathStatus.COMPLETED], self.counts[PathStatus.ERROR],
                              self.counts[PathStatus.PARTIAL]),
             tests=tuple(self.tests),
             errors=tuple(self.errors),
-            coverage=Coverage(frozenset(covered), frozenset(total)),
+            coverage=Coverage(frozenset(coverage.lines), coverage.total_lines,
+                              frozenset(coverage.branches), coverage.total_branches,
+                              coverage.instructions, coverage.total_instructions),
             statistics=Statistics(self.executor.instructions, time.monotonic() - start,
-                                  self.executor.forks, self.peak,
-                                  # behind a chain, count what reached the core solver
-                                  getattr(stats, "core_queries", stats.queries),
-                                  getattr(stats, "core_time", stats.time)),
+                                  self.executor.forks, self.peak, queries, solver_time,
+                                  stats.as_dict() if isinstance(stats, ChainStatistics) else {}),
             halted=halted,
             messages=tuple(self.executor.messages),
         )
@@ -317,7 +480,10 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             solver_chain: Sequence[str] = DEFAULT_CHAIN,
             emit_all_errors: bool = False, max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES,
             entry: str = "main", args: Sequence[str] | None = None,
-            hooks: Hooks | None = None) -> Result:
+            hooks: Hooks | None = None, max_forks: int | None = None,
+            max_memory: float | None = None, exit_on_error: bool | Collection[str] = False,
+            only_output_states_covering_new: bool = False, track_test_coverage: bool = False,
+            progress_interval: float = 2.0) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -329,6 +495,17 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     per query, and ``index.csv`` with answers and times). ``solver_chain``: KLEE-style layers in
     front of the solver (``trivial``, ``independence``, ``cache``, ``cex``; all by default, ``()``
     for none).
+
+    ``max_forks``: after that many forks no state splits any more; every later symbolic choice
+    (branch, switch, error check, symbolic pointer) follows the side the state's current inputs
+    satisfy, as KLEE's ``--max-forks``. ``max_memory``: MB of resident memory; above it,
+    exploration halts (``halted="max-memory reached"``). ``exit_on_error``: True halts after
+    the first path ending in an error, a collection of ``ErrorKind`` values (``"ptr"``,
+    ``"div"``...) after the first error of one of those kinds
+    (``halted="exit-on-error (KIND)"``). ``only_output_states_covering_new``: a path that did
+    not end in an error yields a test only if it covered new code (``TestCase.covers_new``).
+    ``track_test_coverage``: fill ``TestCase.covered_lines``. ``hooks.on_progress`` gets a
+    :class:`ProgressSnapshot` every ``progress_interval`` seconds and once at the end.
     """
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
@@ -352,7 +529,12 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         run = Exploration(program, backend, searcher=searcher, seed=seed, max_time=max_time,
                           max_instructions=max_instructions, max_depth=max_depth,
                           max_states=max_states, emit_all_errors=emit_all_errors,
-                          max_stack_frames=max_stack_frames, hooks=hooks or Hooks())
+                          max_stack_frames=max_stack_frames, hooks=hooks or Hooks(),
+                          max_forks=max_forks, max_memory=max_memory,
+                          exit_on_error=exit_on_error,
+                          only_output_states_covering_new=only_output_states_covering_new,
+                          track_test_coverage=track_test_coverage,
+                          progress_interval=progress_interval)
         return run.run(program.functions[entry], list(args) if args else None)
     finally:
         if recorder is not None:

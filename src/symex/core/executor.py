@@ -29,6 +29,7 @@ from symex.core.memory import (
     decode,
     encode,
 )
+from symex.core.coverage import CoverageMap, successor_targets
 from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError
 from symex.core.state import Frame, State
 from symex.core.constraints import substitute
@@ -66,14 +67,25 @@ class Executor:
     """Executes states of one program with one solver. See the module docstring."""
 
     def __init__(self, program: Program, solver: Solver, externals: Mapping[str, ExternalHandler],
-                 *, first_segment: int, max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES) -> None:
+                 *, first_segment: int, max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES,
+                 max_forks: int | None = None, track_path_blocks: bool = False) -> None:
         self.program = program
         self.solver = solver
         self.externals = dict(externals)
         self.first_segment = first_segment
         self.max_stack_frames = max_stack_frames
         self.code: dict[str, list[list[Any]]] = {}
+        #: per function, one byte per block, set once some path entered the block
         self.coverage: dict[str, bytearray] = {}
+        self.coverage_map = CoverageMap(program)
+        #: after this many forks, symbolic choices follow the state's model instead of forking
+        self.max_forks = max_forks
+        #: give every state the set of (function, block) it entered (State.blocks)
+        self.track_path_blocks = track_path_blocks
+        if track_path_blocks:
+            # an instance attribute, so the closures that bind ex.jump pick this variant and
+            # untracked runs pay nothing
+            self.jump = self._jump_tracking  # type: ignore[method-assign]
         #: states created by forks during the current step, handed to the searcher by the engine
         self.new_states: list[State] = []
         #: states that ended while another state was running (error siblings of a fork)
@@ -149,6 +161,8 @@ class Executor:
             obj = MemoryObject(segment, g.size, ObjectKind.GLOBAL, g.name, g.read_only)
             objects[segment] = ObjectState(obj, bytearray(g.image), None)
         state.objects = immutables.Map(objects)
+        if self.track_path_blocks:
+            state.blocks = set()
         self.push_frame(state, entry, args, -1, None)
         return state
 
@@ -226,20 +240,57 @@ class Executor:
         state.add_constraint(E.eq(E.const(v, width), value), model=state.model)
         return v
 
+    def forks_exhausted(self) -> bool:
+        """Whether ``max_forks`` forks happened (then no state splits any more)."""
+        return self.max_forks is not None and self.forks >= self.max_forks
+
+    def follow_model(self, state: State, condition: E.Expr) -> bool:
+        """Decide a symbolic condition without forking: take the side the state's model
+        satisfies (feasible by construction, and no solver query) and assume it."""
+        model = self.model_of(state)
+        holds = bool(E.Assignment(model).evaluate(condition))
+        state.add_constraint(condition if holds else E.bool_not(condition), model=model)
+        return holds
+
+    def take_outcome(self, fn: Function, outcomes: bytearray | None, slot: int) -> None:
+        """Record a branch outcome (``outcomes`` None: the branch does not count)."""
+        if outcomes is not None and not outcomes[slot]:
+            self.coverage_map.take_outcome(fn, slot)
+
     def branch(self, state: State, frame: Frame, condition: E.Expr, true_edge: Edge,
-               false_edge: Edge, fcode: list[list[Any]]) -> None:
-        """A conditional branch on a symbolic condition: follow it, or fork."""
+               false_edge: Edge, fcode: list[list[Any]], outcomes: bytearray | None = None,
+               slot: int = 0) -> None:
+        """A conditional branch on a symbolic condition: follow it, or fork. ``outcomes`` and
+        ``slot`` say where the branch records its outcomes (true at ``slot``, false after)."""
         condition = self.simplify(state, condition)
+        fn = frame.function
         if condition.op is E.Op.CONST:
-            self.jump(state, frame, true_edge if condition.value else false_edge, fcode)
+            if condition.value:
+                self.take_outcome(fn, outcomes, slot)
+                self.jump(state, frame, true_edge, fcode)
+            else:
+                self.take_outcome(fn, outcomes, slot + 1)
+                self.jump(state, frame, false_edge, fcode)
+            return
+        if self.forks_exhausted():
+            if self.follow_model(state, condition):
+                self.take_outcome(fn, outcomes, slot)
+                self.jump(state, frame, true_edge, fcode)
+            else:
+                self.take_outcome(fn, outcomes, slot + 1)
+                self.jump(state, frame, false_edge, fcode)
             return
         if_true, if_false = self.split(state, condition)
         if if_false is None:
+            self.take_outcome(fn, outcomes, slot)
             self.jump(state, frame, true_edge, fcode)
             return
         if if_true is None:
+            self.take_outcome(fn, outcomes, slot + 1)
             self.jump(state, frame, false_edge, fcode)
             return
+        self.take_outcome(fn, outcomes, slot)
+        self.take_outcome(fn, outcomes, slot + 1)
         child = self.fork(state)
         state.add_constraint(condition, model=if_true)
         child.add_constraint(E.bool_not(condition), model=if_false)
@@ -269,10 +320,22 @@ class Executor:
         frame.pc = 0
         covered = self.coverage[frame.function.name]
         if not covered[target]:
-            covered[target] = 1
-            state.since_new_coverage = 0
-            if self.on_new_coverage is not None:
-                self.on_new_coverage(state, frame.function, target)
+            self.reach_new_block(state, frame.function, target)
+
+    def _jump_tracking(self, state: State, frame: Frame, edge: Edge, fcode: list[list[Any]]) -> None:
+        """``jump`` that also records the block in the state's own set (track_path_blocks)."""
+        Executor.jump(self, state, frame, edge, fcode)
+        state.blocks.add((frame.function.name, edge.target))
+
+    def reach_new_block(self, state: State, fn: Function, block: int) -> None:
+        """``state`` is the first to enter ``block`` of ``fn``: count it, give the state credit
+        for it (a new claim, see State.claims), tell the hook."""
+        self.coverage[fn.name][block] = 1
+        state.since_new_coverage = 0
+        state.claims = [False, state.claims]
+        self.coverage_map.reach_block(fn, block)
+        if self.on_new_coverage is not None:
+            self.on_new_coverage(state, fn, block)
 
     def check_fault(self, state: State, bad: Any, kind: ErrorKind, message: str) -> None:
         """If ``bad`` (width-1 value) can hold, report ``kind``: on this state when it must hold,
@@ -282,6 +345,10 @@ class Executor:
                 self.fail(state, kind, message)
             return
         bad = self.simplify(state, bad)
+        if bad.op is not E.Op.CONST and self.forks_exhausted():
+            if self.follow_model(state, bad):
+                self.fail(state, kind, message)
+            return
         if_bad, if_ok = self.split(state, bad)
         if if_bad is None:
             return
@@ -347,12 +414,10 @@ class Executor:
                                                call.aux.arg_access[len(params):])
         state.frames.append(frame)
         state.frame = frame
-        covered = self.coverage[fn.name]
-        if not covered[0]:
-            covered[0] = 1
-            state.since_new_coverage = 0
-            if self.on_new_coverage is not None:
-                self.on_new_coverage(state, fn, 0)
+        if not self.coverage[fn.name][0]:
+            self.reach_new_block(state, fn, 0)
+        if state.blocks is not None:
+            state.blocks.add((fn.name, 0))
 
     def store_varargs(self, state: State, args: list[Any], accesses: tuple[Access, ...]) -> int:
         """Lay variadic arguments out as the x86-64 overflow area: 8-byte slots (16-aligned for
@@ -394,7 +459,9 @@ class Executor:
         if type(target) is not int:
             value = self.get_value(state, target)
             same = E.eq(E.const(value, 64), target)
-            if self.evaluate(state, same) is not Validity.TRUE:
+            if self.forks_exhausted():
+                state.add_constraint(same, model=state.model)  # the model gave `value`
+            elif self.evaluate(state, same) is not Validity.TRUE:
                 child = self.fork(state)
                 child.add_constraint(E.bool_not(same))
                 child.frame.pc -= 1  # the child resolves the pointer again
@@ -457,6 +524,11 @@ class Executor:
         else:
             in_bounds = E.FALSE
         in_bounds = self.simplify(state, in_bounds)
+        if in_bounds.op is not E.Op.CONST and self.forks_exhausted():
+            if not self.follow_model(state, in_bounds):
+                state.add_constraint(in_segment)
+                self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value & OFFSET_MASK, os))
+            return os, V.simplify(E.extract(offset64, 0, 32))
         if_in, if_out = self.split(state, in_bounds)
         if if_in is None:
             state.add_constraint(in_segment)
@@ -1196,10 +1268,15 @@ def _build_br(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
         if covered is None:
             covered = ex.coverage[fn.name]
         if not covered[target]:
-            covered[target] = 1
-            state.since_new_coverage = 0
-            if ex.on_new_coverage is not None:
-                ex.on_new_coverage(state, fn, target)
+            ex.reach_new_block(state, fn, target)
+
+    if ex.track_path_blocks:
+        key = (fn.name, target)
+
+        def tracking_step(state: State, frame: Frame, regs: list) -> None:
+            step(state, frame, regs)
+            state.blocks.add(key)
+        return tracking_step
     return step
 
 
@@ -1208,13 +1285,33 @@ def _build_condbr(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
     (c,) = ins.operands
     true_edge, false_edge = ins.aux
     jump = ex.jump
+    slots = ex.coverage_map.outcome_slots(fn, ins)
+    if slots is None:
+        def uncounted_step(state: State, frame: Frame, regs: list) -> None:
+            cond = regs[c]
+            if type(cond) is int:
+                jump(state, frame, true_edge if cond else false_edge, fcode)
+            else:
+                ex.branch(state, frame, cond, true_edge, false_edge, fcode)
+        return uncounted_step
+    outcomes, on_true = slots
+    on_false = on_true + 1
+    take = ex.coverage_map.take_outcome
 
     def step(state: State, frame: Frame, regs: list) -> None:
         cond = regs[c]
         if type(cond) is int:
-            jump(state, frame, true_edge if cond else false_edge, fcode)
+            # one byte test per taken edge; the map is told only the first time
+            if cond:
+                if not outcomes[on_true]:
+                    take(fn, on_true)
+                jump(state, frame, true_edge, fcode)
+            else:
+                if not outcomes[on_false]:
+                    take(fn, on_false)
+                jump(state, frame, false_edge, fcode)
         else:
-            ex.branch(state, frame, cond, true_edge, false_edge, fcode)
+            ex.branch(state, frame, cond, true_edge, false_edge, fcode, outcomes, on_true)
     return step
 
 
@@ -1223,9 +1320,16 @@ def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
     (c,) = ins.operands
     w = ins.width
     default, cases = ins.aux
-    table = {}
+    slots = ex.coverage_map.outcome_slots(fn, ins)
+    outcomes, base = slots if slots is not None else (None, 0)
+    # the outcome slot of every target block (successor order: default, then case targets)
+    slot_of = {target: base + k for k, target in enumerate(successor_targets(ins))}
+    take = ex.take_outcome
+    take_first = ex.coverage_map.take_outcome
+    table: dict[int, tuple[Edge, int]] = {}
     for value, edge in cases:
-        table.setdefault(value, edge)
+        table.setdefault(value, (edge, slot_of[edge.target]))
+    to_default = (default, slot_of[default.target])
     # distinct targets in case order, each with the values that lead there (for symbolic forks)
     targets: dict[int, tuple[Edge, list[int]]] = {}
     for value, edge in cases:
@@ -1234,7 +1338,10 @@ def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
     def step(state: State, frame: Frame, regs: list) -> None:
         cond = regs[c]
         if type(cond) is int:
-            ex.jump(state, frame, table.get(cond, default), fcode)
+            edge, slot = table.get(cond, to_default)
+            if outcomes is not None and not outcomes[slot]:
+                take_first(fn, slot)
+            ex.jump(state, frame, edge, fcode)
             return
         options: list[tuple[Edge, E.Expr]] = []
         not_any: E.Expr = E.TRUE
@@ -1248,10 +1355,21 @@ def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
                 not_any = E.bool_and(not_any, E.bool_not(is_value))
             options.append((edge, hit))
         options.append((default, not_any))
+        if ex.forks_exhausted():
+            # no forking: the one option the state's model satisfies
+            model = ex.model_of(state)
+            assignment = E.Assignment(model)
+            edge, hit = next((edge, hit) for edge, hit in options
+                             if assignment.evaluate(ex.simplify(state, hit)))
+            state.add_constraint(ex.simplify(state, hit), model=model)
+            take(fn, outcomes, slot_of[edge.target])
+            ex.jump(state, frame, edge, fcode)
+            return
         feasible = [(edge, hit) for edge, hit in options
                     if ex.evaluate(state, hit) is not Validity.FALSE]
         if len(feasible) == 1:
             edge, hit = feasible[0]
+            take(fn, outcomes, slot_of[edge.target])
             ex.jump(state, frame, edge, fcode)
             return
         # fork every sibling before any of them takes its constraint
@@ -1260,6 +1378,7 @@ def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
             target_state.add_constraint(hit)
             target_state.decide(choice)
             target_state.depth += 1
+            take(fn, outcomes, slot_of[edge.target])
             ex.jump(target_state, target_state.frame, edge, fcode)
         raise Forked()
     return step

@@ -79,6 +79,13 @@ class TestCase:
     path: tuple[int, ...] = ()
     stdout: bytes = b""
     instructions: int = 0
+    covered_lines: frozenset[tuple[str, int]] | None = None
+    """The source lines this path executed (whole blocks entered); only filled when
+    ``explore(track_test_coverage=True)``."""
+    covers_new: bool = False
+    """Whether this path reached a basic block no earlier path had reached. A block is first
+    entered by one state; the credit goes to the first path to end among that state and its
+    later forks (so two paths that share a prefix are not both "new" for it)."""
 
 
 class PathTerminated(Exception):

@@ -63,7 +63,7 @@ class State:
     __slots__ = (
         "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
         "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
-        "exit_code", "names", "array_counter", "model", "equalities",
+        "exit_code", "names", "array_counter", "model", "equalities", "blocks", "claims",
     )
 
     def __init__(self, state_id: int, first_segment: int) -> None:
@@ -92,6 +92,13 @@ class State:
         self.model: dict[E.Array, bytes] | None = {}
         #: substitutions implied by the constraints (shared between forks: copy to change)
         self.equalities: dict[E.Expr, E.Expr] = {}
+        #: the (function, block) pairs this path entered; None unless the executor tracks them
+        self.blocks: set[tuple[str, int]] | None = None
+        #: credit for new coverage, as a chain of cells ``[claimed, older cells]`` shared with
+        #: forks: the state that first entered a block pushes a cell; the first path to end
+        #: with an unclaimed cell on its chain "covered new code" and claims the whole chain
+        #: (claims close under ancestors, so claiming stops at the first claimed cell)
+        self.claims: list[Any] | None = None
 
     def fork(self, state_id: int) -> State:
         """A child state sharing everything; both sides get fresh copy-on-write tokens."""
@@ -118,7 +125,20 @@ class State:
         child.array_counter = self.array_counter
         child.model = self.model
         child.equalities = self.equalities
+        child.blocks = None if self.blocks is None else set(self.blocks)
+        child.claims = self.claims
         return child
+
+    def claim_new_coverage(self) -> bool:
+        """Whether this path reached a block first that no path ended before it had claimed;
+        claims all of this path's credit (call once, when the path ends)."""
+        cell = self.claims
+        if cell is None or cell[0]:
+            return False
+        while cell is not None and not cell[0]:
+            cell[0] = True
+            cell = cell[1]
+        return True
 
     # -- branch decisions ---------------------------------------------------------------
 

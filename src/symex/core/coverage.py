@@ -1,0 +1,131 @@
+"""Coverage of the program under test: blocks, branch outcomes, source lines and instructions
+that some path reached, with running counts so progress reports cost no recomputation.
+
+Only instructions with a debug location that was not inlined from elsewhere count (the code
+the user wrote, not code pulled in by inlining at -O2). A *branch outcome* is one successor of
+a conditional branch or of a switch with at least two distinct successors, keyed
+``(file, line of the branch, index)`` with the index in LLVM's successor order (``br``: true
+then false; ``switch``: default, then the case targets in case order, each target once).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from symex.ir.program import Function, Instruction, Opcode, Program
+
+#: a source line of the program under test
+Line = tuple[str, int]
+#: one outcome of a conditional branch: (file, line of the branch, successor index)
+BranchOutcome = tuple[str, int, int]
+
+
+def counted_location(ins: Instruction) -> Line | None:
+    """The (file, line) an instruction counts for in coverage, or None if it does not count."""
+    loc = ins.location
+    if loc is None or loc.inlined_at is not None:
+        return None
+    return (loc.file, loc.line)
+
+
+def successor_targets(ins: Instruction) -> list[int]:
+    """The distinct successor blocks of a CONDBR or SWITCH, in LLVM's successor order."""
+    if ins.opcode is Opcode.CONDBR:
+        edges = list(ins.aux)
+    else:
+        default, cases = ins.aux
+        edges = [default] + [edge for _, edge in cases]
+    targets: list[int] = []
+    for edge in edges:
+        if edge.target not in targets:
+            targets.append(edge.target)
+    return targets
+
+
+class FunctionCoverage:
+    """What coverage means in one function: lines and instruction counts per block, and the
+    outcome slots of its conditional branches."""
+
+    __slots__ = ("block_lines", "block_instructions", "outcome_base", "outcome_keys", "outcomes")
+
+    def __init__(self, fn: Function) -> None:
+        self.block_lines: list[tuple[Line, ...]] = []
+        self.block_instructions: list[int] = []
+        #: first outcome slot of each counted branch instruction, keyed by id() of the record
+        #: (the program outlives the exploration, so ids stay valid; lookups only, no iteration)
+        self.outcome_base: dict[int, int] = {}
+        self.outcome_keys: list[BranchOutcome] = []
+        for block in fn.blocks:
+            lines: dict[Line, None] = {}
+            count = 0
+            for ins in block.instructions:
+                where = counted_location(ins)
+                if where is None:
+                    continue
+                lines[where] = None
+                count += 1
+                if ins.opcode is Opcode.CONDBR or ins.opcode is Opcode.SWITCH:
+                    targets = successor_targets(ins)
+                    if len(targets) >= 2:
+                        self.outcome_base[id(ins)] = len(self.outcome_keys)
+                        self.outcome_keys.extend((where[0], where[1], k) for k in range(len(targets)))
+            self.block_lines.append(tuple(lines))
+            self.block_instructions.append(count)
+        #: one byte per outcome slot, set when a path takes that outcome
+        self.outcomes = bytearray(len(self.outcome_keys))
+
+
+class CoverageMap:
+    """Coverage of one exploration. The executor reports first visits (``reach_block``,
+    ``take_outcome``); the counts are kept as they grow."""
+
+    __slots__ = ("functions", "lines", "branches", "instructions", "total_lines",
+                 "total_branches", "total_instructions")
+
+    def __init__(self, program: Program) -> None:
+        self.functions: dict[str, FunctionCoverage] = {}
+        total_lines: set[Line] = set()
+        total_branches: set[BranchOutcome] = set()
+        total_instructions = 0
+        for fn in program.functions.values():
+            info = FunctionCoverage(fn)
+            self.functions[fn.name] = info
+            for lines in info.block_lines:
+                total_lines.update(lines)
+            total_branches.update(info.outcome_keys)
+            total_instructions += sum(info.block_instructions)
+        #: covered lines and branch outcomes (sets, since several blocks or branches may share
+        #: a line) and the covered instruction count
+        self.lines: set[Line] = set()
+        self.branches: set[BranchOutcome] = set()
+        self.instructions = 0
+        self.total_lines = frozenset(total_lines)
+        self.total_branches = frozenset(total_branches)
+        self.total_instructions = total_instructions
+
+    def outcome_slots(self, fn: Function, ins: Instruction) -> tuple[bytearray, int] | None:
+        """The outcome bitmap of ``fn`` and the first slot of branch ``ins``, or None if the
+        branch does not count."""
+        info = self.functions[fn.name]
+        base = info.outcome_base.get(id(ins))
+        return None if base is None else (info.outcomes, base)
+
+    def reach_block(self, fn: Function, block: int) -> None:
+        """A path entered ``block`` of ``fn`` for the first time."""
+        info = self.functions[fn.name]
+        self.lines.update(info.block_lines[block])
+        self.instructions += info.block_instructions[block]
+
+    def take_outcome(self, fn: Function, slot: int) -> None:
+        """A path took branch outcome ``slot`` of ``fn`` for the first time."""
+        info = self.functions[fn.name]
+        info.outcomes[slot] = 1
+        self.branches.add(info.outcome_keys[slot])
+
+    def lines_of(self, blocks: Iterable[tuple[str, int]]) -> frozenset[Line]:
+        """The counted source lines of the given (function name, block index) pairs."""
+        out: set[Line] = set()
+        functions = self.functions
+        for name, block in blocks:
+            out.update(functions[name].block_lines[block])
+        return frozenset(out)
