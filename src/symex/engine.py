@@ -281,6 +281,9 @@ class Exploration:
             # Ctrl-C: keep everything found so far; the paths still open end as partial
             halted = "interrupted"
             self._deliver_pending()
+        if halted is None:
+            # an exit-on-error error on the last path still names why the run stopped
+            halted = self.stop_reason
         if halted:
             self._halt_remaining(halted)
         result = self._result(start, halted)

@@ -1,0 +1,390 @@
+"""explore() options for the command line: progress snapshots, branch and instruction coverage,
+per-test coverage, max_forks, max_memory, exit_on_error, only_output_states_covering_new.
+
+Real programs compiled with symex.compile, real z3. Line numbers are found from markers in the
+sources, so the expected sets below are read off the C code, not off symex's output."""
+
+from __future__ import annotations
+
+import os
+import signal
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+import symex
+from symex import ConfigError, ErrorKind, Hooks, PathStatus, ProgressSnapshot
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def compile_source(tmp_path: Path, name: str, source: str, flags: list[str] | None = None
+                   ) -> tuple[symex.ir.program.Program, Path, dict[str, int]]:
+    """The compiled program, its path, and the line of every ``/* @NAME */`` marker."""
+    path = tmp_path / name
+    text = textwrap.dedent(source).lstrip("\n")
+    path.write_text(text)
+    marks = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "/* @" in line:
+            marks[line.split("/* @", 1)[1].split(" */", 1)[0]] = number
+    return symex.compile(path, flags or []), path, marks
+
+
+def assert_snapshot_matches(snapshot: ProgressSnapshot, result: symex.Result) -> None:
+    assert (snapshot.completed, snapshot.errors, snapshot.partial) == (
+        result.paths.completed, result.paths.errors, result.paths.partial)
+    assert snapshot.tests == len(result.tests)
+    assert snapshot.instructions == result.statistics.instructions
+    assert snapshot.forks == result.statistics.forks
+    assert snapshot.live_states == 0
+    c = result.coverage
+    assert (snapshot.covered_lines, snapshot.total_lines) == (len(c.covered_lines), len(c.total_lines))
+    assert (snapshot.covered_branches, snapshot.total_branches) == (
+        len(c.covered_branches), len(c.total_branches))
+    assert (snapshot.covered_instructions, snapshot.total_instructions) == (
+        c.covered_instructions, c.total_instructions)
+    assert snapshot.solver_queries == result.statistics.solver_queries
+    assert snapshot.memory_mb > 1.0
+
+
+# -- progress ---------------------------------------------------------------------------------
+
+LONG_LOOP = """
+    #include <klee/klee.h>
+    int main(void) {
+      int x;
+      unsigned s = 0;
+      klee_make_symbolic(&x, sizeof x, "x");
+      for (int i = 0; i < ROUNDS; i++)
+        s = s * 31u + (unsigned)i;
+      if (x > 10)
+        return (int)(s & 1u);
+      return 2;
+    }
+"""
+
+
+def test_progress_is_reported_while_running_and_once_at_the_end(tmp_path: Path) -> None:
+    # ~10 instructions per round: a few million instructions, a few seconds of exploration
+    program, _, _ = compile_source(tmp_path, "loop.c", LONG_LOOP, ["-DROUNDS=250000"])
+    snapshots: list[ProgressSnapshot] = []
+    result = symex.explore(program, hooks=Hooks(on_progress=snapshots.append),
+                           progress_interval=0.2)
+    assert result.paths.completed == 2 and result.halted is None
+    running = snapshots[:-1]
+    assert len(running) >= 3, [s.elapsed for s in snapshots]
+    assert not any(s.final for s in running) and snapshots[-1].final
+    elapsed = [s.elapsed for s in snapshots]
+    assert elapsed == sorted(elapsed) and len(set(elapsed)) == len(elapsed)
+    # consecutive reports are at least the interval apart
+    assert all(b - a >= 0.2 for a, b in zip(elapsed, elapsed[1:-1]))
+    # counters only grow while running; the loop runs before the fork
+    assert [s.instructions for s in running] == sorted(s.instructions for s in running)
+    assert running[0].instructions > 0 and running[0].tests == 0
+    assert_snapshot_matches(snapshots[-1], result)
+    assert result.coverage.covered_instructions == result.coverage.total_instructions
+
+
+def test_without_the_hook_nothing_is_reported_and_the_result_is_the_same(tmp_path: Path) -> None:
+    program, _, _ = compile_source(tmp_path, "loop.c", LONG_LOOP, ["-DROUNDS=10"])
+    plain = symex.explore(program)
+    snapshots: list[ProgressSnapshot] = []
+    hooked = symex.explore(program, hooks=Hooks(on_progress=snapshots.append))
+    assert len(snapshots) == 1 and snapshots[0].final  # short run: only the final report
+    assert [t.objects for t in plain.tests] == [t.objects for t in hooked.tests]
+
+
+def test_interrupt_still_gives_a_final_snapshot(tmp_path: Path) -> None:
+    program = symex.compile(PROGRAMS / "branches.c", ["-DN=20"])  # 2^20 paths: far too many
+    snapshots: list[ProgressSnapshot] = []
+    ended: list[symex.TestCase] = []
+    enough = threading.Event()
+
+    def on_progress(snapshot: ProgressSnapshot) -> None:
+        snapshots.append(snapshot)
+        if len(snapshots) == 3:
+            enough.set()
+
+    def interrupt() -> None:
+        if enough.wait(60):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt)
+    sender.start()
+    try:
+        result = symex.explore(program, hooks=Hooks(on_progress=on_progress,
+                                                     on_path_end=ended.append),
+                               progress_interval=0.1, max_time=60)
+    finally:
+        enough.set()
+        sender.join()
+    assert result.halted == "interrupted"
+    assert len(snapshots) >= 4 and snapshots[-1].final
+    assert not any(s.final for s in snapshots[:-1])
+    assert_snapshot_matches(snapshots[-1], result)
+    assert result.paths.partial >= 1 and result.paths.total < 2 ** 20
+    assert ended == list(result.tests)
+
+
+# -- branch and instruction coverage ---------------------------------------------------------
+
+SOME_BRANCHES = """
+    #include <klee/klee.h>
+    int main(void) {
+      int x, y, r = 0;
+      klee_make_symbolic(&x, sizeof x, "x");
+      klee_make_symbolic(&y, sizeof y, "y");
+      klee_assume(x > 5);
+      klee_assume((y >= 0) & (y <= 1));
+      if (x > 5) /* @if */
+        r = 1;
+      switch (y) { /* @switch */
+      case 0: r += 10; break; /* @case0 */
+      case 1: r += 20; break; /* @case1 */
+      case 2: r += 30; break; /* @case2 */
+      default: r += 40; break; /* @default */
+      }
+      return r;
+    }
+"""
+
+
+def test_branch_outcomes_covered_and_total(tmp_path: Path) -> None:
+    # the assumptions use no control flow (& not &&), so the only conditional branches are the
+    # if (outcomes 0 true, 1 false) and the switch (0 default, 1..3 cases 0..2). x > 5 always:
+    # only the true side; y is 0 or 1: only cases 0 and 1.
+    program, path, line = compile_source(tmp_path, "some.c", SOME_BRANCHES)
+    result = symex.explore(program)
+    assert result.paths.completed == 2
+    f = str(path)
+    c = result.coverage
+    assert c.total_branches == {(f, line["if"], 0), (f, line["if"], 1),
+                                *((f, line["switch"], k) for k in range(4))}
+    assert c.covered_branches == {(f, line["if"], 0), (f, line["switch"], 1), (f, line["switch"], 2)}
+    assert c.branch_percent == pytest.approx(50.0)
+    # the blocks of case 2 and the default never run: their lines and instructions are missed
+    assert (f, line["case2"]) in c.total_lines and (f, line["case2"]) not in c.covered_lines
+    assert (f, line["default"]) not in c.covered_lines
+    assert (f, line["case1"]) in c.covered_lines
+    assert 0 < c.covered_instructions < c.total_instructions
+    assert 0.0 < c.instruction_percent < 100.0
+
+
+def test_concrete_branches_are_covered_too(tmp_path: Path) -> None:
+    # no symbolic input at all: the loop condition is taken both ways, the if only one way
+    program, path, line = compile_source(tmp_path, "concrete.c", """
+        int main(void) {
+          int s = 0;
+          for (int i = 0; i < 3; i++) /* @for */
+            s += i;
+          if (s == 99) /* @if */
+            return 1;
+          return 0;
+        }
+    """)
+    result = symex.explore(program)
+    f = str(path)
+    assert result.coverage.covered_branches == {(f, line["for"], 0), (f, line["for"], 1),
+                                                (f, line["if"], 1)}
+    assert len(result.coverage.total_branches) == 4
+
+
+def test_full_coverage_of_get_sign() -> None:
+    program = symex.compile(Path(__file__).parents[1] / "examples" / "get_sign.c")
+    c = symex.explore(program).coverage
+    assert len(c.total_branches) == 4  # two ifs, two outcomes each
+    assert c.covered_branches == c.total_branches and c.branch_percent == 100.0
+    assert c.covered_instructions == c.total_instructions > 0
+    assert c.instruction_percent == 100.0 and c.percent == 100.0
+
+
+# -- per-test coverage ---------------------------------------------------------------------
+
+GET_SIGN = """
+    #include <klee/klee.h>
+    int get_sign(int x) {
+      if (x == 0) /* @if0 */
+        return 0; /* @ret0 */
+      if (x < 0) /* @ifneg */
+        return -1; /* @retneg */
+      else
+        return 1; /* @retpos */
+    } /* @close */
+    int main(void) {
+      int a;
+      klee_make_symbolic(&a, sizeof(a), "a"); /* @make */
+      return get_sign(a); /* @call */
+    }
+"""
+
+
+def test_each_test_lists_the_lines_of_its_path(tmp_path: Path) -> None:
+    program, path, line = compile_source(tmp_path, "sign.c", GET_SIGN)
+    result = symex.explore(program, track_test_coverage=True)
+    f = str(path)
+    # every path runs main's two statements, the first if and get_sign's shared return (the
+    # closing brace); main's single return is on its return statement
+    common = {line["make"], line["call"], line["if0"], line["close"]}
+    expected = {0: common | {line["ret0"]},
+                -1: common | {line["ifneg"], line["retneg"]},
+                1: common | {line["ifneg"], line["retpos"]}}
+    seen = {}
+    for test in result.tests:
+        a = int.from_bytes(test.objects["a"], "little", signed=True)
+        sign = (a > 0) - (a < 0)
+        assert test.covered_lines is not None
+        assert {file for file, _ in test.covered_lines} == {f}
+        seen[sign] = {number for _, number in test.covered_lines}
+    assert seen == expected
+    # without the option the field stays empty
+    assert all(t.covered_lines is None for t in symex.explore(program).tests)
+
+
+# -- max_forks ----------------------------------------------------------------------------
+
+def test_max_forks_limits_the_paths(tmp_path: Path) -> None:
+    # 6 independent symbolic branches: each fork adds one state; after 3 forks there are 4
+    # states and none splits again, so exactly 4 paths, each following its own inputs
+    program = symex.compile(PROGRAMS / "branches.c", ["-DN=6"])
+    result = symex.explore(program, max_forks=3)
+    assert result.paths.completed == 4 and result.paths.total == 4
+    assert result.statistics.forks == 3
+    for test in result.tests:
+        assert test.exit_code == sum(b > 100 for b in test.objects["b"])
+    assert len({t.objects["b"] for t in result.tests}) == 4
+    single = symex.explore(program, max_forks=0)
+    assert single.paths.total == 1 and single.statistics.forks == 0
+    assert single.tests[0].exit_code == sum(b > 100 for b in single.tests[0].objects["b"])
+
+
+def test_max_forks_follows_the_model_at_error_checks(tmp_path: Path) -> None:
+    # without forks left, the division by a symbolic divisor does not split off an error path
+    program, _, _ = compile_source(tmp_path, "div.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          int d;
+          klee_make_symbolic(&d, sizeof d, "d");
+          return 100 / d;
+        }
+    """)
+    assert symex.explore(program).paths.errors == 1
+    result = symex.explore(program, max_forks=0)
+    assert result.paths.total == 1 and result.statistics.forks == 0
+    d = int.from_bytes(result.tests[0].objects["d"], "little", signed=True)
+    assert (result.tests[0].status is PathStatus.ERROR) == (d == 0)
+
+
+# -- exit_on_error --------------------------------------------------------------------------
+
+TWO_BUGS = """
+    #include <klee/klee.h>
+    int main(void) {
+      int x, a[4] = {0, 1, 2, 3};
+      klee_make_symbolic(&x, sizeof x, "x");
+      if (x == 1)
+        return 100 / (x - 1); /* @div */
+      if (x == 2)
+        return a[x + 2]; /* @ptr */
+      return 0;
+    }
+"""
+
+
+def test_exit_on_error(tmp_path: Path) -> None:
+    program, path, line = compile_source(tmp_path, "two.c", TWO_BUGS)
+    full = symex.explore(program)
+    assert (full.paths.completed, full.paths.errors) == (1, 2) and full.halted is None
+    assert {e.kind for e in full.errors} == {ErrorKind.DIV, ErrorKind.PTR}
+
+    first = symex.explore(program, exit_on_error=True)
+    assert first.paths.errors == 1
+    (error,) = first.errors
+    assert first.halted == f"exit-on-error ({error.kind.value})"
+    assert first.paths.total < full.paths.total or first.paths.partial > 0
+
+    for kind, where in ((ErrorKind.DIV, "div"), (ErrorKind.PTR, "ptr")):
+        result = symex.explore(program, exit_on_error={kind.value})
+        assert result.halted == f"exit-on-error ({kind.value})"
+        assert result.errors[-1].kind is kind and result.errors[-1].location == (str(path), line[where])
+        error_tests = [t for t in result.tests if t.status is PathStatus.ERROR]
+        assert error_tests[-1].error.kind is kind
+    # a kind the program never hits does not stop anything; ErrorKind members work as well
+    others = symex.explore(program, exit_on_error=[ErrorKind.ASSERT, "free"])
+    assert others.halted is None and others.paths.errors == 2
+
+
+def test_exit_on_error_rejects_unknown_kinds(tmp_path: Path) -> None:
+    program, _, _ = compile_source(tmp_path, "two.c", TWO_BUGS)
+    with pytest.raises(ConfigError) as info:
+        symex.explore(program, exit_on_error={"nope"})
+    assert "nope" in str(info.value) and "ptr" in str(info.value) and "div" in str(info.value)
+
+
+# -- only_output_states_covering_new -------------------------------------------------------
+
+def test_only_tests_covering_new_code(tmp_path: Path) -> None:
+    # two independent ifs: 4 paths, but any three of them take every outcome of both ifs, so the
+    # last path to end reaches no block that an earlier path had not reached
+    program, _, _ = compile_source(tmp_path, "two_ifs.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          int x, y, r;
+          klee_make_symbolic(&x, sizeof x, "x");
+          klee_make_symbolic(&y, sizeof y, "y");
+          if (x > 0) r = 1; else r = 2;
+          if (y > 0) r += 10; else r += 20;
+          return r;
+        }
+    """)
+    every = symex.explore(program)
+    assert len(every.tests) == every.paths.total == 4
+    assert [t.covers_new for t in every.tests] == [True, True, True, False]
+    ended: list[symex.TestCase] = []
+    only = symex.explore(program, only_output_states_covering_new=True,
+                         hooks=Hooks(on_path_end=ended.append))
+    assert only.paths.total == 4 and len(only.tests) == 3
+    assert ended == list(only.tests)
+    assert [t.objects for t in only.tests] == [t.objects for t in every.tests[:3]]
+
+
+def test_error_paths_are_always_output(tmp_path: Path) -> None:
+    # one block only: the normal path ends first and takes the credit for it; the division
+    # error forked off at the division covers nothing new but is output all the same
+    program, _, _ = compile_source(tmp_path, "one_block.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          int x;
+          klee_make_symbolic(&x, sizeof x, "x");
+          return 10 / (x != 7);
+        }
+    """)
+    result = symex.explore(program, only_output_states_covering_new=True)
+    assert (result.paths.completed, result.paths.errors) == (1, 1)
+    assert [(t.status, t.covers_new) for t in result.tests] == [
+        (PathStatus.COMPLETED, True), (PathStatus.ERROR, False)]
+    assert int.from_bytes(result.tests[1].objects["x"], "little") == 7
+
+
+# -- max_memory and solver statistics ---------------------------------------------------------
+
+def test_max_memory_halts_at_once() -> None:
+    program = symex.compile(PROGRAMS / "branches.c", ["-DN=8"])
+    result = symex.explore(program, max_memory=1)
+    assert result.halted == "max-memory reached"
+    assert result.paths.partial == 1 and result.paths.total == 1
+    assert result.statistics.instructions == 0
+    assert result.tests[0].reason == "max-memory reached"
+    # a generous limit changes nothing
+    assert symex.explore(program, max_memory=1_000_000).paths.completed == 256
+
+
+def test_solver_layers_are_the_chain_counters() -> None:
+    program = symex.compile(PROGRAMS / "branches.c", ["-DN=4"])
+    result = symex.explore(program)
+    layers = result.statistics.solver_layers
+    assert layers["core_queries"] == result.statistics.solver_queries > 0
+    assert {"cache_hits", "cex_hits", "independence_hits", "trivial_hits"} <= set(layers)
+    assert symex.explore(program, solver_chain=()).statistics.solver_layers == {}
