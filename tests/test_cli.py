@@ -1,4 +1,5 @@
-"""The `symex run` command line, run as a real subprocess."""
+"""The `symex run` command line, run as a real subprocess (in a temporary directory: every run
+writes an output directory there)."""
 
 from __future__ import annotations
 
@@ -9,26 +10,32 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[1]
+GET_SIGN = str(ROOT / "examples" / "get_sign.c")
 
 
-def symex(*args: str) -> subprocess.CompletedProcess[str]:
+def symex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "symex.cli", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=300)
+                          text=True, cwd=cwd, timeout=300)
 
 
-def test_run_prints_the_summary_and_one_line_per_test() -> None:
-    proc = symex("run", "examples/get_sign.c")
+def test_run_prints_the_summary_and_one_line_per_test(tmp_path: Path) -> None:
+    proc = symex("run", GET_SIGN, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "symex: explored 3 paths: 3 completed, 0 errors, 0 partial"
+    assert "symex: output directory: symex-out-0" in lines
     tests = [line for line in lines if line.startswith("test")]
     assert len(tests) == 3
     # one test per sign of a; exit codes 0, 1 and 255 (get_sign's -1 as an exit status)
     assert sorted(line.split()[3] for line in tests) == ["0", "1", "255"]
+    assert len(list((tmp_path / "symex-out-0").glob("test*.ktest"))) == 3
+    # both branches of get_sign, both outcomes each: all lines and branches covered
+    assert "line coverage 100.0%" in proc.stdout and "branch coverage 100.0% (4 of 4" in proc.stdout
 
 
 def test_run_reports_errors_with_their_stack(tmp_path: Path) -> None:
-    proc = symex("run", "--search", "bfs", "-O", "2", "tests/programs/errors/div_zero.c")
+    proc = symex("run", "--search", "bfs", "-O", "2",
+                 str(ROOT / "tests/programs/errors/div_zero.c"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "error [div]" in proc.stdout and "division by zero" in proc.stdout
     assert "#0" in proc.stdout
@@ -36,43 +43,106 @@ def test_run_reports_errors_with_their_stack(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (("run", "missing.c"), "no such file"),
-    (("run", "--max-time", "soon", "examples/get_sign.c"), "invalid float value"),
-    (("run", "--no-such-option", "examples/get_sign.c"), "unrecognized arguments"),
-    (("run", "--search", "best", "examples/get_sign.c"), "unknown searcher 'best'"),
+    (("run", "--max-time", "soon", GET_SIGN), "invalid time 'soon'"),
+    (("run", "--max-time", "5parsecs", GET_SIGN), "invalid time '5parsecs'"),
+    (("run", "--max-instructions", "-3", GET_SIGN), "must not be negative"),
+    (("run", "--max-memory", "lots", GET_SIGN), "invalid number 'lots'"),
+    (("run", "--no-such-option", GET_SIGN), "unrecognized arguments"),
+    (("run", "--search", "best", GET_SIGN), "unknown searcher 'best'"),
+    (("run", "--search", "nosuch", GET_SIGN), "unknown searcher 'nosuch'"),
+    (("run", "--exit-on-error-type", "bogus", GET_SIGN), "unknown error type 'bogus'"),
+    (("run", "--exit-on-error-type", "ptr,bogus", GET_SIGN), "unknown error type 'bogus'"),
+    (("run", "--solver", "nosuch", GET_SIGN), "unknown backend 'nosuch'"),
+    (("run", "--test-format", "xml", GET_SIGN), "invalid choice: 'xml'"),
+    (("run",), "the following arguments are required: program"),
+    (("stats",), "the following arguments are required: DIR"),
+    (("frobnicate",), "invalid choice: 'frobnicate'"),
 ])
-def test_bad_command_lines_give_one_line_and_status_2(args: tuple[str, ...], message: str) -> None:
-    proc = symex(*args)
+def test_bad_command_lines_give_one_line_and_status_2(args: tuple[str, ...], message: str,
+                                                      tmp_path: Path) -> None:
+    proc = symex(*args, cwd=tmp_path)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())  # nothing created for a bad command line
+
+
+def test_klee_time_syntax_and_error_types_are_accepted(tmp_path: Path) -> None:
+    proc = symex("run", "--quiet", "--max-time", "1min", "--exit-on-error-type", "Assert,ReportError",
+                 "--exit-on-error-type", "ptr", GET_SIGN, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("symex: explored 3 paths")
+
+
+def test_exit_on_error_stops_after_the_first_error(tmp_path: Path) -> None:
+    # 2^8 paths; the 56 with exactly three bytes > 100 divide by zero, the others complete
+    source = tmp_path / "third.c"
+    source.write_text("""
+#include <klee/klee.h>
+int main(void) {
+  unsigned char b[8];
+  int n = 0;
+  klee_make_symbolic(b, sizeof b, "b");
+  for (int i = 0; i < 8; i++)
+    if (b[i] > 100)
+      n++;
+  return 100 / (n - 3);
+}
+""")
+    proc = symex("run", "--quiet", "--exit-on-error", "--output-dir", "out", str(source), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "stopped early: exit-on-error (div)" in proc.stdout
+    assert len(list((tmp_path / "out").glob("*.err"))) == 1
+    first = proc.stdout.splitlines()[0].split()
+    assert int(first[2]) < 256 and first[6] == "1"  # "explored N paths: C completed, 1 errors"
+    other_kind = symex("run", "--quiet", "--exit-on-error-type", "assert", "--output-dir", "all",
+                       str(source), cwd=tmp_path)
+    assert other_kind.returncode == 0, other_kind.stderr
+    assert other_kind.stdout.splitlines()[0].startswith("symex: explored 256 paths: 200 completed, 56 errors")
 
 
 def test_compile_errors_show_the_compilers_message(tmp_path: Path) -> None:
     source = tmp_path / "broken.c"
     source.write_text("int main(void) { return y; }\n")
-    proc = symex("run", str(source))
+    proc = symex("run", str(source), cwd=tmp_path)
     assert proc.returncode == 2
     assert "use of undeclared identifier 'y'" in proc.stderr and "Traceback" not in proc.stderr
+    assert not list(tmp_path.glob("symex-out-*"))
 
 
 def test_malformed_ir_is_one_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.ll"
     bad.write_text("this is not LLVM IR\n")
-    proc = symex("run", str(bad))
+    proc = symex("run", str(bad), cwd=tmp_path)
     assert proc.returncode == 2
     assert "not valid LLVM IR" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_progress_lines_when_not_a_terminal(tmp_path: Path) -> None:
+    program = str(ROOT / "tests/programs/branches.c")  # 2^16 paths: still running after 3 s
+    proc = symex("run", "--max-time", "3", "--progress-interval", "0.5", "-D", "N=16", program,
+                 cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    progress = [line for line in proc.stderr.splitlines() if line.startswith("symex: [")]
+    assert len(progress) >= 3, proc.stderr
+    assert all(" instrs, " in line and " states, " in line and "solver" in line
+               for line in progress)
+    quiet = symex("run", "--quiet", "--max-time", "3", "--progress-interval", "0.5", "-D", "N=16",
+                  program, cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
 
 
 def test_interrupt_keeps_what_was_found(tmp_path: Path) -> None:
     import signal
     import time
 
+    branches = str(ROOT / "tests/programs/branches.c")
     # 2^20 paths: still exploring when the interrupt comes
-    symex("run", "--max-instructions", "1", "-D", "N=20", "tests/programs/branches.c")  # warm the IR cache
+    symex("run", "--max-instructions", "1", "-D", "N=20", branches, cwd=tmp_path)  # warm the IR cache
     proc = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--search", "bfs", "-D", "N=20",
-                             "tests/programs/branches.c"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                             "--output-dir", "out", branches], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(4.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -81,3 +151,5 @@ def test_interrupt_keeps_what_was_found(tmp_path: Path) -> None:
     tests = [line for line in out.splitlines() if line.startswith("test")]
     explored = int(out.splitlines()[0].split()[2])
     assert explored == len(tests) > 0
+    assert len(list((tmp_path / "out").glob("*.ktest"))) == len(tests)
+    assert "symex: interrupted; " in err and " are in out" in err

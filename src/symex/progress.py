@@ -70,7 +70,8 @@ class ProgressDisplay:
             from rich.live import Live
 
             # no auto-refresh: a refresh thread would compete with the run for the GIL
-            self._live = Live(console=Console(file=self.stream), auto_refresh=False,
+            # force_terminal: LIVE was chosen by the caller (ProgressMode.for_stream asks isatty)
+            self._live = Live(console=Console(file=self.stream, force_terminal=True), auto_refresh=False,
                               transient=True, redirect_stdout=False, redirect_stderr=False)
             self._live.start()
 

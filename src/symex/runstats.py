@@ -80,6 +80,10 @@ class RunStatsWriter:
         self._pending: Any = None
         # isolation_level=None: every statement is its own transaction, committed at once
         self._db = sqlite3.connect(self.path, isolation_level=None)
+        # no fsync per commit (it cost 16 ms a row here, 1.6% of a run at a row a second): the
+        # rollback journal still keeps the file consistent when the *process* stops at any
+        # moment (Ctrl-C, kill); only a crash of the whole machine could lose the last rows
+        self._db.execute("PRAGMA synchronous=OFF")
         for statement in _CREATE:
             self._db.execute(statement)
 

@@ -1,45 +1,136 @@
-"""``symex run [options] PROGRAM [program args]``: explore a program, print what was found.
+"""``symex run [options] PROGRAM [program args]``: explore a program, write KLEE's outputs.
 
-A thin layer: options to :func:`symex.explore`, then the summary. Bad input (unknown option,
-missing file, compile error) prints one line and exits with status 2.
+Options to :func:`symex.explore` (KLEE's names where the meaning is the same), an output
+directory ``symex-out-N`` filled while the run goes (:mod:`symex.output`, :mod:`symex.runstats`),
+a progress line (:mod:`symex.progress`), and a summary at the end. Bad input (unknown option,
+missing file, bad value, compile error) prints one line and exits with status 2; Ctrl-C ends
+the run cleanly with status 130, and everything written so far stays valid.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
+import re
+import shutil
+import signal
 import sys
+import tempfile
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any, Callable
 
+from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
-from symex.engine import Result, explore
-from symex.errors import SymexError
+from symex.engine import Hooks, Result, explore
+from symex.errors import ConfigError, SymexError
 from symex.loading import compile, load
+from symex.output import OutputDirectory, RunSummary
+from symex.progress import ProgressDisplay, ProgressMode
+from symex.runstats import RunStatsWriter
+from symex.solvers.config import parse_config
+
+#: KLEE's --exit-on-error-type names for the kinds symex reports under another name
+_KLEE_ERROR_TYPES = {"reporterror": ErrorKind.USER, "readonly": ErrorKind.READONLY,
+                     "reacherror": ErrorKind.REACH_ERROR}
+
+_TIME_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def _seconds(text: str) -> float:
+    """A duration: seconds (``90``, ``1.5``) or KLEE's form (``90s``, ``5min``, ``1h30min``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        parts = re.findall(r"(\d+(?:\.\d*)?)\s*([a-z]+)", text.strip().lower())
+        joined = "".join(f"{n}{u}" for n, u in parts)
+        if not parts or joined != re.sub(r"\s+", "", text.strip().lower()) or \
+                any(u not in _TIME_UNITS for _, u in parts):
+            raise argparse.ArgumentTypeError(
+                f"invalid time '{text}' (give seconds, or e.g. 90s, 5min, 1h30min)") from None
+        value = sum(float(n) * _TIME_UNITS[u] for n, u in parts)
+    if value < 0 or value != value:
+        raise argparse.ArgumentTypeError(f"invalid time '{text}' (must not be negative)")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number '{text}' (give a whole number)") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid number '{text}' (must not be negative)")
+    return value
+
+
+def _error_kinds(text: str) -> list[ErrorKind]:
+    kinds = []
+    for name in (n.strip() for n in text.split(",")):
+        key = name.lower().replace("-", "").replace("_", "")
+        kind = _KLEE_ERROR_TYPES.get(key) or next(
+            (k for k in ErrorKind if k.value.replace("_", "") == key), None)
+        if kind is None:
+            raise argparse.ArgumentTypeError(
+                f"unknown error type '{name}' (choose from {', '.join(k.value for k in ErrorKind)})")
+        kinds.append(kind)
+    return kinds
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Declare ``symex run`` and its options."""
     run = commands.add_parser("run", help="explore a program's paths and generate tests",
-                              description="Explore PROGRAM (.c, .ll or .bc) symbolically.")
+                              description="Explore PROGRAM (.c, .ll or .bc) symbolically; tests, "
+                                          "errors and statistics go to an output directory.")
     run.add_argument("program", help="a C source file, or LLVM IR (.ll) or bitcode (.bc)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
-    run.add_argument("--search", action="append", metavar="NAME",
-                     help=f"search strategy, repeatable to interleave: {', '.join(SEARCHER_NAMES)}")
-    run.add_argument("--max-time", type=float, metavar="SECONDS")
-    run.add_argument("--max-instructions", type=int, metavar="N")
-    run.add_argument("--max-depth", type=int, metavar="N", help="symbolic branches per path")
-    run.add_argument("--max-states", type=int, metavar="N", help="live states at once")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--solver", default="z3", metavar="CONFIG")
-    run.add_argument("--write-queries", metavar="DIR",
-                     help="log every solver query (SMT-LIB2 files and index.csv) into DIR")
-    run.add_argument("--emit-all-errors", action="store_true",
-                     help="report every error path, not one per error site")
-    run.add_argument("-O", dest="optimize", metavar="LEVEL",
-                     help="compiler optimisation level for C input (e.g. -O2)")
-    run.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
-    run.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
+    search = run.add_argument_group("search and limits")
+    search.add_argument("--search", action="append", metavar="NAME",
+                        help=f"search strategy, repeatable to interleave: {', '.join(SEARCHER_NAMES)}")
+    search.add_argument("--seed", type=int, default=0, help="seed of the random searchers")
+    search.add_argument("--max-time", type=_seconds, metavar="TIME",
+                        help="stop after TIME (seconds, or e.g. 90s, 5min, 1h)")
+    search.add_argument("--max-instructions", type=_count, metavar="N")
+    search.add_argument("--max-depth", type=_count, metavar="N", help="symbolic branches per path")
+    search.add_argument("--max-states", type=_count, metavar="N", help="live states at once")
+    search.add_argument("--max-forks", type=_count, metavar="N",
+                        help="after N forks, follow one feasible side of each branch")
+    search.add_argument("--max-memory", type=_count, metavar="MB",
+                        help="stop when symex uses more than MB megabytes")
+    errors = run.add_argument_group("errors")
+    errors.add_argument("--emit-all-errors", action="store_true",
+                        help="report every error path, not one per error site")
+    errors.add_argument("--exit-on-error", action="store_true", help="stop at the first error")
+    errors.add_argument("--exit-on-error-type", type=_error_kinds, action="append", default=[],
+                        metavar="KIND[,KIND]",
+                        help=f"stop at the first error of these kinds: "
+                             f"{', '.join(k.value for k in ErrorKind)}")
+    output = run.add_argument_group("output")
+    output.add_argument("--output-dir", metavar="DIR",
+                        help="write outputs into DIR (new or empty) instead of ./symex-out-N")
+    output.add_argument("--only-output-states-covering-new", action="store_true",
+                        help="write tests only for paths that covered new code (and errors)")
+    output.add_argument("--write-cov", action="store_true",
+                        help="write testNNNNNN.cov with the source lines each test covers")
+    output.add_argument("--test-format", choices=("ktest", "testcomp"), default="ktest",
+                        help="testcomp: also write a Test-Comp suite into OUTDIR/test-suite")
+    output.add_argument("--write-queries", metavar="DIR",
+                        help="log every solver query (SMT-LIB2 files and index.csv) into DIR")
+    output.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    output.add_argument("--progress-interval", type=_seconds, default=10.0, metavar="TIME",
+                        help="seconds between progress lines when stderr is not a terminal "
+                             "(default 10)")
+    solving = run.add_argument_group("solver and compiler")
+    solving.add_argument("--solver", default="z3", metavar="CONFIG")
+    solving.add_argument("-O", dest="optimize", metavar="LEVEL",
+                         help="compiler optimisation level for C input (e.g. -O2)")
+    solving.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
+    solving.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
 
 
-def _print_summary(result: Result, out: object = None) -> None:
+def _print_summary(result: Result, directory: str) -> None:
     write = sys.stdout.write
     p = result.paths
     s = result.statistics
@@ -48,9 +139,12 @@ def _print_summary(result: Result, out: object = None) -> None:
     write(f"symex: {s.instructions} instructions in {s.time:.2f} s; {s.solver_queries} solver "
           f"queries ({s.solver_time:.2f} s)\n")
     c = result.coverage
-    write(f"symex: line coverage {c.percent:.1f}% ({len(c.covered_lines)} of {len(c.total_lines)} lines)\n")
+    write(f"symex: line coverage {c.percent:.1f}% ({len(c.covered_lines)} of {len(c.total_lines)} "
+          f"lines); branch coverage {c.branch_percent:.1f}% ({len(c.covered_branches)} of "
+          f"{len(c.total_branches)} branches)\n")
     if result.halted:
         write(f"symex: stopped early: {result.halted}\n")
+    write(f"symex: output directory: {directory}\n")
     for error in result.errors:
         where = f"{error.location[0]}:{error.location[1]}" if error.location else "unknown location"
         write(f"error [{error.kind.value}] {where}: {error.message}\n")
@@ -65,34 +159,227 @@ def _print_summary(result: Result, out: object = None) -> None:
         write(f"test{number:06d}: {status}{extra}{reason} {objects}\n")
 
 
+class _DeferredInterrupt:
+    """Ctrl-C that waits for the output file being written: a hook runs to its end, then the
+    interrupt is raised (in the exploration loop, which stops cleanly)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending = False
+        self._previous: Any = None
+
+    def install(self) -> None:
+        """Take over SIGINT (main thread only; elsewhere Ctrl-C keeps Python's behaviour)."""
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        except ValueError:
+            self._previous = None
+
+    def uninstall(self) -> None:
+        """Give SIGINT back."""
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.depth:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    def guard(self, function: Callable[..., None]) -> Callable[..., None]:
+        """``function`` made uninterruptible; a Ctrl-C during it is raised when it returns."""
+        def guarded(*args: Any) -> None:
+            self.depth += 1
+            try:
+                function(*args)
+            finally:
+                self.depth -= 1
+            if self.pending and not self.depth:
+                self.pending = False
+                raise KeyboardInterrupt
+        return guarded
+
+
+def _validate(options: argparse.Namespace) -> None:
+    """Reject bad option values before anything is compiled or created."""
+    for spec in options.search or []:
+        for name in (n.strip() for n in spec.split("+")):
+            if name not in SEARCHER_NAMES and name != "covnew":
+                raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(SEARCHER_NAMES)}")
+    parse_config(options.solver)
+    if not os.path.exists(options.program):
+        raise ConfigError(f"{options.program}: no such file; give a .c, .ll or .bc file")
+
+
+def _snapshot_interval(display: ProgressDisplay) -> float:
+    """Seconds between the engine's progress snapshots: a live line is redrawn every second;
+    otherwise a run.stats row every 2 s (sooner if plain lines are asked for more often)."""
+    if display.mode is ProgressMode.LIVE:
+        return 1.0
+    if display.mode is ProgressMode.PLAIN:
+        return min(2.0, display.plain_interval)
+    return 2.0
+
+
+def _exit_on_error(options: argparse.Namespace) -> bool | frozenset[str]:
+    if options.exit_on_error:
+        return True
+    kinds = [k.value for group in options.exit_on_error_type for k in group]
+    return frozenset(kinds) if kinds else False
+
+
 def main(options: argparse.Namespace) -> int:
     """Run ``symex run`` with parsed ``options``; the exit status."""
     flags = [f"-D{d}" for d in options.defines] + [f"-I{i}" for i in options.includes]
     if options.optimize:
         flags.append(f"-O{options.optimize}")
     try:
+        _validate(options)
         if options.program.endswith((".ll", ".bc")):
             program = load(options.program)
         else:
             program = compile(options.program, flags)
-        result = explore(program, searcher=options.search or "dfs", seed=options.seed,
-                         max_time=options.max_time, max_instructions=options.max_instructions,
-                         max_depth=options.max_depth, max_states=options.max_states,
-                         solver=options.solver, emit_all_errors=options.emit_all_errors,
-                         write_queries=options.write_queries,
-                         args=options.args)
+        out = OutputDirectory.create(options.output_dir, program_args=[options.program, *options.args],
+                                     emit_all_errors=options.emit_all_errors,
+                                     write_coverage=options.write_cov)
     except SymexError as exc:
-        sys.stderr.write(f"symex: error: {exc}\n")
+        sys.stderr.write(f"symex: error: {' '.join(str(exc).split())}\n")
         return 2
     except KeyboardInterrupt:  # before exploration started (e.g. while compiling)
         sys.stderr.write("symex: interrupted\n")
         return 130
+    return _explore_into(options, program, out)
+
+
+def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirectory) -> int:
+    warnings: list[str] = []
+    started = datetime.datetime.now().astimezone()
+    clock = time.monotonic()
+    out.write_assembly(program.ir_text)
+    stats = RunStatsWriter(out.path / "run.stats")
+    display = ProgressDisplay(ProgressMode.for_stream(sys.stderr, options.quiet),
+                              plain_interval=max(options.progress_interval, 0.1))
+    suite = None
+    if options.test_format == "testcomp":
+        try:
+            from symex.testcomp import TestCompWriter
+            suite = TestCompWriter(out.path / "test-suite", options.program)
+        except (ImportError, SymexError) as exc:
+            warnings.append(f"symex: warning: no Test-Comp suite written: {exc}")
+
+    def path_ended(test: TestCase) -> None:
+        out.add_test(test)
+        if suite is not None:
+            suite.add(test)
+
+    last: list[Any] = [None]
+
+    def progressed(snapshot: Any) -> None:
+        last[0] = snapshot
+        stats.add(snapshot)
+        display(snapshot)
+
+    interrupt = _DeferredInterrupt()
+    hooks = Hooks(on_path_end=interrupt.guard(path_ended), on_progress=interrupt.guard(progressed))
+    interrupt.install()
+    result: Result | None = None
     try:
-        _print_summary(result)
-    except KeyboardInterrupt:  # Ctrl-C while printing: the results are complete anyway
-        sys.stderr.write("symex: interrupted while printing the summary\n")
-        return 130
+        try:
+            result = explore(program, searcher=options.search or "dfs", seed=options.seed,
+                             max_time=options.max_time, max_instructions=options.max_instructions,
+                             max_depth=options.max_depth, max_states=options.max_states,
+                             max_forks=options.max_forks, max_memory=options.max_memory,
+                             exit_on_error=_exit_on_error(options),
+                             only_output_states_covering_new=options.only_output_states_covering_new,
+                             track_test_coverage=options.write_cov,
+                             progress_interval=_snapshot_interval(display),
+                             solver=options.solver, emit_all_errors=options.emit_all_errors,
+                             write_queries=options.write_queries, args=options.args, hooks=hooks)
+        except SymexError as exc:
+            display.close()
+            sys.stderr.write(f"symex: error: {' '.join(str(exc).split())}\n")
+            return 2
+        except KeyboardInterrupt:
+            # a second Ctrl-C while the engine was ending the open paths: no Result, but every
+            # file written so far is complete; the info file says what the last snapshot saw
+            display.close()
+            _write_interrupted_info(out, last[0], started, clock)
+            sys.stderr.write(f"symex: interrupted; {out.tests} tests and the statistics so far "
+                             f"are in {os.fspath(out.path)}\n")
+            return 130
+        finally:
+            interrupt.uninstall()
+            display.close()
+        try:
+            return _finish(options, program, out, result, stats, suite, warnings, started, clock)
+        except KeyboardInterrupt:
+            sys.stderr.write(f"symex: interrupted while writing the final files; {out.tests} "
+                             f"tests are in {os.fspath(out.path)}\n")
+            return 130
+    finally:
+        stats.close()
+
+
+def _write_interrupted_info(out: OutputDirectory, snapshot: Any, started: datetime.datetime,
+                            clock: float) -> None:
+    s = snapshot
+    out.write_info(RunSummary(
+        command_line=("symex", *sys.argv[1:]), working_directory=os.getcwd(),
+        start=started.isoformat(timespec="seconds"),
+        end=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        elapsed=time.monotonic() - clock, halted="interrupted",
+        completed=s.completed if s else 0, partial=s.partial if s else 0,
+        errors=s.errors if s else 0, tests=out.tests,
+        instructions=s.instructions if s else 0, solver_queries=s.solver_queries if s else 0,
+        covered_lines=s.covered_lines if s else 0, total_lines=s.total_lines if s else 0,
+        covered_branches=s.covered_branches if s else 0,
+        total_branches=s.total_branches if s else 0))
+
+
+def _finish(options: argparse.Namespace, program: Any, out: OutputDirectory, result: Result,
+            stats: RunStatsWriter, suite: Any, warnings: list[str],
+            started: datetime.datetime, clock: float) -> int:
+    """Write the whole-run files, print the summary; the exit status."""
+    stats.write_solver_layers(result.statistics.solver_layers)
+    if suite is not None:
+        suite.close()
+    cov = result.coverage
+    try:
+        from symex.coverage_report import write_html_report, write_lcov
+    except ImportError as exc:
+        warnings.append(f"symex: warning: no coverage report written: {exc}")
+    else:
+        try:
+            write_lcov(out.path / "coverage.info", cov)
+            # the report is one self-contained page: keep it as coverage.html beside the rest
+            staging = Path(tempfile.mkdtemp(prefix=".coverage-html.", dir=out.path))
+            try:
+                os.replace(write_html_report(staging, cov), out.path / "coverage.html")
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        except (SymexError, OSError) as exc:
+            warnings.append(f"symex: warning: coverage report incomplete: {exc}")
+    out.write_messages([*result.messages, *warnings])
+    p = result.paths
+    out.write_info(RunSummary(
+        command_line=("symex", *sys.argv[1:]), working_directory=os.getcwd(),
+        start=started.isoformat(timespec="seconds"),
+        end=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        elapsed=time.monotonic() - clock, halted=result.halted, completed=p.completed,
+        partial=p.partial, errors=p.errors, tests=out.tests,
+        instructions=result.statistics.instructions,
+        solver_queries=result.statistics.solver_queries,
+        covered_lines=len(cov.covered_lines), total_lines=len(cov.total_lines),
+        covered_branches=len(cov.covered_branches), total_branches=len(cov.total_branches)))
+    for warning in warnings:
+        sys.stderr.write(warning + "\n")
+    try:
+        _print_summary(result, os.fspath(out.path))
     except BrokenPipeError:  # e.g. `symex run ... | head`
         return 0
-    return 130 if result.halted == "interrupted" else 0
-
+    if result.halted == "interrupted":
+        sys.stderr.write(f"symex: interrupted; {out.tests} tests and the statistics so far are "
+                         f"in {os.fspath(out.path)}\n")
+        return 130
+    return 0

@@ -1,0 +1,108 @@
+"""`symex stats DIR...` on real output directories of `symex run`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+# Three paths (one per sign of a), every instruction and both outcomes of both branches run.
+FULL = (ROOT / "examples" / "get_sign.c").read_text()
+
+# c is at most 255, so `c > 300` never holds: one of the two branch outcomes and the
+# `return 1` block are never executed.
+DEAD_BRANCH = """\
+#include <klee/klee.h>
+
+int main(void) {
+  unsigned char c;
+  klee_make_symbolic(&c, sizeof c, "c");
+  if (c > 300)
+    return 1;
+  return 0;
+}
+"""
+
+HEADER = ["Path", "Instrs", "Time(s)", "ICov(%)", "BCov(%)", "ICount", "TSolver(%)"]
+
+
+def symex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "symex.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def instructions_in_info(directory: Path) -> int:
+    for line in (directory / "info").read_text().splitlines():
+        if line.startswith("symex: done: total instructions = "):
+            return int(line.rsplit(" ", 1)[1])
+    raise AssertionError("info has no instruction count")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("stats")
+    (work / "full.c").write_text(FULL)
+    (work / "dead.c").write_text(DEAD_BRANCH)
+    for name in ("full", "dead"):
+        proc = symex("run", "--quiet", "--output-dir", name, f"{name}.c", cwd=work)
+        assert proc.returncode == 0, proc.stderr
+    return work
+
+
+def parse_csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_csv_has_klees_columns_and_the_runs_numbers(runs: Path) -> None:
+    proc = symex("stats", "--csv", "full", "dead", cwd=runs)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].split(",") == HEADER
+    rows = parse_csv(proc.stdout)
+    assert [r["Path"] for r in rows] == ["full", "dead", "Total"]
+    full, dead, total = rows
+    assert int(full["Instrs"]) == instructions_in_info(runs / "full")
+    assert int(dead["Instrs"]) == instructions_in_info(runs / "dead")
+    assert int(total["Instrs"]) == int(full["Instrs"]) + int(dead["Instrs"])
+    assert int(total["ICount"]) == int(full["ICount"]) + int(dead["ICount"])
+    # get_sign: everything runs; dead: one outcome of the only branch never happens
+    assert float(full["ICov(%)"]) == 100.0 and float(full["BCov(%)"]) == 100.0
+    assert float(dead["BCov(%)"]) == 50.0
+    assert 0.0 < float(dead["ICov(%)"]) < 100.0
+    for row in rows:
+        assert 0.0 <= float(row["TSolver(%)"]) <= 100.0
+        assert float(row["Time(s)"]) >= 0.0
+
+
+def test_plain_table_is_aligned_text(runs: Path) -> None:
+    proc = symex("stats", "full", cwd=runs)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == HEADER
+    assert lines[1].split()[0] == "full" and len(lines) == 2  # no Total row for one directory
+    assert lines[1].split()[3] == "100.00"
+
+
+def test_print_all_adds_states_queries_cache_and_layer_times(runs: Path) -> None:
+    proc = symex("stats", "--csv", "--print-all", "full", cwd=runs)
+    assert proc.returncode == 0, proc.stderr
+    (row,) = parse_csv(proc.stdout)
+    for column in ("States", "Queries", "CacheHits", "CacheMisses", "TCore(s)", "TCache(s)",
+                   "TIndependence(s)"):
+        assert column in row
+    assert int(row["States"]) == 0  # the run ended with every path explored
+    # every query that reached the core solver missed the caches in front of it
+    assert int(row["CacheMisses"]) == int(row["Queries"])
+
+
+def test_a_directory_that_is_not_an_output_directory_is_one_line_and_status_2(runs: Path) -> None:
+    for bad in ("nowhere", "full.c", "."):
+        proc = symex("stats", "full", bad, cwd=runs)
+        assert proc.returncode == 2
+        assert len(proc.stderr.strip().splitlines()) == 1 and bad in proc.stderr
+        assert "Traceback" not in proc.stderr
