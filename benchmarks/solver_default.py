@@ -28,9 +28,9 @@ PROGRAMS: dict[str, tuple[Path, tuple[str, ...], int | None]] = {
     # name -> (source, compile flags, max_instructions or None for every path)
     "regexp": (HERE.parent / "tests" / "programs" / "regexp.c", (), None),
     "maze": (HERE / "queries" / "programs" / "maze.c", (), None),
-    "expr_parser": (HERE / "queries" / "programs" / "expr_parser.c", (), 2_000_000),
+    "expr_parser": (HERE / "queries" / "programs" / "expr_parser.c", (), 100_000),
     "rle_adler": (HERE / "queries" / "programs" / "rle_adler.c", (), None),
-    "histogram": (HERE / "queries" / "programs" / "histogram.c", (), 400_000),
+    "histogram": (HERE / "queries" / "programs" / "histogram.c", (), 20_000),
 }
 
 DEFAULT_CONFIGS = ["z3", "bitwuzla", "cvc5", "z3:array-assert:assumptions",
