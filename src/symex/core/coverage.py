@@ -46,7 +46,8 @@ class FunctionCoverage:
     """What coverage means in one function: lines and instruction counts per block, and the
     outcome slots of its conditional branches."""
 
-    __slots__ = ("block_lines", "block_instructions", "outcome_base", "outcome_keys", "outcomes")
+    __slots__ = ("block_lines", "block_instructions", "outcome_base", "outcome_block", "outcome_keys",
+                 "outcomes")
 
     def __init__(self, fn: Function) -> None:
         self.block_lines: list[tuple[Line, ...]] = []
@@ -54,6 +55,8 @@ class FunctionCoverage:
         #: first outcome slot of each counted branch instruction, keyed by id() of the record
         #: (the program outlives the exploration, so ids stay valid; lookups only, no iteration)
         self.outcome_base: dict[int, int] = {}
+        #: the block index of each counted branch instruction (its terminator), same keys
+        self.outcome_block: dict[int, int] = {}
         self.outcome_keys: list[BranchOutcome] = []
         for block in fn.blocks:
             lines: dict[Line, None] = {}
@@ -68,6 +71,7 @@ class FunctionCoverage:
                     targets = successor_targets(ins)
                     if len(targets) >= 2:
                         self.outcome_base[id(ins)] = len(self.outcome_keys)
+                        self.outcome_block[id(ins)] = block.index
                         self.outcome_keys.extend((where[0], where[1], k) for k in range(len(targets)))
             self.block_lines.append(tuple(lines))
             self.block_instructions.append(count)
@@ -103,12 +107,12 @@ class CoverageMap:
         self.total_branches = frozenset(total_branches)
         self.total_instructions = total_instructions
 
-    def outcome_slots(self, fn: Function, ins: Instruction) -> tuple[bytearray, int] | None:
-        """The outcome bitmap of ``fn`` and the first slot of branch ``ins``, or None if the
-        branch does not count."""
+    def outcome_slots(self, fn: Function, ins: Instruction) -> tuple[bytearray, int, int] | None:
+        """The outcome bitmap of ``fn``, the first slot of branch ``ins`` and the index of its
+        block, or None if the branch does not count."""
         info = self.functions[fn.name]
         base = info.outcome_base.get(id(ins))
-        return None if base is None else (info.outcomes, base)
+        return None if base is None else (info.outcomes, base, info.outcome_block[id(ins)])
 
     def reach_block(self, fn: Function, block: int) -> None:
         """A path entered ``block`` of ``fn`` for the first time."""

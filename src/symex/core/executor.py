@@ -1286,32 +1286,43 @@ def _build_condbr(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
     true_edge, false_edge = ins.aux
     jump = ex.jump
     slots = ex.coverage_map.outcome_slots(fn, ins)
+
+    def uncounted_step(state: State, frame: Frame, regs: list) -> None:
+        cond = regs[c]
+        if type(cond) is int:
+            jump(state, frame, true_edge if cond else false_edge, fcode)
+        else:
+            ex.branch(state, frame, cond, true_edge, false_edge, fcode)
     if slots is None:
-        def uncounted_step(state: State, frame: Frame, regs: list) -> None:
-            cond = regs[c]
-            if type(cond) is int:
-                jump(state, frame, true_edge if cond else false_edge, fcode)
-            else:
-                ex.branch(state, frame, cond, true_edge, false_edge, fcode)
         return uncounted_step
-    outcomes, on_true = slots
+    outcomes, on_true, block = slots
     on_false = on_true + 1
+    # the branch is its block's terminator: once both outcomes are covered, this closure puts
+    # the uncounted one in its place, so hot covered branches pay nothing for coverage
+    position = len(fn.blocks[block].instructions) - 1
     take = ex.coverage_map.take_outcome
 
     def step(state: State, frame: Frame, regs: list) -> None:
         cond = regs[c]
         if type(cond) is int:
-            # one byte test per taken edge; the map is told only the first time
             if cond:
                 if not outcomes[on_true]:
                     take(fn, on_true)
+                    if outcomes[on_false]:
+                        fcode[block][position] = uncounted_step
                 jump(state, frame, true_edge, fcode)
             else:
                 if not outcomes[on_false]:
                     take(fn, on_false)
+                    if outcomes[on_true]:
+                        fcode[block][position] = uncounted_step
                 jump(state, frame, false_edge, fcode)
         else:
-            ex.branch(state, frame, cond, true_edge, false_edge, fcode, outcomes, on_true)
+            try:
+                ex.branch(state, frame, cond, true_edge, false_edge, fcode, outcomes, on_true)
+            finally:
+                if outcomes[on_true] and outcomes[on_false]:
+                    fcode[block][position] = uncounted_step
     return step
 
 
@@ -1321,7 +1332,7 @@ def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
     w = ins.width
     default, cases = ins.aux
     slots = ex.coverage_map.outcome_slots(fn, ins)
-    outcomes, base = slots if slots is not None else (None, 0)
+    outcomes, base, _ = slots if slots is not None else (None, 0, 0)
     # the outcome slot of every target block (successor order: default, then case targets)
     slot_of = {target: base + k for k, target in enumerate(successor_targets(ins))}
     take = ex.take_outcome
