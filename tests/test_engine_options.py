@@ -311,6 +311,8 @@ def test_exit_on_error(tmp_path: Path) -> None:
         assert result.errors[-1].kind is kind and result.errors[-1].location == (str(path), line[where])
         error_tests = [t for t in result.tests if t.status is PathStatus.ERROR]
         assert error_tests[-1].error.kind is kind
+    # one kind may be given as a plain string
+    assert symex.explore(program, exit_on_error="div").halted == "exit-on-error (div)"
     # a kind the program never hits does not stop anything; ErrorKind members work as well
     others = symex.explore(program, exit_on_error=[ErrorKind.ASSERT, "free"])
     assert others.halted is None and others.paths.errors == 2
