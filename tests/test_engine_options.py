@@ -173,6 +173,28 @@ def test_branch_outcomes_covered_and_total(tmp_path: Path) -> None:
     assert 0.0 < c.instruction_percent < 100.0
 
 
+def test_two_conditions_on_one_line_are_four_outcomes(tmp_path: Path) -> None:
+    # `a > 0 && b > 0` on one line is two branches: with a > 0 assumed, "a > 0" is never
+    # false, so three of the four outcomes are covered. Keyed by successor index alone, the
+    # two branches would share keys and the untaken outcome would look covered.
+    program, path, _ = compile_source(tmp_path, "two.c", """
+        #include "klee/klee.h"
+        int main(void) {
+          int a, b;
+          klee_make_symbolic(&a, sizeof a, "a");
+          klee_make_symbolic(&b, sizeof b, "b");
+          klee_assume(a > 0);
+          if (a > 0 && b > 0) return 1;
+          return 0;
+        }
+    """)
+    coverage = symex.explore(program).coverage
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "&&" in text)
+    on_line = {k for k in coverage.total_branches if k[1] == line}
+    assert {k[2] for k in on_line} == {0, 1, 2, 3}
+    assert {k[2] for k in coverage.covered_branches if k[1] == line} == {0, 2, 3}
+
+
 def test_concrete_branches_are_covered_too(tmp_path: Path) -> None:
     # no symbolic input at all: the loop condition is taken both ways, the if only one way
     program, path, line = compile_source(tmp_path, "concrete.c", """

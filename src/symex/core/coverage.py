@@ -5,7 +5,9 @@ Only instructions with a debug location that was not inlined from elsewhere coun
 the user wrote, not code pulled in by inlining at -O2). A *branch outcome* is one successor of
 a conditional branch or of a switch with at least two distinct successors, keyed
 ``(file, line of the branch, index)`` with the index in LLVM's successor order (``br``: true
-then false; ``switch``: default, then the case targets in case order, each target once).
+then false; ``switch``: default, then the case targets in case order, each target once). The
+index runs on across the branches of one line in program order, so the four outcomes of
+``if (a && b)`` on one line are indices 0-3 and never share a key.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from symex.ir.program import Function, Instruction, Opcode, Program
 
 #: a source line of the program under test
 Line = tuple[str, int]
-#: one outcome of a conditional branch: (file, line of the branch, successor index)
+#: one outcome of a conditional branch: (file, line of the branch, index of the outcome among
+#: all branch outcomes of that line)
 BranchOutcome = tuple[str, int, int]
 
 
@@ -58,6 +61,7 @@ class FunctionCoverage:
         #: the block index of each counted branch instruction (its terminator), same keys
         self.outcome_block: dict[int, int] = {}
         self.outcome_keys: list[BranchOutcome] = []
+        next_index: dict[Line, int] = {}
         for block in fn.blocks:
             lines: dict[Line, None] = {}
             count = 0
@@ -72,7 +76,10 @@ class FunctionCoverage:
                     if len(targets) >= 2:
                         self.outcome_base[id(ins)] = len(self.outcome_keys)
                         self.outcome_block[id(ins)] = block.index
-                        self.outcome_keys.extend((where[0], where[1], k) for k in range(len(targets)))
+                        first = next_index.get(where, 0)
+                        next_index[where] = first + len(targets)
+                        self.outcome_keys.extend(
+                            (where[0], where[1], first + k) for k in range(len(targets)))
             self.block_lines.append(tuple(lines))
             self.block_instructions.append(count)
         #: one byte per outcome slot, set when a path takes that outcome
