@@ -49,9 +49,9 @@ def format_progress(snapshot: Any) -> str:
     lines = 100.0 * s.covered_lines / s.total_lines if s.total_lines else 0.0
     branches = 100.0 * s.covered_branches / s.total_branches if s.total_branches else 0.0
     solver = 100.0 * s.solver_time / s.elapsed if s.elapsed > 0 else 0.0
-    return (f"[{s.elapsed:7.1f}s] {_count(s.instructions)} instrs, {s.live_states} states, "
-            f"{s.completed} completed, {s.errors} errors, {s.partial} partial, {s.tests} tests | "
-            f"cov lines {lines:.1f}% branches {branches:.1f}% | solver {solver:.0f}%")
+    return (f"[{s.elapsed:6.1f}s] {_count(s.instructions)} instrs, {s.live_states} states, "
+            f"{s.completed} completed, {s.errors} errors | lines {lines:.1f}%, "
+            f"branches {branches:.1f}% | solver {solver:.0f}%")
 
 
 class ProgressDisplay:
@@ -80,7 +80,9 @@ class ProgressDisplay:
         if self.mode is ProgressMode.LIVE:
             from rich.text import Text
 
-            self._live.update(Text(format_progress(snapshot), style="bold"), refresh=True)
+            # one line, cut to the terminal's width: a wrapped line would be redrawn badly
+            self._live.update(Text(format_progress(snapshot), style="bold", no_wrap=True,
+                                   overflow="ellipsis"), refresh=True)
         elif self.mode is ProgressMode.PLAIN and snapshot.elapsed >= self._next_plain:
             self.stream.write(f"symex: {format_progress(snapshot)}\n")
             self.stream.flush()

@@ -121,10 +121,19 @@ def main(options: argparse.Namespace) -> int:
             from rich.console import Console
             from rich.table import Table
 
-            table = Table(*header)
+            table = Table()
+            for index, title in enumerate(header):
+                table.add_column(title, justify="left" if index == 0 else "right", no_wrap=True)
             for row in rows:
                 table.add_row(*(_text(v) for v in row))
-            Console().print(table)
+            console = Console()
+            # a table wider than the terminal: let the terminal wrap it rather than rich cut
+            # every cell down to one character
+            cells = [header] + [[_text(v) for v in row] for row in rows]
+            needed = sum(max(len(r[i]) for r in cells) + 3 for i in range(len(header))) + 1
+            if needed > console.width:
+                console = Console(width=needed)
+            console.print(table)
         else:
             cells = [header] + [[_text(v) for v in row] for row in rows]
             widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
