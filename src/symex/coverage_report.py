@@ -8,27 +8,16 @@ outcome was executed, not how often, so the lcov counts are 1 (executed) and 0 (
 from __future__ import annotations
 
 import html
-import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from symex.atomic_write import write_atomically
 
 if TYPE_CHECKING:
     from symex.engine import Coverage
 
 __all__ = ["write_html_report", "write_lcov"]
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(text)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
 
 
 def _files(coverage: Coverage) -> list[str]:
@@ -79,7 +68,7 @@ def write_lcov(path: Path, coverage: Coverage, *, test_name: str = "symex") -> N
         out.append(f"LF:{len(lines_by_file[file])}")
         out.append(f"LH:{executed}")
         out.append("end_of_record")
-    _write_atomically(Path(path), "".join(f"{line}\n" for line in out))
+    write_atomically(Path(path), "".join(f"{line}\n" for line in out))
 
 
 _CSS = """
@@ -172,5 +161,5 @@ def write_html_report(directory: Path, coverage: Coverage) -> Path:
         parts.append("</table>\n")
     parts.append("</body>\n</html>\n")
     index = target_dir / "index.html"
-    _write_atomically(index, "".join(parts))
+    write_atomically(index, "".join(parts))
     return index

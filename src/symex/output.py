@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -22,6 +21,7 @@ import attrs
 
 from symex.core.outcome import ProgramError, TestCase
 from symex.errors import SymexError
+from symex.atomic_write import write_atomically
 from symex.ktest import KTest, KTestObject
 
 __all__ = ["LAST_LINK", "OutputDirectory", "OutputDirectoryError", "RunSummary",
@@ -34,33 +34,6 @@ _PREFIX = "symex-out-"
 
 class OutputDirectoryError(SymexError):
     """The output directory cannot be created or is not usable."""
-
-
-def write_atomically(path: str | os.PathLike[str], data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename (never half a file)."""
-    target = Path(path)
-    payload = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        # mkstemp makes the file private (0600); outputs get the usual permissions
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-
-
-_UMASK: list[int] = []
-
-
-def _umask() -> int:
-    if not _UMASK:
-        current = os.umask(0o022)  # reading the umask means setting it: put it back at once
-        os.umask(current)
-        _UMASK.append(current)
-    return _UMASK[0]
 
 
 @attrs.frozen
