@@ -23,11 +23,13 @@ from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, Pr
 from symex.core.searchers import ExecutionTree, make_searcher
 from symex.core.state import State
 from symex.env import default_externals
+from symex.env.posix_args import build_argv_strings
 from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver, SolverBase
 from symex.solvers.chain import ChainStatistics
+from symex.symargs import ArgvItem, ArgvSpec
 
 #: the solver chain in front of the solver by default: all of KLEE's layers (with them, the
 #: regexp benchmark sends 10 queries to z3 instead of 3,524; see docs/benchmarks.md)
@@ -261,15 +263,15 @@ class Exploration:
 
     # -- the loop -----------------------------------------------------------------------
 
-    def run(self, entry: Function, args: list[Any] | None) -> Result:
+    def run(self, entry: Function, args: ArgvSpec) -> Result:
         """Explore from ``entry`` until no state is left or a limit halts exploration."""
         start = self.start = time.monotonic()
         self.next_progress = start + self.progress_interval
         state = self.executor.initial_state(entry, [])
-        state.frame.regs[:len(entry.params)] = self._main_arguments(state, entry, args)
         self.tree.add_root(state)
-        self.searcher.update(None, [state], [])
-        self.live = self.peak = 1
+        states = self._main_arguments(state, entry, args)
+        self.searcher.update(None, states, [])
+        self.live = self.peak = len(states)
         halted = None
         try:
             while not self.searcher.empty():
@@ -383,24 +385,27 @@ class Exploration:
             self.tree.remove(state)
         self.live = 0
 
-    def _main_arguments(self, state: State, entry: Function, args: list[Any] | None) -> list[Any]:
-        """argc/argv (and envp) for main: the program name and any given arguments."""
-        if not entry.params:
-            return []
-        argv_strings = [self.program.path.rsplit("/", 1)[-1].encode()] + \
-            [a.encode() if isinstance(a, str) else bytes(a) for a in (args or [])]
-        pointers = []
-        for s in argv_strings:
-            os = state.allocate(len(s) + 1, ObjectKind.ARGUMENT, "argv")
-            os.write_bytes(0, s + b"\0")
-            pointers.append(os.obj.address)
-        array = state.allocate(8 * (len(pointers) + 1), ObjectKind.ARGUMENT, "argv")
-        array.write_bytes(0, b"".join(p.to_bytes(8, "little") for p in pointers) + bytes(8))
-        values: list[Any] = [len(pointers), array.obj.address]
-        if len(entry.params) >= 3:
-            envp = state.allocate(8, ObjectKind.ARGUMENT, "envp")
-            values.append(envp.obj.address)
-        return values[:len(entry.params)]
+    def _main_arguments(self, state: State, entry: Function, args: ArgvSpec) -> list[State]:
+        """Set argc/argv (and envp) of main: the program name and the arguments of ``args``;
+        symbolic arguments as KLEE's POSIX runtime makes them (``SymArgs`` fork the initial
+        state once per argument count). The states to start from."""
+        if not entry.params and not args.is_symbolic:
+            return [state]
+        name = self.program.path.rsplit("/", 1)[-1].encode()
+        built = build_argv_strings(self.executor, state, name, args)
+        # the forks are handed to the searcher by run(), not by the loop
+        self.executor.new_states = []
+        for s, pointers in built:
+            if not entry.params:
+                continue
+            array = s.allocate(8 * (len(pointers) + 1), ObjectKind.ARGUMENT, "argv")
+            array.write_bytes(0, b"".join(p.to_bytes(8, "little") for p in pointers) + bytes(8))
+            values: list[Any] = [len(pointers), array.obj.address]
+            if len(entry.params) >= 3:
+                envp = s.allocate(8, ObjectKind.ARGUMENT, "envp")
+                values.append(envp.obj.address)
+            s.frame.regs[:len(entry.params)] = values[:len(entry.params)]
+        return [s for s, _ in built]
 
     # -- path ends ----------------------------------------------------------------------
 
@@ -486,7 +491,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             hooks: Hooks | None = None, max_forks: int | None = None,
             max_memory: float | None = None, exit_on_error: bool | Collection[str] = False,
             only_output_states_covering_new: bool = False, track_test_coverage: bool = False,
-            progress_interval: float = 2.0) -> Result:
+            progress_interval: float = 2.0,
+            sym_args: ArgvSpec | Sequence[ArgvItem] | None = None) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -509,10 +515,22 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     not end in an error yields a test only if it covered new code (``TestCase.covers_new``).
     ``track_test_coverage``: fill ``TestCase.covered_lines``. ``hooks.on_progress`` gets a
     :class:`ProgressSnapshot` every ``progress_interval`` seconds and once at the end.
+
+    ``sym_args``: main's arguments after ``args``, as KLEE's ``--posix-runtime`` makes them:
+    an :class:`~symex.symargs.ArgvSpec` or a sequence of concrete strings, ``SymArg(N)``
+    (``--sym-arg N``: an object ``argNN`` of N+1 bytes, a string of at most N characters) and
+    ``SymArgs(MIN, MAX, N)`` (``--sym-args``: an ``n_args`` object, MIN <= n_args <= MAX, and
+    one state per count with that many ``argNN`` objects), in order.
     """
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
                           f"pass entry=NAME with a defined function")
+    if isinstance(args, str):
+        raise ConfigError("args must be a sequence of strings, not one string; pass [ARG]")
+    extra = sym_args.items if isinstance(sym_args, ArgvSpec) else tuple(sym_args or ())
+    concrete = tuple(a.decode("utf-8", "surrogateescape") if isinstance(a, bytes) else a
+                     for a in (args or ()))
+    argv = ArgvSpec(concrete + tuple(extra))
     owns_solver = isinstance(solver, str)
     core = create_core_solver(solver, timeout=solver_timeout) if isinstance(solver, str) else solver
     backend: Solver = core
@@ -538,7 +556,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
                           only_output_states_covering_new=only_output_states_covering_new,
                           track_test_coverage=track_test_coverage,
                           progress_interval=progress_interval)
-        return run.run(program.functions[entry], list(args) if args else None)
+        return run.run(program.functions[entry], argv)
     finally:
         if recorder is not None:
             recorder.close_log()

@@ -1,0 +1,84 @@
+"""``argv`` for ``main`` with symbolic arguments, built as KLEE's ``klee_init_env`` builds it.
+
+Items are processed in order. A concrete string becomes an argument as is. ``SymArg(N)``
+becomes an object ``argNN`` of N+1 symbolic bytes whose last byte is overwritten with NUL in
+memory (so the argument is a string of at most N characters; the object's last byte stays
+unconstrained, as in KLEE's tests). ``SymArgs(MIN, MAX, N)`` creates an ``n_args`` input
+(4 bytes) with MIN <= n_args <= MAX and forks one state per count, each with that many
+``argNN`` objects: KLEE's loop over ``n_args`` forks the same way, so every test lists only
+the arguments its path used.
+"""
+
+from __future__ import annotations
+
+from symex import expr as E
+from symex.core.executor import Executor
+from symex.core.memory import ObjectKind
+from symex.core.state import State
+from symex.env.klee import fresh_value, make_symbolic
+from symex.symargs import ArgvSpec, SymArg
+
+__all__ = ["build_argv_strings"]
+
+
+def _symbolic_argument(ex: Executor, state: State, max_len: int, number: int) -> int:
+    name = f"arg{number:02d}"
+    os = state.allocate(max_len + 1, ObjectKind.ARGUMENT, name)
+    make_symbolic(ex, state, os.obj.address, max_len + 1, name)
+    os = state.writable(state.objects[os.obj.segment])
+    os.write_bytes(max_len, b"\0")
+    return os.obj.address
+
+
+def _concrete_argument(state: State, text: bytes) -> int:
+    os = state.allocate(len(text) + 1, ObjectKind.ARGUMENT, "argv")
+    os.write_bytes(0, text + b"\0")
+    return os.obj.address
+
+
+def build_argv_strings(ex: Executor, state: State, program_name: bytes,
+                       spec: ArgvSpec) -> list[tuple[State, list[int]]]:
+    """The argument strings of ``argv`` (program name first) in ``state`` and in the states
+    forked from it (one per ``n_args`` value of each ``SymArgs``), with the address of each
+    string; forks go through ``ex.fork`` (counted, announced, queued in ``ex.new_states``)."""
+    # each entry: a state, its argument addresses so far, symbolic arguments made so far
+    paths: list[tuple[State, list[int], int]] = [
+        (state, [_concrete_argument(state, program_name)], 0)]
+    for item in spec.items:
+        grown: list[tuple[State, list[int], int]] = []
+        for current, pointers, made in paths:
+            if isinstance(item, str):
+                pointers.append(_concrete_argument(current, item.encode("utf-8", "surrogateescape")))
+                grown.append((current, pointers, made))
+            elif isinstance(item, SymArg):
+                pointers.append(_symbolic_argument(ex, current, item.max_len, made))
+                grown.append((current, pointers, made + 1))
+            else:
+                grown += _fork_per_count(ex, current, pointers, made, item.min, item.max,
+                                         item.max_len)
+        paths = grown
+    return [(s, pointers) for s, pointers, _ in paths]
+
+
+def _fork_per_count(ex: Executor, state: State, pointers: list[int], made: int, low: int,
+                    high: int, max_len: int) -> list[tuple[State, list[int], int]]:
+    count = fresh_value(ex, state, 4, "n_args")
+    array = state.symbolics[-1].array
+    # klee_range(MIN, MAX + 1): the signed range, as KLEE asserts it
+    state.add_constraint(E.sle(E.const(low, 32), count))
+    state.add_constraint(E.sle(count, E.const(high, 32)))
+    out = []
+    for n in range(low, high + 1):
+        current = state if n == high else ex.fork(state)
+        known = current.model
+        model = None
+        if known is not None:
+            model = dict(known)
+            model[array] = n.to_bytes(4, "little")
+        current.add_constraint(E.eq(count, E.const(n, 32)), model=model)
+        current.decide(n - low)
+        mine = list(pointers)
+        for k in range(n):
+            mine.append(_symbolic_argument(ex, current, max_len, made + k))
+        out.append((current, mine, made + n))
+    return out

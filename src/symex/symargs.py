@@ -1,0 +1,179 @@
+"""Symbolic command-line arguments as KLEE's POSIX runtime makes them (``klee_init_env``).
+
+A program's arguments (everything after ``argv[0]``) are a sequence of items, in order:
+concrete strings, which stay where they are written, ``--sym-arg N`` (:class:`SymArg`: one
+argument of at most N characters) and ``--sym-args MIN MAX N`` (:class:`SymArgs`: between MIN
+and MAX such arguments). :class:`ArgvSpec` holds that sequence; ``ArgvSpec.parse`` reads KLEE's
+syntax and ``words()`` writes it back (the ``args`` field of a ``.ktest`` file).
+
+The objects a run creates, in order, are KLEE's: ``argNN`` (NN counts the symbolic arguments
+from 00) of N+1 bytes for each symbolic argument, and before the arguments of each
+``--sym-args`` an ``n_args`` object (4 bytes, little-endian int). :func:`replay_argv` turns the
+objects of a test case back into the command line that the native program must get.
+
+This module sits at the bottom layer (it imports only ``errors``) because the engine, the
+command line and native replay all read the same syntax.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+import attrs
+
+from symex.errors import ConfigError
+
+__all__ = ["MAX_SYMBOLIC_ARGS", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs", "replay_argv"]
+
+MAX_SYMBOLIC_ARGS = 100
+"""KLEE's limit: object names have two digits (``arg00``..``arg99``)."""
+
+
+def _non_negative(instance: object, attribute: attrs.Attribute, value: int) -> None:  # type: ignore[type-arg]
+    if type(value) is not int or value < 0:
+        raise ConfigError(f"{attribute.name} of a symbolic argument must be a whole number >= 0, "
+                          f"not {value!r}")
+
+
+@attrs.frozen
+class SymArg:
+    """``--sym-arg N``: one symbolic argument of at most ``max_len`` characters."""
+
+    max_len: int = attrs.field(validator=_non_negative)
+
+
+@attrs.frozen
+class SymArgs:
+    """``--sym-args MIN MAX N``: between ``min`` and ``max`` symbolic arguments (their number
+    is the input ``n_args``), each of at most ``max_len`` characters."""
+
+    min: int = attrs.field(validator=_non_negative)
+    max: int = attrs.field(validator=_non_negative)
+    max_len: int = attrs.field(validator=_non_negative)
+
+    def __attrs_post_init__(self) -> None:
+        if self.min > self.max or self.max == 0:
+            # KLEE rejects both: "Invalid range to --sym-args"
+            raise ConfigError(f"invalid range to --sym-args: MIN {self.min}, MAX {self.max}; "
+                              f"give 0 <= MIN <= MAX with MAX >= 1")
+
+
+ArgvItem = Union[str, SymArg, SymArgs]
+"""One item of a command line: a concrete argument or a symbolic-argument spec."""
+
+
+def _spec_number(word: str | None, option: str, usage: str) -> int:
+    # KLEE accepts digits only (so "-1" is an error, not a negative length)
+    if word is None or not word.isdigit():
+        raise ConfigError(f"{option} expects {usage}, got {word!r}")
+    return int(word)
+
+
+@attrs.frozen
+class ArgvSpec:
+    """A program's arguments after ``argv[0]``: concrete strings and symbolic specs, in order."""
+
+    items: tuple[ArgvItem, ...] = attrs.field(converter=tuple)
+
+    def __attrs_post_init__(self) -> None:
+        for item in self.items:
+            if not isinstance(item, (str, SymArg, SymArgs)):
+                raise ConfigError(f"a command-line item must be a str, SymArg or SymArgs, "
+                                  f"not {item!r}")
+        if self.max_symbolic > MAX_SYMBOLIC_ARGS:
+            raise ConfigError(f"at most {MAX_SYMBOLIC_ARGS} symbolic arguments are allowed "
+                              f"(these specs allow {self.max_symbolic}); lower MAX or drop some")
+
+    @property
+    def max_symbolic(self) -> int:
+        """How many symbolic arguments the specs can create at most."""
+        return sum(1 if isinstance(i, SymArg) else i.max for i in self.items
+                   if not isinstance(i, str))
+
+    @property
+    def is_symbolic(self) -> bool:
+        """Whether any item is a symbolic spec."""
+        return any(not isinstance(i, str) for i in self.items)
+
+    @classmethod
+    def parse(cls, words: Sequence[str]) -> ArgvSpec:
+        """Read KLEE's syntax: ``--sym-arg N`` and ``--sym-args MIN MAX N`` (also with one
+        dash) among concrete arguments. Bad numbers raise :class:`ConfigError`."""
+        items: list[ArgvItem] = []
+        k = 0
+        while k < len(words):
+            word = words[k]
+            if word in ("--sym-arg", "-sym-arg"):
+                usage = "an integer argument <max-len>"
+                items.append(SymArg(_spec_number(words[k + 1] if k + 1 < len(words) else None,
+                                                 word, usage)))
+                k += 2
+            elif word in ("--sym-args", "-sym-args"):
+                usage = "three integer arguments <min-argvs> <max-argvs> <max-len>"
+                numbers = [_spec_number(words[k + j] if k + j < len(words) else None, word, usage)
+                           for j in (1, 2, 3)]
+                items.append(SymArgs(*numbers))
+                k += 4
+            else:
+                items.append(word)
+                k += 1
+        return cls(items)
+
+    def words(self) -> tuple[str, ...]:
+        """The items in KLEE's syntax (what a ``.ktest`` file's ``args`` field lists)."""
+        out: list[str] = []
+        for item in self.items:
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, SymArg):
+                out += ["--sym-arg", str(item.max_len)]
+            else:
+                out += ["--sym-args", str(item.min), str(item.max), str(item.max_len)]
+        return tuple(out)
+
+
+def _argument(data: bytes, max_len: int) -> bytes:
+    # the runtime writes NUL at byte max_len whatever the object holds there
+    return data[:max_len].split(b"\0", 1)[0]
+
+
+def replay_argv(args: Sequence[str], objects: Sequence[tuple[str, bytes]]) -> tuple[list[bytes], int]:
+    """The native command line (after ``argv[0]``) for a test case, and how many of its
+    leading objects the command line consumed.
+
+    ``args`` is the ``.ktest`` args field without the program (KLEE's syntax); ``objects``
+    the test's (name, bytes) pairs in order. As ``klee-replay``: each ``--sym-arg`` takes the
+    next object's string up to its NUL; each ``--sym-args`` takes an ``n_args`` object, then
+    that many argument objects. A ``model_version`` object right after them (written by older
+    KLEE versions) is consumed too. Missing objects count as empty strings (``n_args``: MIN).
+    """
+    try:
+        spec = ArgvSpec.parse(args)
+    except ConfigError:
+        # not KLEE's syntax after all: the words are the program's concrete arguments
+        spec = ArgvSpec(tuple(args))
+    argv: list[bytes] = []
+    cursor = 0
+
+    def take() -> bytes | None:
+        nonlocal cursor
+        if cursor >= len(objects):
+            return None
+        cursor += 1
+        return objects[cursor - 1][1]
+
+    for item in spec.items:
+        if isinstance(item, str):
+            argv.append(item.encode("utf-8", "surrogateescape"))
+        elif isinstance(item, SymArg):
+            argv.append(_argument(take() or b"", item.max_len))
+        else:
+            count_bytes = take()
+            count = item.min if count_bytes is None else \
+                int.from_bytes(count_bytes[:4].ljust(4, b"\0"), "little", signed=True)
+            count = min(max(count, item.min), item.max)
+            for _ in range(count):
+                argv.append(_argument(take() or b"", item.max_len))
+    if spec.is_symbolic and cursor < len(objects) and objects[cursor][0] == "model_version":
+        cursor += 1
+    return argv, cursor
