@@ -387,6 +387,9 @@ class Executor:
         location = None
         if instruction is not None and instruction.location is not None:
             location = (instruction.location.file, instruction.location.line)
+        else:
+            # symex's C library has no debug locations: the error is where the program called it
+            location = next(((file, line) for _, file, line in stack if line is not None), None)
         return ProgramError(kind, message, location, tuple(stack),
                             instruction.text if instruction is not None else "")
 

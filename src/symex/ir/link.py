@@ -1,0 +1,151 @@
+"""Link symex's C library (``runtime/libc/*.c``, compiled to IR) into a program's module.
+
+The library is C, not Python handlers, so symbolic bytes flow through it in the same
+interpreter as the program: ``strlen`` of a symbolic string forks once per possible length,
+as under KLEE's klee-libc. Only the library functions the program (transitively) calls are
+linked, so a program pays lowering time for what it uses and nothing else. Every library
+definition is weak and a function the module already defines is never taken from the
+library: a program's own ``strlen`` wins.
+
+The library is compiled without debug information: its instructions have no source
+location, so they never count as program coverage, and an error inside it is reported with
+the program's calling line (see :meth:`symex.core.executor.Executor.make_error`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import llvmlite.binding as llvm
+
+from symex.errors import LoadError
+from symex.ir.compile import Compiler, compile_c, find_compiler
+
+__all__ = ["RUNTIME_FLAGS", "link_runtime", "runtime_ir_files", "runtime_sources"]
+
+#: How the library is compiled (after the defaults of :func:`compile_c`). ``-g0``: no debug
+#: locations (not program coverage). ``-fno-builtin``: the compiler must not turn the byte
+#: loops back into calls to the very functions they define (memset's loop into memset).
+RUNTIME_FLAGS: tuple[str, ...] = ("-g0", "-fno-builtin")
+
+_REFERENCE = re.compile(r'@("[^"]+"|[-\w.$]+)')
+
+
+def runtime_sources() -> list[Path]:
+    """The C files of symex's library, in a fixed order."""
+    root = Path(__file__).resolve().parent.parent / "runtime" / "libc"
+    return sorted(root.glob("*.c"))
+
+
+_ir_files: dict[tuple[Any, ...], list[Path]] = {}
+_defined_names: dict[Path, frozenset[str]] = {}
+_DEFINE = re.compile(r'^define\b[^@\n]*@("[^"]+"|[-\w.$]+)\(', re.MULTILINE)
+
+
+def runtime_ir_files(compiler: Compiler | None = None) -> list[Path]:
+    """The library compiled to ``.ll`` files (cached like programs, by source and compiler)."""
+    compiler = compiler if compiler is not None else find_compiler()
+    sources = runtime_sources()
+    # compile_c hashes sources and headers on every call; within a process the stat is enough
+    key = (compiler, tuple((str(s), s.stat().st_mtime_ns, s.stat().st_size) for s in sources))
+    files = _ir_files.get(key)
+    if files is None:
+        files = _ir_files[key] = [compile_c(source, RUNTIME_FLAGS, compiler=compiler) for source in sources]
+    return files
+
+
+def _defines(path: Path) -> frozenset[str]:
+    """Names of the functions a library ``.ll`` defines, read from its text (no parse)."""
+    names = _defined_names.get(path)
+    if names is None:
+        names = _defined_names[path] = frozenset(m.group(1).strip('"') for m in _DEFINE.finditer(path.read_text()))
+    return names
+
+
+def _library_closure(paths: list[Path], every: list[Path]) -> list[Path]:
+    """``paths`` plus the library files defining what they call (strdup needs strlen ...)."""
+    chosen = list(paths)
+    changed = True
+    while changed:
+        changed = False
+        referenced = {m.group(1).strip('"') for path in chosen for m in _REFERENCE.finditer(path.read_text())}
+        for path in every:
+            if path not in chosen and referenced & _defines(path):
+                chosen.append(path)
+                changed = True
+    return chosen
+
+
+def _parse(path: Path) -> Any:
+    try:
+        module = llvm.parse_assembly(path.read_text())
+        module.verify()
+    except RuntimeError as exc:
+        raise LoadError(f"symex's C library {path} is not valid IR: {str(exc).strip()} "
+                        "(delete the IR cache directory and retry)") from None
+    return module
+
+
+_pass_builder: list[Any] = []
+
+
+def _global_dce(module: Any) -> None:
+    """Drop unreferenced internal functions and globals from ``module``."""
+    if not _pass_builder:
+        llvm.initialize_native_target()
+        machine = llvm.Target.from_default_triple().create_target_machine()
+        _pass_builder.append(llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=0)))
+    manager = llvm.create_new_module_pass_manager()
+    manager.add_global_dead_code_eliminate_pass()
+    manager.run(module, _pass_builder[0])
+
+
+def link_runtime(module: Any, compiler: Compiler | None = None) -> list[str]:
+    """Link into ``module`` the library functions it calls and does not define, with
+    everything they need. Returns the names of the functions linked, sorted."""
+    declared = {f.name for f in module.functions if f.is_declaration}
+    if not declared:
+        return []
+    # parsing the library costs milliseconds: only when the module calls one of its functions
+    every = runtime_ir_files(compiler)
+    paths = [path for path in every if declared & _defines(path)]
+    if not paths:
+        return []
+    library = None
+    for path in _library_closure(paths, every):
+        part = _parse(path)
+        if library is None:
+            library = part
+        else:
+            library.link_in(part)
+    if library is None:
+        return []
+    definitions: dict[str, Any] = {f.name: f for f in library.functions if not f.is_declaration}
+    # what each library definition refers to (functions and globals, by name)
+    wanted = sorted(declared & definitions.keys())
+    needed: set[str] = set()
+    while wanted:
+        name = wanted.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        for match in _REFERENCE.finditer(str(definitions[name])):
+            target = match.group(1).strip('"')
+            if target in definitions and target not in needed:
+                wanted.append(target)
+    if not needed:
+        return []
+    for name, fn in definitions.items():
+        if name not in needed:
+            fn.linkage = "internal"
+    _global_dce(library)
+    # the library is built for the same target; a user .ll may name another one
+    library.triple = module.triple
+    library.data_layout = module.data_layout
+    try:
+        module.link_in(library)
+    except RuntimeError as exc:
+        raise LoadError(f"linking symex's C library into the program failed: {str(exc).strip()}") from None
+    return sorted(needed)

@@ -1,0 +1,7 @@
+/* errno for programs under symex: glibc's headers (clang here, and zig's bundled ones for
+ * x86_64-linux-gnu) read errno through __errno_location(). Memory is per path, so one
+ * variable serves every path. */
+
+static int errno_value;
+
+__attribute__((weak)) int *__errno_location(void) { return &errno_value; }
