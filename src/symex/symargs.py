@@ -65,7 +65,8 @@ ArgvItem = Union[str, SymArg, SymArgs]
 def _spec_number(word: str | None, option: str, usage: str) -> int:
     # KLEE accepts digits only (so "-1" is an error, not a negative length)
     if word is None or not word.isdigit():
-        raise ConfigError(f"{option} expects {usage}, got {word!r}")
+        got = "nothing" if word is None else repr(word)
+        raise ConfigError(f"{option} expects {usage}, got {got}")
     return int(word)
 
 

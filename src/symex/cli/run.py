@@ -1,5 +1,10 @@
 """``symex run [options] PROGRAM [program args]``: explore a program, write KLEE's outputs.
 
+As with KLEE, symex's options come before PROGRAM and everything after it is the program's
+command line (a ``--`` right after PROGRAM is dropped), where ``--sym-arg N`` and ``--sym-args
+MIN MAX N`` stand for symbolic arguments among the concrete ones, in place
+(:mod:`symex.symargs`). The same two options before PROGRAM put their arguments first.
+
 Options to :func:`symex.explore` (KLEE's names where the meaning is the same), an output
 directory ``symex-out-N`` filled while the run goes (:mod:`symex.output`, :mod:`symex.runstats`),
 a progress line (:mod:`symex.progress`), and a summary at the end. Bad input (unknown option,
@@ -31,6 +36,7 @@ from symex.output import OutputDirectory, RunSummary
 from symex.progress import ProgressDisplay, ProgressMode
 from symex.runstats import RunStatsWriter
 from symex.solvers.config import parse_config
+from symex.symargs import ArgvSpec
 
 #: KLEE's --exit-on-error-type names for the kinds symex reports under another name
 _KLEE_ERROR_TYPES = {"reporterror": ErrorKind.USER, "readonly": ErrorKind.READONLY,
@@ -79,6 +85,19 @@ def _error_kinds(text: str) -> list[ErrorKind]:
     return kinds
 
 
+class _SymArgSpec(argparse.Action):
+    """``--sym-arg N`` / ``--sym-args MIN MAX N`` before PROGRAM, kept in order in one list."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        specs = list(getattr(namespace, self.dest, None) or [])
+        try:
+            specs += ArgvSpec.parse([option_string or "--sym-arg", *values]).items
+        except SymexError as exc:
+            raise argparse.ArgumentError(self, str(exc)) from None
+        setattr(namespace, self.dest, specs)
+
+
 def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Declare ``symex run`` and its options."""
     run = commands.add_parser("run", help="explore a program's paths and generate tests",
@@ -86,6 +105,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                                           "errors and statistics go to an output directory.")
     run.add_argument("program", help="a C source file, or LLVM IR (.ll) or bitcode (.bc)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
+    environment = run.add_argument_group(
+        "symbolic arguments (also accepted among the program's arguments, in place, as KLEE)")
+    environment.add_argument("--sym-arg", dest="sym_specs", action=_SymArgSpec, nargs=1,
+                             metavar="N", help="one symbolic argument of at most N characters")
+    environment.add_argument("--sym-args", dest="sym_specs", action=_SymArgSpec, nargs=3,
+                             metavar=("MIN", "MAX", "N"),
+                             help="MIN to MAX symbolic arguments of at most N characters each")
     search = run.add_argument_group("search and limits")
     search.add_argument("--search", action="append", metavar="NAME",
                         help=f"search strategy, repeatable to interleave: {', '.join(SEARCHER_NAMES)}")
@@ -212,6 +238,11 @@ def _validate(options: argparse.Namespace) -> None:
         raise ConfigError(f"{options.program}: no such file; give a .c, .ll or .bc file")
 
 
+def _command_line(options: argparse.Namespace) -> ArgvSpec:
+    """The program's arguments: specs given before PROGRAM, then those after it, in place."""
+    return ArgvSpec(tuple(options.sym_specs or ()) + ArgvSpec.parse(options.args).items)
+
+
 def _snapshot_interval(display: ProgressDisplay) -> float:
     """Seconds between the engine's progress snapshots: a live line is redrawn every second;
     otherwise a run.stats row every 2 s (sooner if plain lines are asked for more often)."""
@@ -236,11 +267,13 @@ def main(options: argparse.Namespace) -> int:
         flags.append(f"-O{options.optimize}")
     try:
         _validate(options)
+        argv = _command_line(options)
         if options.program.endswith((".ll", ".bc")):
             program = load(options.program)
         else:
             program = compile(options.program, flags)
-        out = OutputDirectory.create(options.output_dir, program_args=[options.program, *options.args],
+        # the .ktest args field: the command line in KLEE's syntax, as KLEE writes it
+        out = OutputDirectory.create(options.output_dir, program_args=[options.program, *argv.words()],
                                      emit_all_errors=options.emit_all_errors,
                                      write_coverage=options.write_cov)
     except SymexError as exc:
@@ -249,10 +282,11 @@ def main(options: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # before exploration started (e.g. while compiling)
         sys.stderr.write("symex: interrupted\n")
         return 130
-    return _explore_into(options, program, out)
+    return _explore_into(options, program, out, argv)
 
 
-def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirectory) -> int:
+def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirectory,
+                  argv: ArgvSpec) -> int:
     warnings: list[str] = []
     started = datetime.datetime.now().astimezone()
     clock = time.monotonic()
@@ -295,7 +329,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                              track_test_coverage=options.write_cov,
                              progress_interval=_snapshot_interval(display),
                              solver=options.solver, emit_all_errors=options.emit_all_errors,
-                             write_queries=options.write_queries, args=options.args, hooks=hooks)
+                             write_queries=options.write_queries, sym_args=argv, hooks=hooks)
         except SymexError as exc:
             display.close()
             sys.stderr.write(f"symex: error: {' '.join(str(exc).split())}\n")
