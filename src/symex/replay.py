@@ -24,6 +24,7 @@ import attrs
 from symex.errors import CompileError, SymexError
 from symex.ir.compile import include_dir, shipped_headers_digest
 from symex.ktest import KTest, write_ktest
+from symex.symargs import replay_argv
 
 __all__ = [
     "NATIVE_FLAGS",
@@ -35,6 +36,7 @@ __all__ = [
     "describe_outcome",
     "expected_error_kind",
     "find_replay_targets",
+    "replay_command_line",
     "reproduces",
     "run_native",
     "runtime_source",
@@ -221,17 +223,28 @@ def classify(exit_code: int | None, signal: int | None, stderr: str) -> str | No
     return "exec"
 
 
+def replay_command_line(ktest: KTest) -> tuple[list[bytes], int]:
+    """The native arguments (after ``argv[0]``) of a test case and how many of its leading
+    objects they consume, as ``klee-replay`` rebuilds them: the ``args`` field in KLEE's
+    syntax, each ``--sym-arg`` replaced by its ``argNN`` string, each ``--sym-args`` by the
+    first ``n_args`` of its strings (see :func:`symex.symargs.replay_argv`)."""
+    return replay_argv(ktest.args[1:], [(o.name, o.data) for o in ktest.objects])
+
+
 def run_native(
     executable: Path,
     ktest: KTest | os.PathLike[str],
     *,
-    args: Sequence[str] = (),
+    args: Sequence[str | bytes] = (),
     timeout: float = 10.0,
+    first_object: int = 0,
 ) -> NativeOutcome:
     """Run a replay executable on one test case (a :class:`KTest` or a ``.ktest`` path).
 
-    ``args`` are the program's command-line arguments (after ``argv[0]``). A run longer than
-    ``timeout`` seconds is killed and reported with ``timed_out=True``.
+    ``args`` are the program's command-line arguments (after ``argv[0]``). ``first_object``:
+    the index of the object the program's first input call takes (the objects before it built
+    the command line; see :func:`replay_command_line`). A run longer than ``timeout`` seconds
+    is killed and reported with ``timed_out=True``.
     """
     with tempfile.TemporaryDirectory(prefix="symex-replay-") as scratch:
         if isinstance(ktest, KTest):
@@ -241,6 +254,7 @@ def run_native(
             ktest_path = Path(ktest)
         env = dict(os.environ)
         env["KTEST_FILE"] = str(Path(ktest_path).resolve())
+        env["SYMEX_REPLAY_FIRST_OBJECT"] = str(first_object)
         env["ASAN_OPTIONS"] = _ASAN_OPTIONS
         env["UBSAN_OPTIONS"] = _UBSAN_OPTIONS
         try:

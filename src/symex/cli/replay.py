@@ -17,7 +17,8 @@ from typing import TextIO
 
 from symex.errors import SymexError
 from symex.ktest import read_ktest
-from symex.replay import build_native, describe_outcome, find_replay_targets, reproduces, run_native
+from symex.replay import (build_native, describe_outcome, find_replay_targets, replay_command_line,
+                          reproduces, run_native)
 
 __all__ = ["add_parser", "main"]
 
@@ -65,7 +66,10 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     not_reproduced: list[str] = []
     for target, ktest in zip(targets, ktests):
         try:
-            outcome = run_native(executable, target.path, args=ktest.args[1:], timeout=options.timeout)
+            # symbolic arguments (--sym-arg/--sym-args) come back from their objects
+            args, first_object = replay_command_line(ktest)
+            outcome = run_native(executable, target.path, args=args, timeout=options.timeout,
+                                 first_object=first_object)
         except SymexError as exc:
             sys.stderr.write(f"symex replay: {exc}\n")
             return 2

@@ -8,6 +8,9 @@
  * NEXT object of the test case, in order. Names are not matched, because the engine names
  * objects as it likes but always creates them in program order.
  *
+ * SYMEX_REPLAY_FIRST_OBJECT=K skips the first K objects: those that built the command line
+ * (n_args, argNN of --sym-arg/--sym-args), which symex replay turned into argv already.
+ *
  * Exit codes that symex.replay recognises (together with the stderr markers):
  *   86  "symex-replay: klee_assume failed"  (the test case does not satisfy an assumption)
  *   87  "symex-replay: user error: ..."      (klee_report_error)
@@ -69,7 +72,7 @@ static unsigned char *read_bytes(FILE *f, uint32_t n) {
 }
 
 static void replay_load(void) {
-  const char *path;
+  const char *path, *skip;
   FILE *f;
   char magic[5];
   uint32_t version, i, n;
@@ -109,6 +112,11 @@ static void replay_load(void) {
     replay_objects[i].data = read_bytes(f, replay_objects[i].size);
   }
   fclose(f);
+  skip = getenv("SYMEX_REPLAY_FIRST_OBJECT");
+  if (skip && *skip) {
+    unsigned long first = strtoul(skip, NULL, 10);
+    replay_next = first < replay_count ? (uint32_t)first : replay_count;
+  }
 }
 
 /* Fill the nbytes at addr with the next object of the test case. */
