@@ -247,3 +247,21 @@ def test_bad_values_are_one_line_exit_2(tmp_path: Path, spec: list[str], placeme
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not out.exists()
+
+
+@needs_gcc
+def test_inputs_after_the_arguments_replay_from_the_right_object(tmp_path: Path) -> None:
+    # the program's own klee_int comes after arg00: natively it must get k, not arg00's bytes
+    source = write(tmp_path, "after.c", "#include <klee/klee.h>\n#include <string.h>\n"
+                   "int main(int argc, char **argv) {\n  int k = klee_int(\"k\");\n"
+                   "  if (k < 0 || k > 50) return 0;\n  return k + (int)strlen(argv[1]);\n}\n")
+    out = tmp_path / "out"
+    done = run_symex("run", "-q", "--output-dir", str(out), str(source), "--sym-arg", "2")
+    assert done.returncode == 0, done.stderr
+    for path in sorted(out.glob("*.ktest")):
+        ktest = read_ktest(path)
+        assert [o.name for o in ktest.objects] == ["arg00", "k"]
+        k = int.from_bytes(ktest.objects[1].data, "little", signed=True)
+        expected = k + len(c_string(ktest.objects[0].data, 2)) if 0 <= k <= 50 else 0
+        replayed = run_symex("replay", str(source), str(path))
+        assert replayed.stdout.startswith(f"{path.name}: exit {expected}\n"), replayed.stdout
