@@ -11,6 +11,8 @@ from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
+from symex.env import printf
+from symex.env.printf import format_printf
 from symex.ir.program import SEGMENT_SHIFT, Instruction
 
 #: the largest single allocation symex performs (a bigger malloc returns NULL, as libc may)
@@ -97,64 +99,6 @@ def _puts(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     return 1
 
 
-def _printf(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    text = format_printf(ex, state, args[0], args[1:])
-    _write_output(state, text)
-    return len(text)
-
-
-def format_printf(ex: Executor, state: State, fmt_address: Any, args: list[Any]) -> bytes:
-    """Format like printf for the common conversions. Symbolic arguments are concretized
-    (the choice is recorded as a path constraint, so the test case reproduces this output)."""
-    fmt = ex.read_c_string(state, fmt_address)
-    out = bytearray()
-    i = 0
-    arg = 0
-    while i < len(fmt):
-        c = fmt[i]
-        if c != ord("%"):
-            out.append(c)
-            i += 1
-            continue
-        j = i + 1
-        while j < len(fmt) and fmt[j] in b"-+ #0123456789.*hlLqjzt":
-            j += 1
-        if j >= len(fmt):
-            out += fmt[i:]
-            break
-        conv = chr(fmt[j])
-        spec = fmt[i + 1:j].decode()
-        i = j + 1
-        if conv == "%":
-            out.append(ord("%"))
-            continue
-        value = args[arg] if arg < len(args) else 0
-        arg += 1
-        flags = spec.replace("l", "").replace("h", "").replace("z", "").replace("j", "") \
-            .replace("t", "").replace("q", "").replace("L", "")
-        if conv == "s":
-            out += ("%" + flags + "s").encode() % ex.read_c_string(state, value) if value else b"(null)"
-            continue
-        if type(value) is not int and type(value) is not float:
-            value = ex.concretize(state, value, value.width, "printf argument")
-        if conv in "di":
-            width = 64 if "l" in spec or "z" in spec or "j" in spec else (8 if "hh" in spec else 16 if "h" in spec else 32)
-            v = value & ((1 << width) - 1)
-            v = v - (1 << width) if v >> (width - 1) else v
-            out += (("%" + flags + "d") % v).encode()
-        elif conv in "uxXoc":
-            width = 64 if "l" in spec or "z" in spec or "j" in spec else (8 if "hh" in spec else 16 if "h" in spec else 32)
-            v = value & ((1 << width) - 1)
-            out += (("%" + flags + conv) % (v if conv != "c" else chr(v & 0xFF))).encode("latin-1")
-        elif conv == "p":
-            out += f"0x{value:x}".encode()
-        elif conv in "fFeEgGaA":
-            out += (("%" + flags + conv) % float(value)).encode()
-        else:
-            out += fmt[i - len(spec) - 2:i]
-    return bytes(out)
-
-
 def _abs(width: int) -> ExternalHandler:
     def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
         return V.absolute(V.trunc(args[0], width), width)
@@ -162,8 +106,8 @@ def _abs(width: int) -> ExternalHandler:
 
 
 def handlers() -> dict[str, ExternalHandler]:
-    """Heap, exit, assert/abort and output functions, by name."""
-    return {
+    """Heap, exit, assert/abort and output functions (the printf family too), by name."""
+    table: dict[str, ExternalHandler] = {
         "malloc": _malloc,
         "calloc": _calloc,
         "realloc": _realloc,
@@ -177,9 +121,13 @@ def handlers() -> dict[str, ExternalHandler]:
         "__assert": _assert_fail,
         "putchar": _putchar,
         "puts": _puts,
-        "printf": _printf,
         "abs": _abs(32),
         "labs": _abs(64),
         "llabs": _abs(64),
     }
+    table.update(printf.handlers())
+    return table
 
+
+
+__all__ = ["format_printf", "handlers"]
