@@ -120,3 +120,54 @@ def test_fprintf_writes_stdout_and_stderr(tmp_path: Path) -> None:
     else:
         # stdout/stderr are undefined NULL globals: all formatted output goes to stdout
         assert test.stdout == b"out 1\nerr two\nn=8\n"
+
+
+# -- atexit ----------------------------------------------------------------------------------
+
+@needs_gcc
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("how", [[], ["1"]], ids=["return", "exit"])
+def test_atexit_handlers_run_last_first_as_natively(how: list[str], compiler: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMEX_CC", compiler)
+    source = PROGRAMS / "atexit_calls.c"
+    binary = tmp_path / "atexit_calls"
+    subprocess.run(["gcc", "-w", "-O0", "-o", str(binary), str(source)], check=True)
+    expected = subprocess.run([str(binary), *how], capture_output=True, check=False)
+    result = symex.explore(symex.compile(source), searcher="dfs", seed=0, max_time=60.0, args=how)
+    assert result.paths.completed == 1 and result.paths.total == 1
+    (test,) = result.tests
+    assert test.stdout == expected.stdout
+    assert test.exit_code == expected.returncode == (3 if how else 7)
+    assert b"third handler\nthird handler\nsecond handler, counter 17\nfirst" in test.stdout
+
+
+def test_atexit_runs_on_every_path(tmp_path: Path) -> None:
+    source = write(tmp_path, "paths.c", """
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <klee/klee.h>
+        static int x;
+        static void report(void) { printf("x was %s\\n", x > 10 ? "big" : "small"); }
+        static void bye(void) { puts("bye"); }
+        int main(void) {
+          klee_make_symbolic(&x, sizeof x, "x");
+          atexit(report);
+          atexit(bye);
+          if (x > 10)
+            exit(1);
+          if (x == 3)
+            _exit(4);  /* _exit skips the handlers */
+          _Exit(0);
+        }
+    """)
+    result = explore(source)
+    assert result.paths.completed == 3
+    outputs = {}
+    for test in result.tests:
+        x = int.from_bytes(test.objects["x"], "little", signed=True)
+        outputs[test.exit_code] = (x, test.stdout)
+    assert sorted(outputs) == [0, 1, 4]
+    assert outputs[1][0] > 10 and outputs[1][1] == b"bye\nx was big\n"
+    assert outputs[4] == (3, b"")
+    assert outputs[0][0] <= 10 and outputs[0][0] != 3 and outputs[0][1] == b""

@@ -54,6 +54,10 @@ VA_LIST_SIZE = 24
 VA_GP_EXHAUSTED = 48
 VA_FP_EXHAUSTED = 304
 
+#: The C library's atexit table (runtime/libc/stdlib.c): handler pointers and their count
+ATEXIT_HANDLERS = "__symex_atexit_handlers"
+ATEXIT_COUNT = "__symex_atexit_count"
+
 #: External function handler: (executor, state, arguments, call instruction) -> return value
 ExternalHandler = Callable[["Executor", State, list[Any], Instruction], Any]
 
@@ -61,6 +65,8 @@ ExternalHandler = Callable[["Executor", State, list[Any], Instruction], Any]
 ALWAYS_INTERCEPTED = frozenset({"reach_error", "__VERIFIER_error"})
 
 _ONE = E.const(1, 1)
+_ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
+_POINTER_ACCESS = Access(ValueKind.PTR, 8, 64)
 
 
 class Executor:
@@ -477,8 +483,37 @@ class Executor:
             self.fail(state, ErrorKind.PTR, f"call through an invalid function pointer 0x{target:x}")
         self.call(state, frame, ins, fn, args)
 
+    def call_exit_handler(self, state: State) -> bool:
+        """Call the most recently registered atexit handler not yet called, if any, so that
+        the instruction ending the process (``exit(...)`` or main's ``ret``) runs again when
+        it returns: that instruction must be the one just executed. The handler is taken off
+        the table first, so each runs once, last registered first, as C's exit does."""
+        count_object = self.program.globals.get(ATEXIT_COUNT)
+        table = self.program.globals.get(ATEXIT_HANDLERS)
+        if count_object is None or table is None:
+            return False
+        count = self.read(state, count_object.address, _ATEXIT_COUNT_ACCESS)
+        if type(count) is not int or not 0 < count <= table.size // 8:
+            return False
+        count -= 1
+        self.write(state, count_object.address, _ATEXIT_COUNT_ACCESS, count)
+        target = self.read(state, table.address + 8 * count, _POINTER_ACCESS)
+        if type(target) is not int:
+            target = self.concretize(state, target, 64, "atexit handler")
+        fn = self.program.functions_by_address.get(target)
+        if fn is None:
+            self.fail(state, ErrorKind.PTR, f"atexit handler is an invalid function pointer 0x{target:x}")
+        if fn.is_declaration:
+            raise PathTerminated(PathStatus.PARTIAL,
+                                 f"unsupported: external function '{fn.name}' as an atexit handler")
+        state.frame.pc -= 1
+        self.push_frame(state, fn, [], -1, None)
+        return True
+
     def ret(self, state: State, value: Any) -> None:
-        """Return from the current frame."""
+        """Return from the current frame (main's return runs the atexit handlers first)."""
+        if len(state.frames) == 1 and self.call_exit_handler(state):
+            return
         frame = state.frames.pop()
         for segment in frame.allocas:
             state.release(segment)

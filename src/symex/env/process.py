@@ -67,6 +67,13 @@ def _free(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None
 
 
 def _exit(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+    # exit() calls each atexit handler, then this call to exit runs again for the next one
+    if ex.call_exit_handler(state):
+        return
+    _exit_now(ex, state, args, ins)
+
+
+def _exit_now(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
     code = args[0] if args else 0
     if type(code) is not int:
         code = ex.concretize(state, code, code.width, "exit status")
@@ -113,8 +120,8 @@ def handlers() -> dict[str, ExternalHandler]:
         "realloc": _realloc,
         "free": _free,
         "exit": _exit,
-        "_exit": _exit,
-        "_Exit": _exit,
+        "_exit": _exit_now,
+        "_Exit": _exit_now,
         "abort": _abort,
         "__assert_fail": _assert_fail,
         "__assert_rtn": _assert_fail,

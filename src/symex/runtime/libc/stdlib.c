@@ -160,3 +160,17 @@ WEAK void *bsearch(const void *key, const void *base, size_t count, size_t size,
   }
   return NULL;
 }
+
+/* atexit's table. The executor reads it (by these names) when exit() is called and when main
+ * returns, and calls the handlers last first before the path ends (core/executor.py,
+ * Executor.next_exit_handler). POSIX asks for room for at least 32. */
+#define ATEXIT_MAX 32
+WEAK void (*__symex_atexit_handlers[ATEXIT_MAX])(void);
+WEAK int __symex_atexit_count;
+
+WEAK int atexit(void (*handler)(void)) {
+  if (__symex_atexit_count == ATEXIT_MAX)
+    return -1;
+  __symex_atexit_handlers[__symex_atexit_count++] = handler;
+  return 0;
+}
