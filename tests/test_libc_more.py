@@ -171,3 +171,85 @@ def test_atexit_runs_on_every_path(tmp_path: Path) -> None:
     assert outputs[1][0] > 10 and outputs[1][1] == b"bye\nx was big\n"
     assert outputs[4] == (3, b"")
     assert outputs[0][0] <= 10 and outputs[0][0] != 3 and outputs[0][1] == b""
+
+
+# -- setjmp/longjmp --------------------------------------------------------------------------
+
+@needs_gcc
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_setjmp_longjmp_as_natively(compiler: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMEX_CC", compiler)
+    source = PROGRAMS / "setjmp_calls.c"
+    expected = native(source, tmp_path)
+    assert expected.returncode == 0
+    result = explore(source)
+    assert result.paths.completed == 1 and result.paths.total == 1
+    assert result.tests[0].stdout == expected.stdout
+    assert b"setjmp returned 400 after 3 rounds (depth 4)" in expected.stdout
+
+
+def test_longjmp_after_a_symbolic_branch_two_frames_down(tmp_path: Path) -> None:
+    source = write(tmp_path, "unwind.c", """
+        #include <setjmp.h>
+        #include <stdio.h>
+        #include <klee/klee.h>
+        static jmp_buf on_error;
+        static int parse(int x) {
+          if (x == -1)
+            longjmp(on_error, 0);  /* setjmp returns 1 */
+          if (x < 0)
+            longjmp(on_error, 2);
+          return x * 2;
+        }
+        static int run(int x) { int y = parse(x); return y + 1; }
+        int main(void) {
+          int x;
+          klee_make_symbolic(&x, sizeof x, "x");
+          int code = setjmp(on_error);
+          if (code) {
+            printf("error %d\\n", code);
+            return 10 + code;
+          }
+          int r = run(x);
+          /* printing r pins x: branch first, so both sides are explored */
+          if (r > 100) {
+            printf("big %d\\n", r);
+            return 1;
+          }
+          printf("ok %d\\n", r);
+          return 0;
+        }
+    """)
+    result = explore(source)
+    assert result.paths.errors == 0 and result.paths.partial == 0
+    seen = {}
+    for test in result.tests:
+        x = int.from_bytes(test.objects["x"], "little", signed=True)
+        if x < 0:
+            code = 1 if x == -1 else 2
+            assert test.stdout == f"error {code}\n".encode() and test.exit_code == 10 + code
+        else:
+            r = (x * 2 + 1) & 0xFFFFFFFF
+            r = r - (1 << 32) if r >> 31 else r
+            assert test.stdout == f"{'big' if r > 100 else 'ok'} {r}\n".encode()
+            assert test.exit_code == int(r > 100)
+        seen[test.exit_code] = x
+    # both longjmp values and both normal returns are reached
+    assert set(seen) == {0, 1, 11, 12}
+
+
+def test_longjmp_into_a_returned_function_is_an_error(tmp_path: Path) -> None:
+    source = write(tmp_path, "stale.c", """
+        #include <setjmp.h>
+        static jmp_buf env;
+        static int arm(void) { return setjmp(env); }
+        int main(void) {
+          if (arm() == 0)
+            longjmp(env, 1);
+          return 0;
+        }
+    """)
+    result = explore(source)
+    assert result.paths.errors == 1
+    assert result.errors[0].kind.name == "EXEC"
+    assert "returned" in result.errors[0].message

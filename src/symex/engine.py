@@ -23,13 +23,14 @@ from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, Pr
 from symex.core.searchers import ExecutionTree, make_searcher
 from symex.core.state import State
 from symex.env import default_externals
+from symex.env.posix import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings
 from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver, SolverBase
 from symex.solvers.chain import ChainStatistics
-from symex.symargs import ArgvItem, ArgvSpec
+from symex.symargs import ArgvItem, ArgvSpec, SymFiles, SymStdin
 
 #: the solver chain in front of the solver by default: all of KLEE's layers (with them, the
 #: regexp benchmark sends 10 queries to z3 instead of 3,524; see docs/benchmarks.md)
@@ -263,13 +264,17 @@ class Exploration:
 
     # -- the loop -----------------------------------------------------------------------
 
-    def run(self, entry: Function, args: ArgvSpec) -> Result:
-        """Explore from ``entry`` until no state is left or a limit halts exploration."""
+    def run(self, entry: Function, args: ArgvSpec, posix: PosixSetup | None = None) -> Result:
+        """Explore from ``entry`` until no state is left or a limit halts exploration;
+        ``posix``: concrete stdin and readable host files of the initial world."""
         start = self.start = time.monotonic()
         self.next_progress = start + self.progress_interval
         state = self.executor.initial_state(entry, [])
         self.tree.add_root(state)
         states = self._main_arguments(state, entry, args)
+        for s in states:
+            # after the arguments: KLEE makes the files' and stdin's objects in this order
+            install_world(self.executor, s, args, posix or PosixSetup())
         self.searcher.update(None, states, [])
         self.live = self.peak = len(states)
         halted = None
@@ -432,7 +437,8 @@ class Exploration:
                 reason = f"{reason}; no test inputs: the path condition is unsatisfiable"
         test = TestCase(objects=objects, status=end.status, error=end.error, reason=reason,
                         exit_code=end.exit_code, path=state.decisions(),
-                        stdout=state.stdout, instructions=state.instructions,
+                        stdout=state.stdout, stderr=state.stderr,
+                        instructions=state.instructions,
                         covered_lines=(self.executor.coverage_map.lines_of(state.blocks)
                                        if state.blocks is not None else None),
                         covers_new=covers_new)
@@ -492,7 +498,10 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             max_memory: float | None = None, exit_on_error: bool | Collection[str] = False,
             only_output_states_covering_new: bool = False, track_test_coverage: bool = False,
             progress_interval: float = 2.0,
-            sym_args: ArgvSpec | Sequence[ArgvItem] | None = None) -> Result:
+            sym_args: ArgvSpec | Sequence[ArgvItem] | None = None,
+            sym_files: tuple[int, int] | None = None, sym_stdin: int | None = None,
+            stdin: bytes | str | None = None,
+            host_files: Sequence[str | os.PathLike[str]] | None = None) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -520,7 +529,16 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     an :class:`~symex.symargs.ArgvSpec` or a sequence of concrete strings, ``SymArg(N)``
     (``--sym-arg N``: an object ``argNN`` of N+1 bytes, a string of at most N characters) and
     ``SymArgs(MIN, MAX, N)`` (``--sym-args``: an ``n_args`` object, MIN <= n_args <= MAX, and
-    one state per count with that many ``argNN`` objects), in order.
+    one state per count with that many ``argNN`` objects), in order; also ``SymFiles``,
+    ``SymStdin`` (``--sym-files``/``--sym-stdin`` among the arguments, as KLEE's syntax).
+
+    The program's files and standard streams (:mod:`symex.env.posix`): ``sym_files=(NUM,
+    N)`` (``--sym-files NUM N``: files ``A``, ``B``... of N symbolic bytes, objects
+    ``A-data``, ``A-data-stat``), ``sym_stdin=N`` (``--sym-stdin N``: objects ``stdin``,
+    ``stdin-stat``), otherwise ``stdin``: concrete bytes standard input holds (default: none,
+    end of file at once). ``host_files``: paths of host files the program may open for
+    reading (read when exploration starts; nothing is ever written to the host). What a path
+    writes to descriptors 1 and 2 is its test's ``stdout`` and ``stderr``.
     """
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
@@ -530,7 +548,15 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     extra = sym_args.items if isinstance(sym_args, ArgvSpec) else tuple(sym_args or ())
     concrete = tuple(a.decode("utf-8", "surrogateescape") if isinstance(a, bytes) else a
                      for a in (args or ()))
-    argv = ArgvSpec(concrete + tuple(extra))
+    environment: tuple[ArgvItem, ...] = ()
+    if sym_files is not None:
+        environment += (SymFiles(*sym_files),)
+    if sym_stdin is not None:
+        environment += (SymStdin(sym_stdin),)
+    if stdin is not None and (sym_stdin is not None or any(isinstance(i, SymStdin) for i in extra)):
+        raise ConfigError("stdin and sym_stdin both give standard input; pass one of them")
+    argv = ArgvSpec(concrete + tuple(extra) + environment)
+    posix = PosixSetup.make(stdin, host_files)
     owns_solver = isinstance(solver, str)
     core = create_core_solver(solver, timeout=solver_timeout) if isinstance(solver, str) else solver
     backend: Solver = core
@@ -556,7 +582,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
                           only_output_states_covering_new=only_output_states_covering_new,
                           track_test_coverage=track_test_coverage,
                           progress_interval=progress_interval)
-        return run.run(program.functions[entry], argv)
+        return run.run(program.functions[entry], argv, posix)
     finally:
         if recorder is not None:
             recorder.close_log()

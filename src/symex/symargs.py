@@ -23,7 +23,8 @@ import attrs
 
 from symex.errors import ConfigError
 
-__all__ = ["MAX_SYMBOLIC_ARGS", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs", "replay_argv"]
+__all__ = ["MAX_SYMBOLIC_ARGS", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs", "SymFiles", "SymStdin",
+           "SymStdout", "is_posix_object", "replay_argv"]
 
 MAX_SYMBOLIC_ARGS = 100
 """KLEE's limit: object names have two digits (``arg00``..``arg99``)."""
@@ -58,8 +59,47 @@ class SymArgs:
                               f"give 0 <= MIN <= MAX with MAX >= 1")
 
 
-ArgvItem = Union[str, SymArg, SymArgs]
-"""One item of a command line: a concrete argument or a symbolic-argument spec."""
+@attrs.frozen
+class SymFiles:
+    """``--sym-files NUM N``: NUM symbolic files named ``A``, ``B``, ... of ``size`` bytes
+    each (objects ``A-data`` and ``A-data-stat`` per file, as KLEE's POSIX runtime)."""
+
+    count: int = attrs.field(validator=_non_negative)
+    size: int = attrs.field(validator=_non_negative)
+
+    def __attrs_post_init__(self) -> None:
+        if self.count > 26:
+            raise ConfigError(f"--sym-files allows at most 26 files (A..Z), not {self.count}")
+
+
+@attrs.frozen
+class SymStdin:
+    """``--sym-stdin N``: standard input is N symbolic bytes (objects ``stdin``, ``stdin-stat``)."""
+
+    size: int = attrs.field(validator=_non_negative)
+
+
+@attrs.frozen
+class SymStdout:
+    """``--sym-stdout``: accepted for KLEE compatibility; standard output stays the path's
+    output (no ``stdout`` object is made)."""
+
+
+_ENVIRONMENT = (SymFiles, SymStdin, SymStdout)
+
+ArgvItem = Union[str, SymArg, SymArgs, SymFiles, SymStdin, SymStdout]
+"""One item of a command line: a concrete argument, a symbolic-argument spec, or a spec of
+the symbolic environment (files, stdin), which takes no place in ``argv``."""
+
+_POSIX_OBJECT_NAMES = frozenset({"stdin", "stdin-stat", "stdout", "stdout-stat", "model_version"})
+
+
+def is_posix_object(name: str) -> bool:
+    """Whether an object name is one the POSIX model makes (``A-data``, ``A-data-stat``,
+    ``stdin``, ``stdin-stat``, ``stdout``, ``stdout-stat``, ``model_version``)."""
+    if name in _POSIX_OBJECT_NAMES:
+        return True
+    return len(name) >= 6 and name[0].isupper() and name[1:] in ("-data", "-data-stat")
 
 
 def _spec_number(word: str | None, option: str, usage: str) -> int:
@@ -78,9 +118,9 @@ class ArgvSpec:
 
     def __attrs_post_init__(self) -> None:
         for item in self.items:
-            if not isinstance(item, (str, SymArg, SymArgs)):
-                raise ConfigError(f"a command-line item must be a str, SymArg or SymArgs, "
-                                  f"not {item!r}")
+            if not isinstance(item, (str, SymArg, SymArgs) + _ENVIRONMENT):
+                raise ConfigError(f"a command-line item must be a str, SymArg, SymArgs, "
+                                  f"SymFiles, SymStdin or SymStdout, not {item!r}")
         if self.max_symbolic > MAX_SYMBOLIC_ARGS:
             raise ConfigError(f"at most {MAX_SYMBOLIC_ARGS} symbolic arguments are allowed "
                               f"(these specs allow {self.max_symbolic}); lower MAX or drop some")
@@ -89,12 +129,29 @@ class ArgvSpec:
     def max_symbolic(self) -> int:
         """How many symbolic arguments the specs can create at most."""
         return sum(1 if isinstance(i, SymArg) else i.max for i in self.items
-                   if not isinstance(i, str))
+                   if isinstance(i, (SymArg, SymArgs)))
 
     @property
     def is_symbolic(self) -> bool:
-        """Whether any item is a symbolic spec."""
+        """Whether any item is a symbolic spec (arguments, files or stdin)."""
         return any(not isinstance(i, str) for i in self.items)
+
+    @property
+    def has_symbolic_arguments(self) -> bool:
+        """Whether any item makes a symbolic argument of ``argv``."""
+        return any(isinstance(i, (SymArg, SymArgs)) for i in self.items)
+
+    @property
+    def sym_files(self) -> SymFiles | None:
+        """The last ``--sym-files`` spec, if any (KLEE keeps the last one too)."""
+        found = [i for i in self.items if isinstance(i, SymFiles)]
+        return found[-1] if found else None
+
+    @property
+    def sym_stdin(self) -> SymStdin | None:
+        """The last ``--sym-stdin`` spec, if any."""
+        found = [i for i in self.items if isinstance(i, SymStdin)]
+        return found[-1] if found else None
 
     @classmethod
     def parse(cls, words: Sequence[str]) -> ArgvSpec:
@@ -115,6 +172,20 @@ class ArgvSpec:
                            for j in (1, 2, 3)]
                 items.append(SymArgs(*numbers))
                 k += 4
+            elif word in ("--sym-files", "-sym-files"):
+                usage = "two integer arguments <no-sym-files> <sym-file-len>"
+                numbers = [_spec_number(words[k + j] if k + j < len(words) else None, word, usage)
+                           for j in (1, 2)]
+                items.append(SymFiles(*numbers))
+                k += 3
+            elif word in ("--sym-stdin", "-sym-stdin"):
+                usage = "an integer argument <stdin-len>"
+                items.append(SymStdin(_spec_number(words[k + 1] if k + 1 < len(words) else None,
+                                                   word, usage)))
+                k += 2
+            elif word in ("--sym-stdout", "-sym-stdout"):
+                items.append(SymStdout())
+                k += 1
             else:
                 items.append(word)
                 k += 1
@@ -128,8 +199,14 @@ class ArgvSpec:
                 out.append(item)
             elif isinstance(item, SymArg):
                 out += ["--sym-arg", str(item.max_len)]
-            else:
+            elif isinstance(item, SymArgs):
                 out += ["--sym-args", str(item.min), str(item.max), str(item.max_len)]
+            elif isinstance(item, SymFiles):
+                out += ["--sym-files", str(item.count), str(item.size)]
+            elif isinstance(item, SymStdin):
+                out += ["--sym-stdin", str(item.size)]
+            else:
+                out.append("--sym-stdout")
         return tuple(out)
 
 
@@ -168,6 +245,8 @@ def replay_argv(args: Sequence[str], objects: Sequence[tuple[str, bytes]]) -> tu
             argv.append(item.encode("utf-8", "surrogateescape"))
         elif isinstance(item, SymArg):
             argv.append(_argument(take() or b"", item.max_len))
+        elif isinstance(item, _ENVIRONMENT):
+            continue  # files and stdin: their objects follow the arguments' (see below)
         else:
             count_bytes = take()
             count = item.min if count_bytes is None else \
@@ -175,6 +254,9 @@ def replay_argv(args: Sequence[str], objects: Sequence[tuple[str, bytes]]) -> tu
             count = min(max(count, item.min), item.max)
             for _ in range(count):
                 argv.append(_argument(take() or b"", item.max_len))
-    if spec.is_symbolic and cursor < len(objects) and objects[cursor][0] == "model_version":
-        cursor += 1
+    if spec.is_symbolic:
+        # KLEE's POSIX runtime makes the files', stdin's and stdout's objects (and
+        # model_version) after the arguments; the program's own inputs come after them
+        while cursor < len(objects) and is_posix_object(objects[cursor][0]):
+            cursor += 1
     return argv, cursor

@@ -66,6 +66,9 @@ ALWAYS_INTERCEPTED = frozenset({"reach_error", "__VERIFIER_error"})
 
 _ONE = E.const(1, 1)
 _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
+#: first word of a jmp_buf that setjmp filled (ASCII "symexjmp"), then 5 words: see set_jump
+JMP_BUF_MAGIC = 0x706D6A78656D7973
+_WORD = Access(ValueKind.INT, 8, 64)
 _POINTER_ACCESS = Access(ValueKind.PTR, 8, 64)
 
 
@@ -509,6 +512,56 @@ class Executor:
         state.frame.pc -= 1
         self.push_frame(state, fn, [], -1, None)
         return True
+
+    # -- setjmp/longjmp -------------------------------------------------------------------
+    #
+    # setjmp is an external call: when it returns, the frame that called it resumes at the
+    # instruction after the call with the result in the call's slot. So the continuation is
+    # (frame depth, block, index of the next instruction, result slot); setjmp writes it into
+    # the jmp_buf (glibc's is 200 bytes; this uses the first 48 of its 64-byte register area),
+    # and longjmp pops the frames above that depth and resumes there with the result slot set.
+    # A second activation of the same function at the same depth is told apart by the segment
+    # of the frame's first alloca (segments are never reused within a path).
+
+    def set_jump(self, state: State, env: Any, ins: Instruction) -> None:
+        """Record in the jmp_buf at ``env`` where the current external call (setjmp) returns."""
+        frame = state.frame
+        token = frame.allocas[0] if frame.allocas else 0
+        words = (JMP_BUF_MAGIC, len(state.frames), frame.function.address, frame.block.index,
+                 frame.pc, ins.dest + 1, token)
+        self.write_bytes(state, env, b"".join(w.to_bytes(8, "little") for w in words))
+
+    def long_jump(self, state: State, env: Any, value: Any) -> None:
+        """Resume at the setjmp that filled ``env``, which then returns ``value`` (1 if 0)."""
+        words = []
+        for i in range(7):
+            word = self.read(state, env + 8 * i if type(env) is int else E.add(env, E.const(8 * i, 64)), _WORD)
+            words.append(word if type(word) is int else self.concretize(state, word, 64, "jmp_buf"))
+        magic, depth, function, block, pc, dest, token = words
+        if magic != JMP_BUF_MAGIC:
+            self.fail(state, ErrorKind.EXEC, "longjmp with a jmp_buf that setjmp did not fill")
+        target = state.frames[depth - 1] if 0 < depth <= len(state.frames) else None
+        if (target is None or target.function.address != function
+                or (target.allocas[0] if target.allocas else 0) != token):
+            self.fail(state, ErrorKind.EXEC,
+                      "longjmp to a setjmp whose function has returned (undefined behaviour)")
+        while len(state.frames) > depth:
+            frame = state.frames.pop()
+            for segment in frame.allocas:
+                state.release(segment)
+            if frame.varargs:
+                state.release(frame.varargs >> SEGMENT_SHIFT)
+        state.frame = target
+        target.block = target.function.blocks[block]
+        target.code = self.code_of(target.function)[block]
+        target.pc = pc
+        if dest > 0:
+            if type(value) is int:
+                result: Any = (value & 0xFFFFFFFF) or 1
+            else:
+                value = V.trunc(value, 32)
+                result = E.ite(E.eq(value, E.const(0, 32)), E.const(1, 32), value)
+            target.regs[dest - 1] = result
 
     def ret(self, state: State, value: Any) -> None:
         """Return from the current frame (main's return runs the atexit handlers first)."""

@@ -86,6 +86,8 @@ class TestCase:
     """Whether this path reached a basic block no earlier path had reached. A block is first
     entered by one state; the credit goes to the first path to end among that state and its
     later forks (so two paths that share a prefix are not both "new" for it)."""
+    stderr: bytes = b""
+    """What the path wrote to standard error (descriptor 2)."""
 
 
 class PathTerminated(Exception):

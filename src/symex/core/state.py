@@ -64,6 +64,7 @@ class State:
         "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
         "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
         "exit_code", "names", "array_counter", "model", "equalities", "blocks", "claims",
+        "posix",
     )
 
     def __init__(self, state_id: int, first_segment: int) -> None:
@@ -99,6 +100,8 @@ class State:
         #: with an unclaimed cell on its chain "covered new code" and claims the whole chain
         #: (claims close under ancestors, so claiming stops at the first claimed cell)
         self.claims: list[Any] | None = None
+        #: files and descriptors (env.posix.PosixWorld, immutable: forks share it)
+        self.posix: Any = None
 
     def fork(self, state_id: int) -> State:
         """A child state sharing everything; both sides get fresh copy-on-write tokens."""
@@ -127,6 +130,7 @@ class State:
         child.equalities = self.equalities
         child.blocks = None if self.blocks is None else set(self.blocks)
         child.claims = self.claims
+        child.posix = self.posix
         return child
 
     def claim_new_coverage(self) -> bool:

@@ -1,4 +1,5 @@
-"""The world the program under test sees: KLEE's intrinsics, SV-COMP inputs, heap, exit, output.
+"""The world the program under test sees: KLEE's intrinsics, SV-COMP inputs, heap, exit, output,
+files and standard streams.
 
 The executor calls declared (external) functions through a name -> handler registry; this
 package fills it. See docs/architecture.md.
@@ -7,7 +8,7 @@ package fills it. See docs/architecture.md.
 from __future__ import annotations
 
 from symex.core.executor import ExternalHandler
-from symex.env import klee, process
+from symex.env import klee, posix, process
 
 
 def default_externals() -> dict[str, ExternalHandler]:
@@ -15,6 +16,7 @@ def default_externals() -> dict[str, ExternalHandler]:
     table: dict[str, ExternalHandler] = {}
     table.update(process.handlers())
     table.update(klee.handlers())
+    table.update(posix.handlers())
     return table
 
 

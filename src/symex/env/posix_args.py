@@ -16,7 +16,7 @@ from symex.core.executor import Executor
 from symex.core.memory import ObjectKind
 from symex.core.state import State
 from symex.env.klee import fresh_value, make_symbolic
-from symex.symargs import ArgvSpec, SymArg
+from symex.symargs import ArgvSpec, SymArg, SymArgs
 
 __all__ = ["build_argv_strings"]
 
@@ -53,9 +53,11 @@ def build_argv_strings(ex: Executor, state: State, program_name: bytes,
             elif isinstance(item, SymArg):
                 pointers.append(_symbolic_argument(ex, current, item.max_len, made))
                 grown.append((current, pointers, made + 1))
-            else:
+            elif isinstance(item, SymArgs):
                 grown += _fork_per_count(ex, current, pointers, made, item.min, item.max,
                                          item.max_len)
+            else:
+                grown.append((current, pointers, made))  # files and stdin: env.posix
         paths = grown
     return [(s, pointers) for s, pointers, _ in paths]
 

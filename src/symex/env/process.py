@@ -106,6 +106,16 @@ def _puts(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     return 1
 
 
+def _setjmp(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    # the signal mask argument of sigsetjmp is ignored: symex models no signals
+    ex.set_jump(state, args[0], ins)
+    return 0
+
+
+def _longjmp(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+    ex.long_jump(state, args[0], args[1])
+
+
 def _abs(width: int) -> ExternalHandler:
     def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
         return V.absolute(V.trunc(args[0], width), width)
@@ -113,7 +123,8 @@ def _abs(width: int) -> ExternalHandler:
 
 
 def handlers() -> dict[str, ExternalHandler]:
-    """Heap, exit, assert/abort and output functions (the printf family too), by name."""
+    """Heap, exit, assert/abort, setjmp/longjmp and output functions (the printf family
+    too), by name."""
     table: dict[str, ExternalHandler] = {
         "malloc": _malloc,
         "calloc": _calloc,
@@ -128,6 +139,14 @@ def handlers() -> dict[str, ExternalHandler]:
         "__assert": _assert_fail,
         "putchar": _putchar,
         "puts": _puts,
+        "setjmp": _setjmp,
+        "_setjmp": _setjmp,
+        "__sigsetjmp": _setjmp,
+        "sigsetjmp": _setjmp,
+        "longjmp": _longjmp,
+        "_longjmp": _longjmp,
+        "siglongjmp": _longjmp,
+        "__longjmp_chk": _longjmp,
         "abs": _abs(32),
         "labs": _abs(64),
         "llabs": _abs(64),

@@ -1,0 +1,450 @@
+"""The program's files and standard streams: a per-state file-descriptor table and the system
+calls over it, with KLEE's POSIX-runtime meanings.
+
+Each state holds a :class:`PosixWorld` (``State.posix``): immutable maps from path to file
+node, node to contents, and descriptor to open file, so forks share the world and a state
+that opens, reads or writes replaces its own reference. File contents are tuples of bytes,
+each an ``int`` or an 8-bit expression, so symbolic file data is copied into program memory
+as it is, without concretizing; only the counts are concrete (``read`` returns
+``min(requested, remaining)``, as KLEE's model does).
+
+Files: ``--sym-files NUM N`` makes ``A``, ``B``... of N symbolic bytes (objects ``A-data``
+and ``A-data-stat``), ``--sym-stdin N`` makes standard input N symbolic bytes (``stdin``,
+``stdin-stat``), otherwise standard input is the bytes given to ``explore(stdin=...)`` (empty:
+end of file at once). Host files are read only when named (``explore(host_files=...)``); they
+are copied in when the exploration starts and are never written. Descriptors 1 and 2 append
+to the path's ``stdout``/``stderr``; symbolic bytes written there are concretized with the
+choice kept as a path constraint (as printf does).
+
+The handlers here are named ``__symex_*`` and return ``-errno`` on failure; the C wrappers
+in ``runtime/libc/unistd.c`` (``open``, ``read``...) set ``errno`` and return -1, so
+``errno`` stays the C library's own variable.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+import attrs
+import immutables
+
+from symex.core.executor import Executor, ExternalHandler
+from symex.core.memory import ObjectKind
+from symex.core.state import State
+from symex.env.klee import make_symbolic
+from symex.errors import ConfigError
+from symex.ir.program import Instruction
+from symex.symargs import ArgvSpec
+
+__all__ = ["STAT_SIZE", "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "handlers",
+           "install_world"]
+
+#: sizeof(struct stat) on x86-64 Linux (glibc), the size of KLEE's ``*-stat`` objects
+STAT_SIZE = 144
+_ST_INO, _ST_NLINK, _ST_MODE, _ST_SIZE, _ST_BLKSIZE, _ST_BLOCKS = 8, 16, 24, 48, 56, 64
+
+S_IFIFO, S_IFCHR, S_IFDIR, S_IFREG = 0o010000, 0o020000, 0o040000, 0o100000
+O_ACCMODE, O_WRONLY, O_RDWR = 3, 1, 2
+O_CREAT, O_EXCL, O_TRUNC, O_APPEND = 0o100, 0o200, 0o1000, 0o2000
+AT_FDCWD = -100
+ENOENT, EBADF, EACCES, EEXIST, EINVAL, EMFILE, ENOTTY, ESPIPE = 2, 9, 13, 17, 22, 24, 25, 29
+
+#: descriptors a state may hold open at once
+MAX_FDS = 1024
+
+#: node ids of the two output sinks (the path's stdout and stderr)
+STDOUT_NODE, STDERR_NODE = -1, -2
+
+
+@attrs.frozen
+class FileNode:
+    """The contents of one file: bytes as ints or 8-bit expressions."""
+
+    data: tuple[Any, ...]
+    mode: int = S_IFREG | 0o644
+    stat_address: int = 0
+    """Address of the file's symbolic ``*-stat`` object (0 for concrete files)."""
+    read_only: bool = False
+    """A host file: opening it for writing fails with EACCES."""
+
+
+@attrs.frozen
+class OpenFile:
+    """One open file description: which node, where, and how it was opened."""
+
+    node: int
+    offset: int = 0
+    readable: bool = True
+    writable: bool = False
+    append: bool = False
+
+
+@attrs.frozen
+class PosixWorld:
+    """A state's files and descriptors (persistent maps; change by replacing)."""
+
+    names: immutables.Map[str, int]
+    nodes: immutables.Map[int, FileNode]
+    fds: immutables.Map[int, int]
+    """descriptor -> open file description (dup'ed descriptors share one, and its offset)"""
+    descriptions: immutables.Map[int, OpenFile]
+    next_node: int
+    next_description: int
+
+    def opened(self, fd: int) -> OpenFile | None:
+        """The open file description of ``fd``, or None if ``fd`` is not open."""
+        key = self.fds.get(fd)
+        return None if key is None else self.descriptions[key]
+
+    def moved(self, fd: int, offset: int) -> PosixWorld:
+        """The world with ``fd``'s description at ``offset``."""
+        key = self.fds[fd]
+        return attrs.evolve(self, descriptions=self.descriptions.set(
+            key, attrs.evolve(self.descriptions[key], offset=offset)))
+
+
+@attrs.frozen
+class PosixSetup:
+    """What the exploration's initial world holds besides the symbolic specs: concrete
+    standard input, and host files that may be read (path -> contents)."""
+
+    stdin: bytes = b""
+    host_files: tuple[tuple[str, bytes], ...] = ()
+
+    @classmethod
+    def make(cls, stdin: bytes | str | None, host_files: Iterable[str | os.PathLike[str]] | None) -> PosixSetup:
+        """Read the host files now (a missing one is a ConfigError)."""
+        if isinstance(stdin, str):
+            stdin = stdin.encode()
+        files = []
+        for path in host_files or ():
+            try:
+                with open(path, "rb") as handle:
+                    files.append((os.fspath(path), handle.read()))
+            except OSError as exc:
+                raise ConfigError(f"cannot read host file {os.fspath(path)!r}: {exc.strerror}; "
+                                  f"pass an existing readable file in host_files") from None
+        return cls(stdin or b"", tuple(files))
+
+
+def _normal(path: str) -> str:
+    while path.startswith("./"):
+        path = path[2:]
+    return os.path.normpath(path) if path else path
+
+
+def _symbolic_object(ex: Executor, state: State, size: int, name: str) -> tuple[int, list[Any]]:
+    os_ = state.allocate(size, ObjectKind.ARGUMENT, name)
+    make_symbolic(ex, state, os_.obj.address, size, name)
+    os_ = state.objects[os_.obj.segment]
+    return os_.obj.address, os_.read_bytes(0, size)
+
+
+def install_world(ex: Executor, state: State, spec: ArgvSpec, setup: PosixSetup) -> None:
+    """Give ``state`` its initial world: the symbolic files (``A-data``, ``A-data-stat``...)
+    and stdin (``stdin``, ``stdin-stat``) of ``spec`` in KLEE's order, or the concrete stdin
+    and host files of ``setup``."""
+    nodes: dict[int, FileNode] = {}
+    names: dict[str, int] = {}
+    files = spec.sym_files
+    if files is not None:
+        for k in range(files.count):
+            letter = chr(ord("A") + k)
+            _, data = _symbolic_object(ex, state, files.size, f"{letter}-data")
+            stat, _ = _symbolic_object(ex, state, STAT_SIZE, f"{letter}-data-stat")
+            names[letter] = len(nodes) + 1
+            nodes[len(nodes) + 1] = FileNode(tuple(data), stat_address=stat)
+    sym_stdin = spec.sym_stdin
+    if sym_stdin is not None:
+        _, data = _symbolic_object(ex, state, sym_stdin.size, "stdin")
+        stat, _ = _symbolic_object(ex, state, STAT_SIZE, "stdin-stat")
+        stdin = FileNode(tuple(data), stat_address=stat, read_only=True)
+    else:
+        stdin = FileNode(tuple(setup.stdin), mode=S_IFIFO | 0o600, read_only=True)
+    stdin_node = len(nodes) + 1
+    nodes[stdin_node] = stdin
+    for path, content in setup.host_files:
+        node = len(nodes) + 1
+        nodes[node] = FileNode(tuple(content), read_only=True)
+        names[_normal(path)] = node
+        names[os.path.abspath(path)] = node
+    nodes[STDOUT_NODE] = FileNode((), mode=S_IFIFO | 0o600)
+    nodes[STDERR_NODE] = FileNode((), mode=S_IFIFO | 0o600)
+    state.posix = PosixWorld(immutables.Map(names), immutables.Map(nodes), _STANDARD_FDS,
+                             _standard_descriptions(stdin_node), len(nodes) + 1, 3)
+
+
+_STANDARD_FDS: immutables.Map[int, int] = immutables.Map({0: 0, 1: 1, 2: 2})
+
+
+def _standard_descriptions(stdin_node: int) -> immutables.Map[int, OpenFile]:
+    return immutables.Map({0: OpenFile(stdin_node),
+                           1: OpenFile(STDOUT_NODE, readable=False, writable=True),
+                           2: OpenFile(STDERR_NODE, readable=False, writable=True)})
+
+
+def _world(state: State) -> PosixWorld:
+    world = state.posix
+    if world is None:
+        # a state started without install_world (a caller-made entry state): empty stdin
+        nodes = {1: FileNode((), mode=S_IFIFO | 0o600, read_only=True),
+                 STDOUT_NODE: FileNode((), mode=S_IFIFO | 0o600),
+                 STDERR_NODE: FileNode((), mode=S_IFIFO | 0o600)}
+        world = state.posix = PosixWorld(immutables.Map(), immutables.Map(nodes), _STANDARD_FDS,
+                                         _standard_descriptions(1), 2, 3)
+    return world
+
+
+def _int(ex: Executor, state: State, value: Any, width: int, why: str, signed: bool = True) -> int:
+    if type(value) is not int:
+        value = ex.concretize(state, value, value.width, why)
+    value &= (1 << width) - 1
+    if signed and value >> (width - 1):
+        value -= 1 << width
+    return value
+
+
+def _path(ex: Executor, state: State, address: Any) -> str | None:
+    if type(address) is int and address == 0:
+        return None
+    return _normal(ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
+
+
+def _free_fd(world: PosixWorld, low: int = 0) -> int:
+    fd = low
+    while fd in world.fds:
+        fd += 1
+    return fd
+
+
+def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    path = _path(ex, state, args[0])
+    flags = _int(ex, state, args[1], 32, "open flags")
+    if path is None:
+        return -EINVAL  # glibc gives EFAULT; the path was NULL either way
+    access = flags & O_ACCMODE
+    wants_write = access in (O_WRONLY, O_RDWR) or flags & O_TRUNC
+    node_id = world.names.get(path)
+    names, nodes, next_node = world.names, world.nodes, world.next_node
+    if node_id is None:
+        if not flags & O_CREAT:
+            return -ENOENT
+        node_id = next_node
+        next_node += 1
+        names = names.set(path, node_id)
+        nodes = nodes.set(node_id, FileNode(()))
+    elif flags & O_CREAT and flags & O_EXCL:
+        return -EEXIST
+    node = nodes[node_id]
+    if wants_write and node.read_only:
+        return -EACCES
+    if flags & O_TRUNC and access != 0:
+        nodes = nodes.set(node_id, attrs.evolve(node, data=()))
+    fd = _free_fd(world)
+    if fd >= MAX_FDS:
+        return -EMFILE
+    opened = OpenFile(node_id, 0, access != O_WRONLY, access in (O_WRONLY, O_RDWR),
+                      bool(flags & O_APPEND))
+    key = world.next_description
+    state.posix = PosixWorld(names, nodes, world.fds.set(fd, key),
+                             world.descriptions.set(key, opened), next_node, key + 1)
+    return fd
+
+
+def _openat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    directory = _int(ex, state, args[0], 32, "openat directory")
+    path = _path(ex, state, args[1])
+    if directory != AT_FDCWD and path is not None and not path.startswith("/"):
+        return -EBADF  # no directory descriptors in this model
+    return _open(ex, state, args[1:], ins)
+
+
+def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    fd = _int(ex, state, args[0], 32, "close descriptor")
+    if fd not in world.fds:
+        return -EBADF
+    state.posix = attrs.evolve(world, fds=world.fds.delete(fd))
+    return 0
+
+
+def _read(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    fd = _int(ex, state, args[0], 32, "read descriptor")
+    count = _int(ex, state, args[2], 64, "read count", signed=False)
+    opened = world.opened(fd)
+    if opened is None or not opened.readable:
+        return -EBADF
+    node = world.nodes[opened.node]
+    chunk = node.data[opened.offset:opened.offset + count]
+    if chunk:
+        ex.write_bytes(state, args[1], list(chunk))
+    state.posix = world.moved(fd, opened.offset + len(chunk))
+    return len(chunk)
+
+
+def _concrete_bytes(ex: Executor, state: State, data: list[Any]) -> bytes:
+    return bytes(b if type(b) is int else ex.concretize(state, b, 8, "byte written to output")
+                 for b in data)
+
+
+def _write(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    fd = _int(ex, state, args[0], 32, "write descriptor")
+    count = _int(ex, state, args[2], 64, "write count", signed=False)
+    opened = world.opened(fd)
+    if opened is None or not opened.writable:
+        return -EBADF
+    data = ex.read_bytes(state, args[1], count) if count else []
+    if opened.node == STDOUT_NODE:
+        state.stdout += _concrete_bytes(ex, state, data)
+        return count
+    if opened.node == STDERR_NODE:
+        state.stderr += _concrete_bytes(ex, state, data)
+        return count
+    node = world.nodes[opened.node]
+    start = len(node.data) if opened.append else opened.offset
+    old = node.data
+    grown = old[:start] + (0,) * (start - len(old)) + tuple(data) + old[start + count:]
+    world = attrs.evolve(world, nodes=world.nodes.set(opened.node, attrs.evolve(node, data=grown)))
+    state.posix = world.moved(fd, start + count)
+    return count
+
+
+def _lseek(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    fd = _int(ex, state, args[0], 32, "lseek descriptor")
+    offset = _int(ex, state, args[1], 64, "lseek offset")
+    whence = _int(ex, state, args[2], 32, "lseek whence")
+    opened = world.opened(fd)
+    if opened is None:
+        return -EBADF
+    if opened.node in (STDOUT_NODE, STDERR_NODE):
+        return -ESPIPE
+    base = {0: 0, 1: opened.offset, 2: len(world.nodes[opened.node].data)}.get(whence)
+    if base is None or base + offset < 0:
+        return -EINVAL
+    state.posix = world.moved(fd, base + offset)
+    return base + offset
+
+
+def _fill_stat(ex: Executor, state: State, node_id: int, node: FileNode, buffer: Any) -> int:
+    if node.stat_address:
+        # KLEE's *-stat object: unconstrained, except what the model must get right
+        image: list[Any] = ex.read_bytes(state, node.stat_address, STAT_SIZE)
+    else:
+        image = [0] * STAT_SIZE
+
+    def put(offset: int, value: int, size: int) -> None:
+        image[offset:offset + size] = list(value.to_bytes(size, "little"))
+
+    put(_ST_INO, 1000 + node_id if node_id > 0 else 10 - node_id, 8)
+    put(_ST_NLINK, 1, 8)
+    put(_ST_MODE, node.mode, 4)
+    put(_ST_SIZE, len(node.data), 8)
+    put(_ST_BLKSIZE, 4096, 8)
+    put(_ST_BLOCKS, (len(node.data) + 511) // 512, 8)
+    ex.write_bytes(state, buffer, image)
+    return 0
+
+
+def _stat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    path = _path(ex, state, args[0])
+    if path in (".", "/"):
+        return _fill_stat(ex, state, 0, FileNode((), mode=S_IFDIR | 0o755), args[1])
+    node_id = world.names.get(path) if path is not None else None
+    if node_id is None:
+        return -ENOENT
+    return _fill_stat(ex, state, node_id, world.nodes[node_id], args[1])
+
+
+def _fstat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    fd = _int(ex, state, args[0], 32, "fstat descriptor")
+    opened = world.opened(fd)
+    if opened is None:
+        return -EBADF
+    return _fill_stat(ex, state, opened.node, world.nodes[opened.node], args[1])
+
+
+def _access(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    path = _path(ex, state, args[0])
+    mode = _int(ex, state, args[1], 32, "access mode")
+    if path in (".", "/"):
+        return 0
+    node_id = world.names.get(path) if path is not None else None
+    if node_id is None:
+        return -ENOENT
+    if mode & 2 and world.nodes[node_id].read_only:  # W_OK
+        return -EACCES
+    return 0
+
+
+def _isatty(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    fd = _int(ex, state, args[0], 32, "isatty descriptor")
+    # no descriptor is a terminal: symbolic stdin is not (as KLEE), and native replay pipes
+    # all three standard streams
+    return -EBADF if fd not in world.fds else -ENOTTY
+
+
+def _dup(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    fd = _int(ex, state, args[0], 32, "dup descriptor")
+    key = world.fds.get(fd)
+    if key is None:
+        return -EBADF
+    new = _free_fd(world)
+    if new >= MAX_FDS:
+        return -EMFILE
+    state.posix = attrs.evolve(world, fds=world.fds.set(new, key))
+    return new
+
+
+def _dup2(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    fd = _int(ex, state, args[0], 32, "dup2 descriptor")
+    new = _int(ex, state, args[1], 32, "dup2 target")
+    key = world.fds.get(fd)
+    if key is None or not 0 <= new < MAX_FDS:
+        return -EBADF
+    if new != fd:
+        state.posix = attrs.evolve(world, fds=world.fds.set(new, key))
+    return new
+
+
+def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = _world(state)
+    path = _path(ex, state, args[0])
+    node_id = world.names.get(path) if path is not None else None
+    if node_id is None:
+        return -ENOENT
+    if world.nodes[node_id].read_only:
+        return -EACCES
+    state.posix = attrs.evolve(world, names=world.names.delete(path))
+    return 0
+
+
+def _returning(width: int, handler: ExternalHandler) -> ExternalHandler:
+    """``handler`` with its (possibly negative) result as the C return type's bits."""
+    mask = (1 << width) - 1
+
+    def call(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+        return handler(ex, state, args, ins) & mask
+    return call
+
+
+def handlers() -> dict[str, ExternalHandler]:
+    """The system calls, by the names ``runtime/libc/unistd.c`` calls them."""
+    ints = {"__symex_open": _open, "__symex_openat": _openat, "__symex_close": _close,
+            "__symex_stat": _stat, "__symex_fstat": _fstat, "__symex_access": _access,
+            "__symex_isatty": _isatty, "__symex_dup": _dup, "__symex_dup2": _dup2,
+            "__symex_unlink": _unlink}
+    longs = {"__symex_read": _read, "__symex_write": _write, "__symex_lseek": _lseek}
+    table = {name: _returning(32, handler) for name, handler in ints.items()}
+    table.update({name: _returning(64, handler) for name, handler in longs.items()})
+    return table
