@@ -101,7 +101,7 @@ def test_sprintf_past_the_buffer_is_a_memory_error(tmp_path: Path) -> None:
     assert result.errors[0].kind.name == "PTR"
 
 
-def test_fprintf_writes_stdout_and_stderr(tmp_path: Path) -> None:
+def test_fprintf_without_stdio_goes_to_stdout(tmp_path: Path) -> None:
     source = write(tmp_path, "streams.c", """
         #include <stdio.h>
         int main(void) {
@@ -111,15 +111,23 @@ def test_fprintf_writes_stdout_and_stderr(tmp_path: Path) -> None:
           return 0;
         }
     """)
+    # no function of the library's stdio.c is called, so it is not linked: stdout and stderr
+    # are undefined globals holding NULL and all formatted output goes to stdout
     (test,) = explore(source).tests
-    stderr = getattr(test, "stderr", None)
-    if stderr:
-        # the C library defines stdout/stderr: each stream keeps its own text
-        assert test.stdout == b"out 1\nn=8\n"
-        assert stderr == b"err two\n"
-    else:
-        # stdout/stderr are undefined NULL globals: all formatted output goes to stdout
-        assert test.stdout == b"out 1\nerr two\nn=8\n"
+    assert test.stdout == b"out 1\nerr two\nn=8\n"
+    assert test.stderr == b""
+
+
+@needs_gcc
+def test_fprintf_to_stdout_stderr_and_a_file_as_natively(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = PROGRAMS / "fprintf_streams.c"
+    monkeypatch.chdir(tmp_path)
+    expected = native(source, tmp_path)
+    assert expected.returncode == 0
+    (test,) = explore(source).tests
+    assert test.exit_code == 0
+    assert test.stdout == expected.stdout == b"start\nwrote 9, read back [line 7 x\n]\n"
+    assert test.stderr == expected.stderr == b"err 1\n"
 
 
 # -- atexit ----------------------------------------------------------------------------------

@@ -15,10 +15,13 @@ import math
 from typing import Any, Protocol
 
 from symex.core.executor import Executor, ExternalHandler
-from symex.core.outcome import PathStatus, PathTerminated
+from symex.core.memory import ObjectKind
+from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
-from symex.ir.program import Access, Instruction, ValueKind
+from symex.ir.program import Access, Instruction, Opcode, ValueKind
 
+#: stands for the call instruction when this module calls another handler itself
+_NO_CALL = Instruction(Opcode.CALL, -1, (), 0, None, None, "")
 _U32 = Access(ValueKind.INT, 4, 32)
 _POINTER = Access(ValueKind.PTR, 8, 64)
 _DOUBLE = Access(ValueKind.FLOAT, 8, 64)
@@ -295,39 +298,64 @@ _STDOUT = 1
 _STDERR = 2
 
 
-def _write_fd(ex: Executor, state: State, fd: int, data: bytes, what: str) -> None:
+#: the POSIX model's write (env/posix.py): (fd, buffer, count) -> count or -errno
+_POSIX_WRITE = "__symex_write"
+_FILE_FD = Access(ValueKind.INT, 4, 32)
+
+
+def _write_fd(ex: Executor, state: State, fd: int, data: bytes, what: str) -> bool:
+    """Write ``data`` to descriptor ``fd``; False if the descriptor refuses it.
+
+    With the POSIX model present, the text goes through its write, so descriptors the program
+    opened (files, dup'ed outputs) and closed ones behave as write(2) would; without it, 1 and
+    2 are the path's stdout and stderr and nothing else is supported.
+    """
+    posix_write = ex.externals.get(_POSIX_WRITE)
+    if posix_write is not None:
+        if not data:
+            return True
+        os = state.allocate(len(data), ObjectKind.HEAP, f"{what} output")
+        os.write_bytes(0, data)
+        written = posix_write(ex, state, [fd, os.obj.address, len(data)], _NO_CALL)
+        state.release(os.obj.segment)
+        return type(written) is int and written == len(data)
     if fd == _STDOUT:
         state.stdout += data
     elif fd == _STDERR:
         state.stderr += data
     else:
         raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {what} to file descriptor {fd}")
+    return True
 
 
 def _stream_fd(ex: Executor, state: State, stream: Any) -> int:
-    """1 or 2 when ``stream`` is the value of the program's ``stdout``/``stderr`` variable.
+    """The descriptor a ``FILE *`` writes to.
 
-    glibc's headers declare ``extern FILE *stdout;``: the C library linked into the program
-    defines the variables; until it does, they are external globals holding NULL, every
-    stream pointer the program can name is NULL, and output to it goes to stdout.
+    glibc's headers declare ``extern FILE *stdout;``. When the C library's stdio (stdio.c)
+    is linked into the program, it defines these variables and FILE, whose first field is the
+    descriptor. When the program calls no stdio function of that library, ``stdout`` and
+    ``stderr`` stay undefined globals holding NULL, every stream the program can name is NULL,
+    and formatted output to it goes to stdout.
     """
     if type(stream) is not int:
         stream = ex.concretize(state, stream, 64, "FILE pointer")
     defined = False
-    for name, fd in (("stdout", _STDOUT), ("stderr", _STDERR)):
+    for name in ("stdout", "stderr", "stdin"):
         g = ex.program.globals.get(name)
-        if g is None or g.size != 8:
-            continue
-        value = ex.read(state, g.address, _POINTER)
-        if type(value) is not int or value == 0:
-            continue
-        defined = True
-        if value == stream:
-            return fd
-    if stream == 0 and not defined:
+        if g is not None and g.size == 8:
+            value = ex.read(state, g.address, _POINTER)
+            defined = defined or type(value) is not int or value != 0
+    if stream == 0:
+        if defined:
+            ex.fail(state, ErrorKind.PTR, "formatted output to a NULL FILE pointer")
         return _STDOUT
-    raise PathTerminated(PathStatus.PARTIAL,
-                         "unsupported: formatted output to a FILE other than stdout/stderr")
+    if not defined:
+        raise PathTerminated(PathStatus.PARTIAL,
+                             "unsupported: formatted output to a FILE other than stdout/stderr")
+    fd = ex.read(state, stream, _FILE_FD)
+    if type(fd) is not int:
+        fd = ex.concretize(state, fd, 32, "FILE descriptor")
+    return _signed(fd & 0xFFFFFFFF, 32)
 
 
 def _store_string(ex: Executor, state: State, buffer: Any, text: bytes, size: int | None) -> None:
@@ -357,11 +385,13 @@ def _handler(dest: str, dest_index: int, size_index: int, fmt_index: int, va: bo
         if dest == "stdout":
             state.stdout += text
         elif dest == "stream":
-            _write_fd(ex, state, _stream_fd(ex, state, args[dest_index]), text, "fprintf")
+            if not _write_fd(ex, state, _stream_fd(ex, state, args[dest_index]), text, "fprintf"):
+                return -1
         elif dest == "fd":
             fd = args[dest_index]
             fd = fd if type(fd) is int else ex.concretize(state, fd, 32, "dprintf descriptor")
-            _write_fd(ex, state, _signed(fd & 0xFFFFFFFF, 32), text, "dprintf")
+            if not _write_fd(ex, state, _signed(fd & 0xFFFFFFFF, 32), text, "dprintf"):
+                return -1
         else:
             size = _size_argument(ex, state, args[size_index]) if size_index >= 0 else None
             _store_string(ex, state, args[dest_index], text, size)
