@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from symex.errors import LoadError, SolverError
+from symex.errors import QueryFormatError, SolverError
 from symex.expr import (
     TRUE,
     Array,
@@ -139,7 +139,7 @@ def test_labels_are_scoped_to_their_query() -> None:
     text = """array a[1] : w32 -> w8 = symbolic
     (query [(Eq 0 N0:(Read w8 0 a))] false)
     (query [(Eq 0 N0)] false)"""
-    with pytest.raises(LoadError, match="line 3.*unknown name 'N0'"):
+    with pytest.raises(QueryFormatError, match="line 3.*unknown name 'N0'"):
         parse_kquery(text)
 
 
@@ -157,7 +157,7 @@ def test_labels_are_scoped_to_their_query() -> None:
     ],
 )
 def test_malformed_text_raises_load_error_with_position(text: str, message: str) -> None:
-    with pytest.raises(LoadError, match=message):
+    with pytest.raises(QueryFormatError, match=message):
         parse_kquery(text)
 
 

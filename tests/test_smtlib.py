@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import symex.expr as E
-from symex.errors import LoadError, SolverError
+from symex.errors import QueryFormatError, SolverError
 from symex.expr import Assignment, Op
 from symex.expr.smtlib import parse_smtlib
 from symex.solvers import create_solver
@@ -139,7 +139,7 @@ def test_define_fun_and_deep_let_nesting_do_not_recurse() -> None:
     ],
 )
 def test_unsupported_input_raises_load_error(text: str) -> None:
-    with pytest.raises(LoadError):
+    with pytest.raises(QueryFormatError):
         parse_smtlib(text)
 
 

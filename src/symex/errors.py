@@ -2,7 +2,7 @@
 
 Every error a user can see derives from :class:`SymexError` and says what to do about it.
 Errors *in the program under test* (out-of-bounds access, failed assertions, ...) are not
-exceptions: they are reported as :class:`symex.core.errors.Error` values on test cases.
+exceptions: they are reported as :class:`symex.core.outcome.ProgramError` values on test cases.
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ class CompilerNotFound(SymexError):
 
 class LoadError(SymexError):
     """An LLVM IR file could not be read or parsed (missing, malformed, unsupported)."""
+
+
+class QueryFormatError(LoadError):
+    """A solver query file (SMT-LIB2 or KQuery) is malformed or uses what symex does not read;
+    the message says where and what is supported."""
 
 
 class SolverError(SymexError):

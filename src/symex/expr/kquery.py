@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Mapping
 
 import attrs
 
-from symex.errors import LoadError
+from symex.errors import QueryFormatError
 from symex.expr.printing import OP_NAMES
 from symex.expr.build import (
     FALSE,
@@ -189,7 +189,7 @@ def parse_kquery(text: str, *, arrays: Mapping[str, Array] | None = None) -> lis
     scope for the rest of the text; labels (``N0:``, ``U0:``) only within their query. A
     declaration whose name is in ``arrays`` with the same size and contents yields that
     :class:`Array` object instead of a new one (so expressions can be compared with ``is``),
-    as does repeating an identical declaration. Raises LoadError, with the line, for text
+    as does repeating an identical declaration. Raises QueryFormatError, with the line, for text
     that is not valid KQuery or uses a width or construct symex does not support.
     """
     return _Parser(text, dict(arrays) if arrays is not None else {}).parse()
@@ -219,10 +219,10 @@ class _Parser:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def error(self, message: str, pos: int) -> LoadError:
+    def error(self, message: str, pos: int) -> QueryFormatError:
         line = self.text.count("\n", 0, pos) + 1
         column = pos - (self.text.rfind("\n", 0, pos) + 1) + 1
-        return LoadError(f"KQuery line {line}, column {column}: {message}")
+        return QueryFormatError(f"KQuery line {line}, column {column}: {message}")
 
     def next(self) -> tuple[str, str, int]:
         tok = self.tokens[self.i]

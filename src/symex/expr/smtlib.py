@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 import attrs
 
-from symex.errors import LoadError
+from symex.errors import QueryFormatError
 from symex.expr import build as _b
 from symex.expr.nodes import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateList, UpdateNode
 from symex.expr.walk import arrays_in, postorder
@@ -50,7 +50,7 @@ def _sexps(text: str) -> list[object]:
     while pos < n:
         m = match(text, pos)
         if m is None:
-            raise LoadError(
+            raise QueryFormatError(
                 f"SMT-LIB text: cannot read the character {text[pos]!r} at offset {pos}; "
                 "the reader accepts SMT-LIB 2 scripts only"
             )
@@ -59,7 +59,7 @@ def _sexps(text: str) -> list[object]:
             stack.append([])
         elif m.group(2) is not None:
             if len(stack) == 1:
-                raise LoadError(f"SMT-LIB text: unbalanced ')' at offset {m.start()}; check the file")
+                raise QueryFormatError(f"SMT-LIB text: unbalanced ')' at offset {m.start()}; check the file")
             done = stack.pop()
             stack[-1].append(done)
         elif m.group(3) is not None:
@@ -70,7 +70,7 @@ def _sexps(text: str) -> list[object]:
         elif m.group(5) is not None:
             stack[-1].append(m.group(5))
     if len(stack) != 1:
-        raise LoadError("SMT-LIB text: a '(' is never closed; the file is probably truncated")
+        raise QueryFormatError("SMT-LIB text: a '(' is never closed; the file is probably truncated")
     return stack[0]
 
 
@@ -188,7 +188,7 @@ _FUNCTIONS: dict[str, Callable[[list[Expr]], Expr]] = {
 def _indexed(op: object, arg: Expr) -> Expr:
     """Apply ``(_ name i ...)`` to ``arg``."""
     if not (isinstance(op, list) and len(op) >= 3 and op[0] == "_"):
-        raise LoadError(f"SMT-LIB: {op!r} is not a function; only QF_ABV operators are supported")
+        raise QueryFormatError(f"SMT-LIB: {op!r} is not a function; only QF_ABV operators are supported")
     name = op[1]
     nums = [int(str(x)) for x in op[2:]]
     if name == "extract":
@@ -211,7 +211,7 @@ def _indexed(op: object, arg: Expr) -> Expr:
         if k == 0:
             return arg
         return _b.concat(_b.extract(arg, 0, w - k), _b.extract(arg, w - k, k))
-    raise LoadError(f"SMT-LIB: unsupported indexed operator {name!r}; symex reads QF_ABV only")
+    raise QueryFormatError(f"SMT-LIB: unsupported indexed operator {name!r}; symex reads QF_ABV only")
 
 
 # A symbolic index whose value provably stays below this many bytes sizes its array; beyond
@@ -284,14 +284,14 @@ class _Reader:
                     values.append(self.symbol(t, scopes))
                     continue
                 if not t:
-                    raise LoadError("SMT-LIB: empty application '()'")
+                    raise QueryFormatError("SMT-LIB: empty application '()'")
                 head = t[0]
                 if head == "_":
                     name = str(t[1])
                     if name.startswith("bv") and len(t) == 3:
                         values.append(_b.const(int(name[2:]), int(str(t[2]))))
                         continue
-                    raise LoadError(f"SMT-LIB: unsupported term {_show(t)}")
+                    raise QueryFormatError(f"SMT-LIB: unsupported term {_show(t)}")
                 if head == "let":
                     bindings = t[1]
                     tasks.append((2, t))
@@ -334,45 +334,45 @@ class _Reader:
         if c is not None:
             return c
         if atom.isdigit():
-            raise LoadError(f"SMT-LIB: integer literal {atom} outside (_ bv{atom} W); symex reads QF_ABV only")
-        raise LoadError(f"SMT-LIB: unknown symbol {atom!r}; declare it with declare-fun first")
+            raise QueryFormatError(f"SMT-LIB: integer literal {atom} outside (_ bv{atom} W); symex reads QF_ABV only")
+        raise QueryFormatError(f"SMT-LIB: unknown symbol {atom!r}; declare it with declare-fun first")
 
     def apply(self, head: object, args: list[Expr | UpdateList]) -> Expr | UpdateList:
         if head == "select":
             updates, index = args
             if not isinstance(updates, UpdateList) or not isinstance(index, Expr):
-                raise LoadError("SMT-LIB: select expects an array and an index")
+                raise QueryFormatError("SMT-LIB: select expects an array and an index")
             self.note_index(updates, index)
             return _b.read(updates, index)
         if head == "store":
             updates, index, value = args
             if not isinstance(updates, UpdateList) or not isinstance(index, Expr) or not isinstance(value, Expr):
-                raise LoadError("SMT-LIB: store expects an array, an index and a value")
+                raise QueryFormatError("SMT-LIB: store expects an array, an index and a value")
             self.note_index(updates, index)
             return updates.write(index, value)
         exprs: list[Expr] = []
         for a in args:
             if not isinstance(a, Expr):
-                raise LoadError(
+                raise QueryFormatError(
                     f"SMT-LIB: {_show(head)} applied to an array; symex supports arrays only "
                     "under select and store"
                 )
             exprs.append(a)
         if isinstance(head, list):
             if len(exprs) != 1:
-                raise LoadError(f"SMT-LIB: {_show(head)} takes one argument")
+                raise QueryFormatError(f"SMT-LIB: {_show(head)} takes one argument")
             return _indexed(head, exprs[0])
         f = _FUNCTIONS.get(str(head))
         if f is None:
-            raise LoadError(f"SMT-LIB: unsupported function {head!r}; symex reads QF_ABV only")
+            raise QueryFormatError(f"SMT-LIB: unsupported function {head!r}; symex reads QF_ABV only")
         try:
             return f(exprs)
         except (ValueError, IndexError) as error:
-            raise LoadError(f"SMT-LIB: ill-sorted application of {head!r}: {error}") from None
+            raise QueryFormatError(f"SMT-LIB: ill-sorted application of {head!r}: {error}") from None
 
     def declare(self, name: str, sort: object) -> None:
         if name in self.symbols:
-            raise LoadError(f"SMT-LIB: {name!r} is declared twice")
+            raise QueryFormatError(f"SMT-LIB: {name!r} is declared twice")
         if _is_byte_array_sort(sort):
             array = Array(name, 0)
             self.arrays.append(array)
@@ -380,7 +380,7 @@ class _Reader:
             return
         width = _bv_sort_width(sort)
         if width is None:
-            raise LoadError(
+            raise QueryFormatError(
                 f"SMT-LIB: {name!r} has sort {_show(sort)}; symex reads (Array (_ BitVec 32) "
                 "(_ BitVec 8)), (_ BitVec W) and Bool constants only"
             )
@@ -400,22 +400,22 @@ class _Reader:
 
     def command(self, cmd: object) -> None:
         if not isinstance(cmd, list) or not cmd:
-            raise LoadError(f"SMT-LIB: {cmd!r} is not a command")
+            raise QueryFormatError(f"SMT-LIB: {cmd!r} is not a command")
         head = cmd[0]
         if head == "assert":
             value = self.evaluate(cmd[1])
             if not isinstance(value, Expr) or value.width != 1:
-                raise LoadError(f"SMT-LIB: an assertion must be Bool, got {_show(cmd[1])[:80]}")
+                raise QueryFormatError(f"SMT-LIB: an assertion must be Bool, got {_show(cmd[1])[:80]}")
             self.assertions.append(value)
         elif head == "declare-fun":
             if cmd[2]:
-                raise LoadError(f"SMT-LIB: {cmd[1]!r} is a function; symex supports constants only")
+                raise QueryFormatError(f"SMT-LIB: {cmd[1]!r} is a function; symex supports constants only")
             self.declare(str(cmd[1]), cmd[3])
         elif head == "declare-const":
             self.declare(str(cmd[1]), cmd[2])
         elif head == "define-fun":
             if cmd[2]:
-                raise LoadError(f"SMT-LIB: define-fun {cmd[1]!r} has arguments; only constants are supported")
+                raise QueryFormatError(f"SMT-LIB: define-fun {cmd[1]!r} has arguments; only constants are supported")
             self.symbols[str(cmd[1])] = self.evaluate(cmd[4])
         elif head == "set-info":
             if cmd[1] == ":status" and len(cmd) > 2:
@@ -433,7 +433,7 @@ class _Reader:
                       "get-option", "echo", "get-assignment"):
             pass
         else:
-            raise LoadError(f"SMT-LIB: unsupported command {head!r}; symex reads single queries")
+            raise QueryFormatError(f"SMT-LIB: unsupported command {head!r}; symex reads single queries")
 
 
 _SIZE_INFO = ":symex-array-sizes"
@@ -470,7 +470,7 @@ def parse_smtlib(text: str, *, min_array_size: int = 1) -> SmtQuery:
     at most 65536, so models cover every byte the script can read. Arrays read at wider
     symbolic indices (bounded only by the assertions) need ``min_array_size`` bytes to cover
     them; reads past an array's size are outside its model. Raises
-    :class:`~symex.errors.LoadError` for anything else.
+    :class:`~symex.errors.QueryFormatError` for anything else.
     """
     reader = _Reader()
     for cmd in _sexps(text):
