@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ import pytest
 import symex
 from symex.core.outcome import PathStatus
 from symex.errors import ConfigError
+from symex.ktest import KTest, KTestObject, read_ktest
+from symex.replay import build_native, replay_command_line, replay_environment, run_native
 from symex.symargs import ArgvSpec, SymArg, SymFiles, SymStdin, SymStdout, replay_argv
 
 PROGRAMS = Path(__file__).parent / "programs" / "posix"
@@ -199,3 +202,68 @@ def test_replay_argv_skips_the_environment_objects() -> None:
                              objects)
     assert argv == [b"ab"]
     assert used == 6
+
+
+# -- native replay ------------------------------------------------------------------------------
+
+def run_symex(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "symex.cli", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+@needs_gcc
+def test_symbolic_file_test_replays_natively_and_aborts_the_same_way(tmp_path: Path) -> None:
+    source = PROGRAMS / "boom_file.c"
+    out = tmp_path / "out"
+    done = run_symex("run", "-q", "--output-dir", str(out), str(source), "--sym-files", "1", "16")
+    assert done.returncode == 0, done.stderr
+    errors = sorted(out.glob("*.abort.err"))
+    assert len(errors) == 1
+    ktest_path = out / (errors[0].name.split(".")[0] + ".ktest")
+    ktest = read_ktest(ktest_path)
+    assert ktest.args == (str(source), "--sym-files", "1", "16")
+    assert [(o.name, len(o.data)) for o in ktest.objects] == [("A-data", 16), ("A-data-stat", 144)]
+    replayed = run_symex("replay", str(source), str(ktest_path))
+    assert replayed.returncode == 0, replayed.stderr
+    assert "1 of 1 error reproduced" in replayed.stdout
+    # and a clean test: the file exists natively with the test's bytes
+    executable = build_native(source)
+    for path in sorted(out.glob("*.ktest"))[:10]:
+        clean = read_ktest(path)
+        data = clean.objects[0].data
+        if data.startswith(b"boom\n") or b"\n" not in data and b"\0" in data:
+            continue
+        outcome = run_native(executable, path, environment=replay_environment(clean))
+        assert (outcome.exit_code, outcome.stdout) == (0, "ok\n"), data
+
+
+@needs_gcc
+def test_symbolic_stdin_tests_replay_with_the_same_output() -> None:
+    source = PROGRAMS / "tokens.c"
+    result = symex.explore(symex.compile(source), sym_stdin=3)
+    executable = build_native(source)
+    assert len(result.tests) > 20
+    for test in result.tests:
+        ktest = KTest(("tokens.c", "--sym-stdin", "3"),
+                      tuple(KTestObject(name, data) for name, data in test.objects.items()))
+        args, first = replay_command_line(ktest)
+        assert (args, first) == ([], 2)
+        environment = replay_environment(ktest)
+        assert environment.stdin == test.objects["stdin"] and environment.files == ()
+        outcome = run_native(executable, ktest, environment=environment, first_object=first)
+        assert outcome.stdout.encode() == test.stdout, test.objects["stdin"]
+
+
+def test_sym_stdin_before_the_program_on_the_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = run_symex("run", "-q", "--output-dir", str(out), "--sym-stdin", "1",
+                     str(PROGRAMS / "wc.c"))
+    assert done.returncode == 0, done.stderr
+    tests = [read_ktest(p) for p in sorted(out.glob("*.ktest"))]
+    # one byte: a newline, another space, or a word character
+    assert len(tests) == 3
+    assert all(t.args[1:] == ("--sym-stdin", "1") for t in tests)
+    assert all([o.name for o in t.objects] == ["stdin", "stdin-stat"] for t in tests)
+    bad = run_symex("run", "-q", "--output-dir", str(tmp_path / "bad"), "--sym-files", "1",
+                    str(PROGRAMS / "wc.c"))
+    assert bad.returncode == 2 and "--sym-files" in bad.stderr

@@ -29,6 +29,7 @@ from symex.symargs import replay_argv
 __all__ = [
     "NATIVE_FLAGS",
     "NativeOutcome",
+    "ReplayEnvironment",
     "ReplayTarget",
     "build_native",
     "classify",
@@ -37,6 +38,7 @@ __all__ = [
     "expected_error_kind",
     "find_replay_targets",
     "replay_command_line",
+    "replay_environment",
     "reproduces",
     "run_native",
     "runtime_source",
@@ -231,6 +233,29 @@ def replay_command_line(ktest: KTest) -> tuple[list[bytes], int]:
     return replay_argv(ktest.args[1:], [(o.name, o.data) for o in ktest.objects])
 
 
+@attrs.frozen
+class ReplayEnvironment:
+    """The files and standard input a test case gives the program, rebuilt for a native run
+    as ``klee-replay`` does: files by name (``A`` from the ``A-data`` object...) and stdin
+    bytes (from the ``stdin`` object; ``None``: no stdin object, the run gets end of file)."""
+
+    files: tuple[tuple[str, bytes], ...] = ()
+    stdin: bytes | None = None
+
+
+def replay_environment(ktest: KTest) -> ReplayEnvironment:
+    """The symbolic files (``X-data`` objects) and stdin (``stdin``) of a test case."""
+    files = []
+    stdin = None
+    for obj in ktest.objects:
+        name = obj.name
+        if len(name) == 6 and name.endswith("-data") and "A" <= name[0] <= "Z":
+            files.append((name[0], bytes(obj.data)))
+        elif name == "stdin":
+            stdin = bytes(obj.data)
+    return ReplayEnvironment(tuple(files), stdin)
+
+
 def run_native(
     executable: Path,
     ktest: KTest | os.PathLike[str],
@@ -238,13 +263,17 @@ def run_native(
     args: Sequence[str | bytes] = (),
     timeout: float = 10.0,
     first_object: int = 0,
+    environment: ReplayEnvironment | None = None,
 ) -> NativeOutcome:
     """Run a replay executable on one test case (a :class:`KTest` or a ``.ktest`` path).
 
     ``args`` are the program's command-line arguments (after ``argv[0]``). ``first_object``:
     the index of the object the program's first input call takes (the objects before it built
     the command line; see :func:`replay_command_line`). A run longer than ``timeout`` seconds
-    is killed and reported with ``timed_out=True``.
+    is killed and reported with ``timed_out=True``. ``environment``: files to create in a
+    fresh directory the program runs in, and bytes piped to its standard input (see
+    :func:`replay_environment`); without one the program runs in the current directory with
+    stdin at end of file.
     """
     with tempfile.TemporaryDirectory(prefix="symex-replay-") as scratch:
         if isinstance(ktest, KTest):
@@ -257,10 +286,18 @@ def run_native(
         env["SYMEX_REPLAY_FIRST_OBJECT"] = str(first_object)
         env["ASAN_OPTIONS"] = _ASAN_OPTIONS
         env["UBSAN_OPTIONS"] = _UBSAN_OPTIONS
+        cwd = None
+        if environment is not None and environment.files:
+            cwd = Path(scratch) / "cwd"
+            cwd.mkdir()
+            for name, data in environment.files:
+                (cwd / name).write_bytes(data)
+        stdin_data = environment.stdin if environment is not None else None
         try:
             proc = subprocess.Popen(
-                [str(executable), *args],
-                stdin=subprocess.DEVNULL,
+                [str(Path(executable).resolve()), *args],
+                stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+                cwd=cwd,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=env,
@@ -271,7 +308,7 @@ def run_native(
             raise SymexError(f"cannot run replay executable {executable}: {exc} (rebuild it with build_native)") from exc
         timed_out = False
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = proc.communicate(input=stdin_data, timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             try:

@@ -18,7 +18,7 @@ from typing import TextIO
 from symex.errors import SymexError
 from symex.ktest import read_ktest
 from symex.replay import (build_native, describe_outcome, find_replay_targets, replay_command_line,
-                          reproduces, run_native)
+                          replay_environment, reproduces, run_native)
 
 __all__ = ["add_parser", "main"]
 
@@ -68,8 +68,10 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
         try:
             # symbolic arguments (--sym-arg/--sym-args) come back from their objects
             args, first_object = replay_command_line(ktest)
+            # symbolic files and stdin come back as files in a fresh directory and a pipe
             outcome = run_native(executable, target.path, args=args, timeout=options.timeout,
-                                 first_object=first_object)
+                                 first_object=first_object,
+                                 environment=replay_environment(ktest))
         except SymexError as exc:
             sys.stderr.write(f"symex replay: {exc}\n")
             return 2

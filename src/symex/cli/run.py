@@ -86,7 +86,8 @@ def _error_kinds(text: str) -> list[ErrorKind]:
 
 
 class _SymArgSpec(argparse.Action):
-    """``--sym-arg N`` / ``--sym-args MIN MAX N`` before PROGRAM, kept in order in one list."""
+    """``--sym-arg N`` / ``--sym-args MIN MAX N`` (and ``--sym-files``, ``--sym-stdin``,
+    ``--sym-stdout``) before PROGRAM, kept in order in one list."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
@@ -112,6 +113,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     environment.add_argument("--sym-args", dest="sym_specs", action=_SymArgSpec, nargs=3,
                              metavar=("MIN", "MAX", "N"),
                              help="MIN to MAX symbolic arguments of at most N characters each")
+    environment.add_argument("--sym-files", dest="sym_specs", action=_SymArgSpec, nargs=2,
+                             metavar=("NUM", "N"),
+                             help="NUM symbolic files named A, B, ... of N bytes each")
+    environment.add_argument("--sym-stdin", dest="sym_specs", action=_SymArgSpec, nargs=1,
+                             metavar="N", help="standard input is N symbolic bytes")
+    environment.add_argument("--sym-stdout", dest="sym_specs", action=_SymArgSpec, nargs=0,
+                             help="accepted for KLEE compatibility (output stays per path)")
+    environment.add_argument("--read-host-file", dest="host_files", action="append", default=[],
+                             metavar="PATH", help="let the program open this host file for "
+                                                  "reading (repeatable; never written)")
+    environment.add_argument("--stdin-file", metavar="PATH",
+                             help="concrete standard input: the bytes of this host file")
     search = run.add_argument_group("search and limits")
     search.add_argument("--search", action="append", metavar="NAME",
                         help=f"search strategy, repeatable to interleave: {', '.join(SEARCHER_NAMES)}")
@@ -238,6 +251,18 @@ def _validate(options: argparse.Namespace) -> None:
         raise ConfigError(f"{options.program}: no such file; give a .c, .ll or .bc file")
 
 
+def _stdin_bytes(options: argparse.Namespace) -> bytes | None:
+    """The bytes of ``--stdin-file``, or None."""
+    if options.stdin_file is None:
+        return None
+    try:
+        with open(options.stdin_file, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read --stdin-file {options.stdin_file}: {exc.strerror}; "
+                          f"give a readable file") from None
+
+
 def _command_line(options: argparse.Namespace) -> ArgvSpec:
     """The program's arguments: specs given before PROGRAM, then those after it, in place."""
     return ArgvSpec(tuple(options.sym_specs or ()) + ArgvSpec.parse(options.args).items)
@@ -329,7 +354,8 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                              track_test_coverage=options.write_cov,
                              progress_interval=_snapshot_interval(display),
                              solver=options.solver, emit_all_errors=options.emit_all_errors,
-                             write_queries=options.write_queries, sym_args=argv, hooks=hooks)
+                             write_queries=options.write_queries, sym_args=argv, hooks=hooks,
+                             stdin=_stdin_bytes(options), host_files=options.host_files)
         except SymexError as exc:
             display.close()
             sys.stderr.write(f"symex: error: {' '.join(str(exc).split())}\n")
