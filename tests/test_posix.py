@@ -8,6 +8,7 @@ branches make reachable.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,10 @@ from symex.symargs import ArgvSpec, SymArg, SymFiles, SymStdin, SymStdout, repla
 PROGRAMS = Path(__file__).parent / "programs" / "posix"
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
+
+#: glibc's headers through clang, and zig's bundled ones: both must reach the model
+COMPILERS = ["clang", pytest.param("zig", marks=pytest.mark.skipif(
+    importlib.util.find_spec("ziglang") is None, reason="the ziglang package is not installed"))]
 
 
 def native(name: str, directory: Path, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
@@ -60,8 +65,10 @@ def test_wc_on_concrete_stdin_prints_what_native_wc_prints(text: bytes, tmp_path
 
 
 @needs_gcc
-def test_stdio_program_prints_what_native_build_prints(tmp_path: Path,
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_stdio_program_prints_what_native_build_prints(compiler: str, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMEX_CC", compiler)
     text = b"alpha\nbeta gamma\n\nlast"
     expected = native("stdio_ops.c", tmp_path, text)
     assert expected.returncode == 0
@@ -74,8 +81,10 @@ def test_stdio_program_prints_what_native_build_prints(tmp_path: Path,
 
 
 @needs_gcc
-def test_every_system_call_returns_what_linux_returns(tmp_path: Path,
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_every_system_call_returns_what_linux_returns(compiler: str, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYMEX_CC", compiler)
     (tmp_path / "data.txt").write_bytes(b"0123456789\n")
     expected = native("syscalls.c", tmp_path)
     assert expected.returncode == 0

@@ -42,6 +42,24 @@ int main(void) {
   free(text);
   fclose(in);
   printf("longest line %d\n", longest);
+
+  in = fopen("numbered.txt", "r");
+  fseek(in, 3, SEEK_SET);
+  long at = ftell(in);
+  printf("ftell %ld, getc %c\n", at, getc(in));
+  rewind(in);
+  printf("after rewind %c\n", getc(in));
+  fseek(in, 0, SEEK_END);
+  int last = getc(in);
+  printf("at end getc %d, eof %d\n", last, feof(in) != 0);
+  clearerr(in);
+  printf("cleared eof %d\n", feof(in));
+  fclose(in);
+  fflush(stdout);
+  FILE *again = fdopen(1, "w");
+  putc('#', again);
+  fflush(again);
+  putc('\n', stdout);
   fputs("done\n", stderr);
   FILE *missing = fopen("no-such-file", "r");
   printf("missing file: %s\n", missing == NULL ? "NULL" : "opened");
