@@ -42,6 +42,9 @@ def runtime_sources() -> list[Path]:
 _ir_files: dict[tuple[Any, ...], list[Path]] = {}
 _defined_names: dict[Path, frozenset[str]] = {}
 _DEFINE = re.compile(r'^define\b[^@\n]*@("[^"]+"|[-\w.$]+)\(', re.MULTILINE)
+# a global variable definition (not an `external global` declaration), e.g. `@stdout = weak global`
+_DEFINE_GLOBAL = re.compile(r'^@("[^"]+"|[-\w.$]+) = (?![^\n]*\bexternal\b)[^\n]*\bglobal\b',
+                            re.MULTILINE)
 
 
 def runtime_ir_files(compiler: Compiler | None = None) -> list[Path]:
@@ -60,7 +63,10 @@ def _defines(path: Path) -> frozenset[str]:
     """Names of the functions a library ``.ll`` defines, read from its text (no parse)."""
     names = _defined_names.get(path)
     if names is None:
-        names = _defined_names[path] = frozenset(m.group(1).strip('"') for m in _DEFINE.finditer(path.read_text()))
+        text = path.read_text()
+        names = _defined_names[path] = frozenset(
+            m.group(1).strip('"') for pattern in (_DEFINE, _DEFINE_GLOBAL)
+            for m in pattern.finditer(text))
     return names
 
 
@@ -106,11 +112,14 @@ def link_runtime(module: Any, compiler: Compiler | None = None) -> list[str]:
     """Link into ``module`` the library functions it calls and does not define, with
     everything they need. Returns the names of the functions linked, sorted."""
     declared = {f.name for f in module.functions if f.is_declaration}
-    if not declared:
+    # a program may use only `stderr` (with fprintf, a Python handler): the library file that
+    # defines the global must come in too
+    declared_globals = {g.name for g in module.global_variables if g.is_declaration}
+    if not declared and not declared_globals:
         return []
     # parsing the library costs milliseconds: only when the module calls one of its functions
     every = runtime_ir_files(compiler)
-    paths = [path for path in every if declared & _defines(path)]
+    paths = [path for path in every if (declared | declared_globals) & _defines(path)]
     if not paths:
         return []
     library = None
@@ -125,6 +134,11 @@ def link_runtime(module: Any, compiler: Compiler | None = None) -> list[str]:
     definitions: dict[str, Any] = {f.name: f for f in library.functions if not f.is_declaration}
     # what each library definition refers to (functions and globals, by name)
     wanted = sorted(declared & definitions.keys())
+    # functions the wanted globals' initializers refer to stay too
+    for variable in library.global_variables:
+        if variable.name in declared_globals and not variable.is_declaration:
+            wanted.extend(m.group(1).strip('"') for m in _REFERENCE.finditer(str(variable))
+                          if m.group(1).strip('"') in definitions)
     needed: set[str] = set()
     while wanted:
         name = wanted.pop()
@@ -135,7 +149,9 @@ def link_runtime(module: Any, compiler: Compiler | None = None) -> list[str]:
             target = match.group(1).strip('"')
             if target in definitions and target not in needed:
                 wanted.append(target)
-    if not needed:
+    provides_globals = any(v.name in declared_globals and not v.is_declaration
+                           for v in library.global_variables)
+    if not needed and not provides_globals:
         return []
     for name, fn in definitions.items():
         if name not in needed:
