@@ -23,11 +23,14 @@ import attrs
 
 from symex.errors import ConfigError
 
-__all__ = ["MAX_SYMBOLIC_ARGS", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs", "SymFiles", "SymStdin",
+__all__ = ["MAX_SYMBOLIC_ARGS", "SYM_STDOUT_SIZE", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs", "SymFiles", "SymStdin",
            "SymStdout", "is_posix_object", "replay_argv"]
 
 MAX_SYMBOLIC_ARGS = 100
 """KLEE's limit: object names have two digits (``arg00``..``arg99``)."""
+
+SYM_STDOUT_SIZE = 1024
+"""Bytes of the ``stdout`` object ``--sym-stdout`` makes (KLEE's ``klee_init_fds``)."""
 
 
 def _non_negative(instance: object, attribute: attrs.Attribute, value: int) -> None:  # type: ignore[type-arg]
@@ -81,8 +84,9 @@ class SymStdin:
 
 @attrs.frozen
 class SymStdout:
-    """``--sym-stdout``: accepted for KLEE compatibility; standard output stays the path's
-    output (no ``stdout`` object is made)."""
+    """``--sym-stdout``: standard output is a symbolic file of :data:`SYM_STDOUT_SIZE` bytes
+    that writes overwrite (objects ``stdout`` and ``stdout-stat``, after stdin's, as KLEE's
+    POSIX runtime); what the path writes is still its output."""
 
 
 _ENVIRONMENT = (SymFiles, SymStdin, SymStdout)
@@ -152,6 +156,11 @@ class ArgvSpec:
         """The last ``--sym-stdin`` spec, if any."""
         found = [i for i in self.items if isinstance(i, SymStdin)]
         return found[-1] if found else None
+
+    @property
+    def sym_stdout(self) -> bool:
+        """Whether ``--sym-stdout`` is among the items."""
+        return any(isinstance(i, SymStdout) for i in self.items)
 
     @classmethod
     def parse(cls, words: Sequence[str]) -> ArgvSpec:

@@ -16,6 +16,12 @@ are copied in when the exploration starts and are never written. Descriptors 1 a
 to the path's ``stdout``/``stderr``; symbolic bytes written there are concretized with the
 choice kept as a path constraint (as printf does).
 
+``--sym-stdout`` makes standard output what KLEE makes it: a file of 1024 symbolic bytes
+(objects ``stdout`` and ``stdout-stat``, made after stdin's) that ``write(1, ...)`` overwrites
+at descriptor 1's offset; bytes past its end are dropped, the full count is still returned, and
+``lseek``/``fstat`` work on it as on any file. What the path writes is still appended to its
+``stdout`` as well, so the test case shows the program's output either way.
+
 The handlers here are named ``__symex_*`` and return ``-errno`` on failure; the C wrappers
 in ``runtime/libc/unistd.c`` (``open``, ``read``...) set ``errno`` and return -1, so
 ``errno`` stays the C library's own variable.
@@ -35,7 +41,7 @@ from symex.core.state import State
 from symex.env.klee import make_symbolic
 from symex.errors import ConfigError
 from symex.ir.program import Instruction
-from symex.symargs import ArgvSpec
+from symex.symargs import SYM_STDOUT_SIZE, ArgvSpec
 
 __all__ = ["STAT_SIZE", "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "handlers",
            "install_world"]
@@ -164,12 +170,18 @@ def install_world(ex: Executor, state: State, spec: ArgvSpec, setup: PosixSetup)
         stdin = FileNode(tuple(setup.stdin), mode=S_IFIFO | 0o600, read_only=True)
     stdin_node = len(nodes) + 1
     nodes[stdin_node] = stdin
+    if spec.sym_stdout:
+        # after stdin's objects, as KLEE's klee_init_fds makes them
+        _, data = _symbolic_object(ex, state, SYM_STDOUT_SIZE, "stdout")
+        stat, _ = _symbolic_object(ex, state, STAT_SIZE, "stdout-stat")
+        nodes[STDOUT_NODE] = FileNode(tuple(data), stat_address=stat)
+    else:
+        nodes[STDOUT_NODE] = FileNode((), mode=S_IFIFO | 0o600)
     for path, content in setup.host_files:
         node = len(nodes) + 1
         nodes[node] = FileNode(tuple(content), read_only=True)
         names[_normal(path)] = node
         names[os.path.abspath(path)] = node
-    nodes[STDOUT_NODE] = FileNode((), mode=S_IFIFO | 0o600)
     nodes[STDERR_NODE] = FileNode((), mode=S_IFIFO | 0o600)
     state.posix = PosixWorld(immutables.Map(names), immutables.Map(nodes), _STANDARD_FDS,
                              _standard_descriptions(stdin_node), len(nodes) + 1, 3)
@@ -300,6 +312,8 @@ def _write(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
     data = ex.read_bytes(state, args[1], count) if count else []
     if opened.node == STDOUT_NODE:
         state.stdout += _concrete_bytes(ex, state, data)
+        if world.nodes[STDOUT_NODE].stat_address:
+            state.posix = _overwrite_symbolic_stdout(world, fd, opened.offset, data, count)
         return count
     if opened.node == STDERR_NODE:
         state.stderr += _concrete_bytes(ex, state, data)
@@ -313,6 +327,19 @@ def _write(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
     return count
 
 
+def _overwrite_symbolic_stdout(world: PosixWorld, fd: int, start: int, data: list[Any],
+                               count: int) -> PosixWorld:
+    """``--sym-stdout``'s file after writing ``data`` at ``start``: as KLEE's model, the file
+    keeps its size (bytes past its end are dropped) and the offset moves by the full count."""
+    node = world.nodes[STDOUT_NODE]
+    kept = tuple(data[:max(0, len(node.data) - start)])
+    if kept:
+        contents = node.data[:start] + kept + node.data[start + len(kept):]
+        world = attrs.evolve(world, nodes=world.nodes.set(STDOUT_NODE,
+                                                          attrs.evolve(node, data=contents)))
+    return world.moved(fd, start + count)
+
+
 def _lseek(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = _world(state)
     fd = _int(ex, state, args[0], 32, "lseek descriptor")
@@ -321,7 +348,10 @@ def _lseek(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
     opened = world.opened(fd)
     if opened is None:
         return -EBADF
-    if opened.node in (STDOUT_NODE, STDERR_NODE):
+    # the output streams are pipes, unless --sym-stdout made standard output a file
+    piped = opened.node == STDERR_NODE or (opened.node == STDOUT_NODE
+                                           and not world.nodes[STDOUT_NODE].stat_address)
+    if piped:
         return -ESPIPE
     base = {0: 0, 1: opened.offset, 2: len(world.nodes[opened.node].data)}.get(whence)
     if base is None or base + offset < 0:
