@@ -273,30 +273,23 @@ class Executor:
         ``slot`` say where the branch records its outcomes (true at ``slot``, false after)."""
         condition = self.simplify(state, condition)
         fn = frame.function
+        # one side only: a constant condition, no forks left (follow the inputs), or a side
+        # the solver found infeasible
+        follow: bool | None = None
+        if_true = if_false = None
         if condition.op is E.Op.CONST:
-            if condition.value:
-                self.take_outcome(fn, outcomes, slot)
-                self.jump(state, frame, true_edge, fcode)
-            else:
-                self.take_outcome(fn, outcomes, slot + 1)
-                self.jump(state, frame, false_edge, fcode)
-            return
-        if self.forks_exhausted():
-            if self.follow_model(state, condition):
-                self.take_outcome(fn, outcomes, slot)
-                self.jump(state, frame, true_edge, fcode)
-            else:
-                self.take_outcome(fn, outcomes, slot + 1)
-                self.jump(state, frame, false_edge, fcode)
-            return
-        if_true, if_false = self.split(state, condition)
-        if if_false is None:
-            self.take_outcome(fn, outcomes, slot)
-            self.jump(state, frame, true_edge, fcode)
-            return
-        if if_true is None:
-            self.take_outcome(fn, outcomes, slot + 1)
-            self.jump(state, frame, false_edge, fcode)
+            follow = bool(condition.value)
+        elif self.forks_exhausted():
+            follow = self.follow_model(state, condition)
+        else:
+            if_true, if_false = self.split(state, condition)
+            if if_false is None:
+                follow = True
+            elif if_true is None:
+                follow = False
+        if follow is not None:
+            self.take_outcome(fn, outcomes, slot if follow else slot + 1)
+            self.jump(state, frame, true_edge if follow else false_edge, fcode)
             return
         self.take_outcome(fn, outcomes, slot)
         self.take_outcome(fn, outcomes, slot + 1)
