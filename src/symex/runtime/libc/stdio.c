@@ -16,12 +16,20 @@ typedef long off_t;
 #define EBADF 9
 
 /* glibc names its FILE "struct _IO_FILE"; programs only ever hold pointers to it */
+/* Output is unbuffered, so it keeps its order with symex's Python printf/puts. Input is
+   read READ_BUFFER bytes at a time: one read() and one call per byte made getchar loops 2.7x
+   slower than the same loop over an array (benchmarks/posix_benchmarks.py). */
+#define READ_BUFFER 256
+
 typedef struct _IO_FILE {
   int fd;
   int unget;  /* a byte pushed back by ungetc, or EOF */
   int eof;
   int error;
   int owned;  /* allocated by fopen/fdopen (freed by fclose) */
+  int rpos;   /* next unread byte of rbuf */
+  int rlen;   /* bytes in rbuf */
+  unsigned char rbuf[READ_BUFFER];
 } FILE;
 
 void *malloc(size_t size);
@@ -62,6 +70,8 @@ static FILE *new_stream(int fd) {
   f->eof = 0;
   f->error = 0;
   f->owned = 1;
+  f->rpos = 0;
+  f->rlen = 0;
   return f;
 }
 
@@ -101,7 +111,20 @@ WEAK int fileno(FILE *f) { return f->fd; }
 WEAK int feof(FILE *f) { return f->eof; }
 WEAK int ferror(FILE *f) { return f->error; }
 WEAK void clearerr(FILE *f) { f->eof = 0; f->error = 0; }
-WEAK int fflush(FILE *f) { return 0; }  /* nothing is buffered */
+WEAK int fflush(FILE *f) { (void)f; return 0; }  /* output is unbuffered; read-ahead stays */
+
+/* the bytes read ahead but not consumed: the descriptor's offset is past them */
+static long buffered(FILE *f) {
+  return (long)(f->rlen - f->rpos) + (f->unget != EOF ? 1 : 0);
+}
+
+/* give back what was read ahead, so the descriptor's offset is the stream's position */
+static void drop_read_ahead(FILE *f) {
+  long ahead = f->rlen - f->rpos;
+  if (ahead > 0)
+    lseek(f->fd, -ahead, 1);
+  f->rpos = f->rlen = 0;
+}
 
 WEAK int fgetc(FILE *f) {
   if (f->unget != EOF) {
@@ -109,8 +132,9 @@ WEAK int fgetc(FILE *f) {
     f->unget = EOF;
     return c;
   }
-  unsigned char c;
-  ssize_t n = read(f->fd, &c, 1);
+  if (f->rpos < f->rlen)
+    return f->rbuf[f->rpos++];
+  ssize_t n = read(f->fd, f->rbuf, READ_BUFFER);
   if (n <= 0) {
     if (n == 0)
       f->eof = 1;
@@ -118,7 +142,9 @@ WEAK int fgetc(FILE *f) {
       f->error = 1;
     return EOF;
   }
-  return c;
+  f->rlen = (int)n;
+  f->rpos = 1;
+  return f->rbuf[0];
 }
 
 WEAK int getc(FILE *f) { return fgetc(f); }
@@ -162,6 +188,8 @@ WEAK size_t fread(void *ptr, size_t size, size_t count, FILE *f) {
     out[got++] = (unsigned char)f->unget;
     f->unget = EOF;
   }
+  while (got < total && f->rpos < f->rlen)
+    out[got++] = f->rbuf[f->rpos++];
   while (got < total) {
     ssize_t n = read(f->fd, out + got, total - got);
     if (n <= 0) {
@@ -181,6 +209,7 @@ WEAK size_t fwrite(const void *ptr, size_t size, size_t count, FILE *f) {
   const unsigned char *in = ptr;
   if (total == 0)
     return 0;
+  drop_read_ahead(f);
   while (done < total) {
     ssize_t n = write(f->fd, in + done, total - done);
     if (n <= 0) {
@@ -194,6 +223,7 @@ WEAK size_t fwrite(const void *ptr, size_t size, size_t count, FILE *f) {
 
 WEAK int fputc(int c, FILE *f) {
   unsigned char byte = (unsigned char)c;
+  drop_read_ahead(f);
   if (write(f->fd, &byte, 1) != 1) {
     f->error = 1;
     return EOF;
@@ -213,17 +243,20 @@ WEAK int fputs(const char *s, FILE *f) {
 }
 
 WEAK int fseek(FILE *f, long offset, int whence) {
+  if (whence == 1)
+    offset -= buffered(f);   /* relative to the stream's position, not the descriptor's */
+  f->rpos = f->rlen = 0;
+  f->unget = EOF;
   if (lseek(f->fd, offset, whence) < 0)
     return -1;
-  f->unget = EOF;
   f->eof = 0;
   return 0;
 }
 
 WEAK long ftell(FILE *f) {
   long at = lseek(f->fd, 0, 1);
-  if (at >= 0 && f->unget != EOF)
-    at--;
+  if (at >= 0)
+    at -= buffered(f);
   return at;
 }
 
