@@ -276,3 +276,19 @@ def test_sym_stdin_before_the_program_on_the_command_line(tmp_path: Path) -> Non
     bad = run_symex("run", "-q", "--output-dir", str(tmp_path / "bad"), "--sym-files", "1",
                     str(PROGRAMS / "wc.c"))
     assert bad.returncode == 2 and "--sym-files" in bad.stderr
+
+
+@needs_gcc
+def test_read_ahead_keeps_stream_positions_as_native(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # stdio reads ahead into the FILE: ftell, fseek(SEEK_CUR), ungetc, a write after reads,
+    # and getchar followed by fread on stdin must all see the stream's own position
+    monkeypatch.chdir(tmp_path)
+    text = b"xyz0123456789"
+    expected = native("read_ahead.c", tmp_path, text)
+    assert expected.returncode == 0, expected.stderr
+    assert b"now: abcXefgh\n" in expected.stdout
+    program = symex.compile(PROGRAMS / "read_ahead.c")
+    test = only_test(symex.explore(program, stdin=text))
+    assert test.exit_code == 0
+    assert test.stdout == expected.stdout
