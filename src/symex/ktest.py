@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 from pathlib import Path
 
 import attrs
 
+from symex.atomic_write import write_atomically
 from symex.errors import SymexError
 
 __all__ = ["KTEST_VERSION", "KTest", "KTestError", "KTestObject", "read_ktest", "write_ktest"]
@@ -165,13 +165,4 @@ def read_ktest(path: str | os.PathLike[str]) -> KTest:
 
 def write_ktest(path: str | os.PathLike[str], ktest: KTest) -> None:
     """Write ``ktest`` to ``path`` atomically: readers never see a partly written file."""
-    target = Path(path)
-    data = ktest.to_bytes()
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    write_atomically(path, ktest.to_bytes())
