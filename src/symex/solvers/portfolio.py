@@ -470,6 +470,16 @@ class _ProcessMember:
         self.outstanding += 1
         self.sent.append(time.perf_counter())
 
+    def catch_up(self) -> None:
+        """Before a race: start a worker that is gone (unless it cannot start), read the
+        start-up message it already sent, and settle lost queries."""
+        if self.process is None and self.failure is None:
+            self.restart()
+        while not self.ready and self.conn is not None and self.conn.poll(0):
+            self.receive()
+        if self.ready:
+            self.settle_lost()
+
     def settle_lost(self) -> None:
         """Take the answers to lost queries that arrived; restart a worker that has gone on
         with a lost query for longer than ``_LOSER_GRACE``."""
@@ -973,11 +983,7 @@ class PortfolioSolver(SolverBase):
         if not workers:
             return
         for worker in workers:
-            if worker.process is None and worker.failure is None:
-                worker.restart()
-            self._poll_ready(worker)
-            if worker.ready:
-                worker.settle_lost()
+            worker.catch_up()
         if not running_threads and not running_workers and not any(w.ready for w in workers):
             # Nobody else could answer: wait for the first worker to come up.
             self._wait_ready(deadline)
@@ -998,12 +1004,6 @@ class PortfolioSolver(SolverBase):
             worker.busy = True
             worker.started = time.perf_counter()
             running_workers.append(worker)
-
-    @staticmethod
-    def _poll_ready(worker: _ProcessMember) -> None:
-        """Read start-up messages the worker already sent, without blocking."""
-        while not worker.ready and worker.conn is not None and worker.conn.poll(0):
-            worker.receive()
 
     def _wait_ready(self, deadline: float | None) -> None:
         workers = self._members.processes
@@ -1098,11 +1098,7 @@ class PortfolioSolver(SolverBase):
         workers = self._members.processes
         while True:
             for worker in workers:
-                if worker.process is None and worker.failure is None:
-                    worker.restart()
-                self._poll_ready(worker)
-                if worker.ready:
-                    worker.settle_lost()
+                worker.catch_up()
             if any(w.failure is not None for w in workers):
                 return False
             pending = [w for w in workers
