@@ -21,8 +21,17 @@ import enum
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from symex.encodings.core import BOOL_OPS, BV_OPS, COMPARE_OPS, TermBuilder
+from symex.errors import SolverError
 
-__all__ = ["BOOL_OPS", "BV_OPS", "COMPARE_OPS", "Backend", "CheckResult", "TermBuilder"]
+__all__ = ["BOOL_OPS", "BV_OPS", "COMPARE_OPS", "Backend", "CheckResult", "TermBuilder",
+           "no_model_error"]
+
+
+def no_model_error() -> SolverError:
+    """What a backend raises when asked for model values after a check that was not SAT."""
+    return SolverError("no model: the last check was not SAT (or the context changed); "
+                       "call check() and read values only after a SAT answer")
+
 
 class CheckResult(enum.Enum):
     """The answer of one satisfiability check."""

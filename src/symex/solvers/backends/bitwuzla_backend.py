@@ -17,7 +17,7 @@ from bitwuzla import Kind
 
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult
+from symex.solvers.backend import CheckResult, no_model_error
 
 __all__ = ["BitwuzlaBackend"]
 
@@ -250,8 +250,7 @@ class BitwuzlaBackend:
     def _value(self, term: Any) -> Any:
         """The model value of ``term``, or a SolverError if the last check was not SAT."""
         if not self._sat:
-            raise SolverError("no model: the last check was not SAT (or the context changed); "
-                              "call check() and read values only after a SAT answer")
+            raise no_model_error()
         return self._solver.get_value(term)
 
     def bv_value(self, term: Any) -> int:

@@ -16,7 +16,7 @@ import z3
 
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult
+from symex.solvers.backend import CheckResult, no_model_error
 
 __all__ = ["Z3Backend", "Z3_MEMORY_LIMIT_MB"]
 
@@ -238,8 +238,7 @@ class Z3Backend:
     def _require_model(self) -> Any:
         """The model of the last check, or a SolverError if it was not SAT."""
         if self._model is None:
-            raise SolverError("no model: the last check was not SAT (or the context changed); "
-                              "call check() and read values only after a SAT answer")
+            raise no_model_error()
         return self._model
 
     def bv_value(self, term: Any) -> int:
