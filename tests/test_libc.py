@@ -4,10 +4,8 @@ library on concrete inputs, forks on symbolic inputs as C code does, and the lin
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -15,21 +13,12 @@ import pytest
 import symex
 from symex import PathStatus
 from symex.ir.compile import compile_c
+from c_programs import COMPILERS, explore, write
 
 PROGRAMS = Path(__file__).parent / "programs" / "libc"
 
-COMPILERS = ["clang", pytest.param("zig", marks=pytest.mark.skipif(
-    importlib.util.find_spec("ziglang") is None, reason="the ziglang package is not installed"))]
 
 
-def write(tmp_path: Path, name: str, source: str) -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(source))
-    return path
-
-
-def explore(path: Path, **options: object) -> symex.Result:
-    return symex.explore(symex.compile(path), searcher="dfs", seed=0, max_time=60.0, **options)
 
 
 # -- concrete: the host C library's output -----------------------------------------------------

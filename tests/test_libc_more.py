@@ -3,33 +3,19 @@ programs (built natively with gcc), and symbolic inputs where they matter."""
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
 
 import symex
-from symex import PathStatus
+from c_programs import COMPILERS, explore, needs_gcc, write
 
 PROGRAMS = Path(__file__).parent / "programs" / "libc2"
 
-COMPILERS = ["clang", pytest.param("zig", marks=pytest.mark.skipif(
-    importlib.util.find_spec("ziglang") is None, reason="the ziglang package is not installed"))]
-
-needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc for the native build")
 
 
-def write(tmp_path: Path, name: str, source: str) -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(source))
-    return path
 
-
-def explore(path: Path, **options: object) -> symex.Result:
-    return symex.explore(symex.compile(path), searcher="dfs", seed=0, max_time=60.0, **options)
 
 
 def native(source: Path, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:

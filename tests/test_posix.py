@@ -8,8 +8,6 @@ branches make reachable.
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,14 +20,11 @@ from symex.errors import ConfigError
 from symex.ktest import KTest, KTestObject, read_ktest
 from symex.replay import build_native, replay_command_line, replay_environment, run_native
 from symex.symargs import ArgvSpec, SymArg, SymFiles, SymStdin, SymStdout, replay_argv
+from c_programs import COMPILERS, needs_gcc
 
 PROGRAMS = Path(__file__).parent / "programs" / "posix"
 
-needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 
-#: glibc's headers through clang, and zig's bundled ones: both must reach the model
-COMPILERS = ["clang", pytest.param("zig", marks=pytest.mark.skipif(
-    importlib.util.find_spec("ziglang") is None, reason="the ziglang package is not installed"))]
 
 
 def native(name: str, directory: Path, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
