@@ -23,7 +23,7 @@ int classify(int x) {
     return 3;
   return 1;
 }
-
+#include <klee/klee.h>
 int main(void) {
   int x;
   klee_make_symbolic(&x, sizeof x, "x");

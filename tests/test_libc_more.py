@@ -140,6 +140,7 @@ def test_atexit_runs_on_every_path(tmp_path: Path) -> None:
     source = write(tmp_path, "paths.c", """
         #include <stdio.h>
         #include <stdlib.h>
+        #include <unistd.h>
         #include <klee/klee.h>
         static int x;
         static void report(void) { printf("x was %s\\n", x > 10 ? "big" : "small"); }
