@@ -331,8 +331,8 @@ class ChainSolver(SolverBase):
                 layer.hits += 1
                 return cached
         if self._cex_on:
-            query = frozenset(constraints if extra is None else (*constraints, extra))
-            model = self._cex_solve(query)
+            ordered = constraints if extra is None else (*constraints, extra)
+            model = self._cex_solve(frozenset(ordered), ordered)
             answer = model is not None
         else:
             answer = self._inner_check(constraints, extra)
@@ -342,9 +342,12 @@ class ChainSolver(SolverBase):
 
     # -- counter-example cache -----------------------------------------------------------
 
-    def _cex_solve(self, query: frozenset[Expr]) -> _Model | None:
+    def _cex_solve(self, query: frozenset[Expr], ordered: Sequence[Expr]) -> _Model | None:
         """A model of the conjunction ``query`` (None: unsatisfiable), from the
-        counter-example cache when possible, else from the inner solver (then remembered)."""
+        counter-example cache when possible, else from the inner solver (then remembered).
+        ``ordered`` holds the same constraints in the caller's order, which is what the inner
+        solver sees: a frozenset iterates in ``id()`` order, which differs between processes,
+        and solvers answer the same constraints in another order with another model."""
         layer = self._layer("cex")
         started = time.perf_counter()
         found = self._cex_lookup(query)
@@ -352,7 +355,7 @@ class ChainSolver(SolverBase):
         if found is not None:
             layer.hits += 1
             return found[0]
-        ordered = tuple(query)
+        ordered = tuple(dict.fromkeys(ordered))
         arrays = self._arrays_of_set(ordered)
         answer = self._inner_model(ordered, (), arrays)
         started = time.perf_counter()
@@ -503,7 +506,7 @@ class ChainSolver(SolverBase):
                 layer.hits += 1
                 return cached
         if self._cex_on:
-            model = self._cex_solve(frozenset(group))
+            model = self._cex_solve(frozenset(group), group)
         else:
             arrays = self._arrays_of_set(group)
             answer = self._inner_model(group, (), arrays)

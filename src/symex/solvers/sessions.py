@@ -45,6 +45,12 @@ LOGIC_ARRAYS = "QF_ABV"
 LOGIC_BV = "QF_BV"
 """The logic of contexts without array terms (the ``ite`` encoding, or no reads at all)."""
 
+RETAINED_TERMS_LIMIT = 500_000
+"""A long-lived context is reset before a query once its backend has kept this many terms
+alive (a backend that keeps every term until its context ends, as z3's does so that its
+answers do not depend on the order Python frees terms in, says how many in
+``retained_terms``). A count, not a size or a time, so every run resets at the same query."""
+
 
 @attrs.frozen
 class SessionAnswer:
@@ -207,7 +213,8 @@ class _IncrementalSession(Session):
               arrays: Sequence[Array] = (), *, model: bool = False,
               timeout: float | None = None) -> SessionAnswer:
         """Answer in the long-lived context (see the subclass for how it follows the path)."""
-        if not self._ready or self._must_reset():
+        if (not self._ready or self._must_reset()
+                or getattr(self.backend, "retained_terms", 0) >= RETAINED_TERMS_LIMIT):
             self.reset()
         try:
             return self._solve(constraints, extra, exprs, arrays, model, timeout)

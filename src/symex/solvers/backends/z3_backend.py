@@ -56,7 +56,7 @@ class Z3Backend:
     """One z3 solver context implementing :class:`symex.solvers.backend.Backend`."""
 
     __slots__ = ("_ctx", "_ref", "_solver", "_model", "_sorts", "_array_sort", "_true",
-                 "_false", "_one1", "_zero1", "_last_reason")
+                 "_false", "_one1", "_zero1", "_last_reason", "_retained")
 
     name: str = "z3"
     can_interrupt: bool = True
@@ -75,6 +75,7 @@ class Z3Backend:
         # its context has seen, so reusing it would make runs differ from one another
         self._ctx = z3.Context()
         self._ref = self._ctx.ref()
+        self._retained: list[Any] = []
         self._solver: Any = z3.Solver(ctx=self._ctx)
         self._model: Any = None
         self._sorts: dict[int, Any] = {}
@@ -87,6 +88,20 @@ class Z3Backend:
 
     # -- terms -----------------------------------------------------------------------------
 
+    def _kept(self, term: Any) -> Any:
+        """``term``, kept alive until the context goes.
+
+        z3 numbers its terms and recycles the numbers of freed ones; its rewriter orders
+        arguments by those numbers, so the order in which terms are freed changes its models.
+        The translator's caches are hash maps keyed by expressions (hashed by address), whose
+        release order differs from process to process: without this, one query gave other
+        test bytes in another process. Sessions reset a context that has retained
+        ``RETAINED_TERMS_LIMIT`` terms (solvers/sessions.py), which bounds the memory. The
+        wrapper is kept rather than a raw reference taken: every ctypes call releases the GIL,
+        and a second call per term slowed a portfolio's in-thread z3 member 20-fold."""
+        self._retained.append(term)
+        return term
+
     def _sort(self, width: int) -> Any:
         """The raw z3 sort of ``width``-bit vectors."""
         sort = self._sorts.get(width)
@@ -98,7 +113,8 @@ class Z3Backend:
 
     def bv_const(self, value: int, width: int) -> Any:
         """A bit-vector constant."""
-        return z3.BitVecRef(z3.Z3_mk_numeral(self._ref, str(value), self._sort(width)), self._ctx)
+        raw = z3.Z3_mk_numeral(self._ref, str(value), self._sort(width))
+        return self._kept(z3.BitVecRef(raw, self._ctx))
 
     def bool_const(self, value: bool) -> Any:
         """``true`` or ``false``."""
@@ -107,26 +123,28 @@ class Z3Backend:
     def bv_var(self, name: str, width: int) -> Any:
         """The bit-vector constant named ``name`` (z3 identifies constants by name and sort)."""
         symbol = z3.Z3_mk_string_symbol(self._ref, name)
-        return z3.BitVecRef(z3.Z3_mk_const(self._ref, symbol, self._sort(width)), self._ctx)
+        raw = z3.Z3_mk_const(self._ref, symbol, self._sort(width))
+        return self._kept(z3.BitVecRef(raw, self._ctx))
 
     def bool_var(self, name: str) -> Any:
         """The boolean constant named ``name``."""
-        return z3.Bool(name, self._ctx)
+        return self._kept(z3.Bool(name, self._ctx))
 
     def array_var(self, name: str) -> Any:
         """The 32->8 array constant named ``name``."""
         symbol = z3.Z3_mk_string_symbol(self._ref, name)
-        return z3.ArrayRef(z3.Z3_mk_const(self._ref, symbol, self._array_sort.ast), self._ctx)
+        raw = z3.Z3_mk_const(self._ref, symbol, self._array_sort.ast)
+        return self._kept(z3.ArrayRef(raw, self._ctx))
 
     def select(self, array: Any, index: Any) -> Any:
         """``array[index]``."""
         raw = z3.Z3_mk_select(self._ref, array.as_ast(), index.as_ast())
-        return z3.BitVecRef(raw, self._ctx)
+        return self._kept(z3.BitVecRef(raw, self._ctx))
 
     def store(self, array: Any, index: Any, value: Any) -> Any:
         """``array`` with ``value`` at ``index``."""
         raw = z3.Z3_mk_store(self._ref, array.as_ast(), index.as_ast(), value.as_ast())
-        return z3.ArrayRef(raw, self._ctx)
+        return self._kept(z3.ArrayRef(raw, self._ctx))
 
     def bv_op(self, op: Op, args: Sequence[Any], width: int, offset: int = 0) -> Any:
         """A bit-vector operation (SMT-LIB semantics, z3's native ones)."""
@@ -149,14 +167,14 @@ class Z3Backend:
         else:
             raise SolverError(f"{op!r} is not a bit-vector operation of the core language; "
                               "this is a symex bug")
-        return z3.BitVecRef(raw, self._ctx)
+        return self._kept(z3.BitVecRef(raw, self._ctx))
 
     def compare(self, op: Op, a: Any, b: Any) -> Any:
         """A comparison of two bit-vectors."""
         make = _COMPARE.get(op)
         if make is None:
             raise SolverError(f"{op!r} is not a comparison of the core language; this is a symex bug")
-        return z3.BoolRef(make(self._ref, a.as_ast(), b.as_ast()), self._ctx)
+        return self._kept(z3.BoolRef(make(self._ref, a.as_ast(), b.as_ast()), self._ctx))
 
     def bool_op(self, op: Op, args: Sequence[Any]) -> Any:
         """A boolean connective (EQ is iff, SELECT is if-then-else)."""
@@ -178,16 +196,22 @@ class Z3Backend:
         else:
             raise SolverError(f"{op!r} is not a boolean operation of the core language; "
                               "this is a symex bug")
-        return z3.BoolRef(raw, self._ctx)
+        return self._kept(z3.BoolRef(raw, self._ctx))
 
     def bool_to_bv(self, term: Any) -> Any:
         """``ite(term, #b1, #b0)``."""
         raw = z3.Z3_mk_ite(self._ref, term.as_ast(), self._one1.as_ast(), self._zero1.as_ast())
-        return z3.BitVecRef(raw, self._ctx)
+        return self._kept(z3.BitVecRef(raw, self._ctx))
 
     def bv_to_bool(self, term: Any) -> Any:
         """``term = #b1``."""
-        return z3.BoolRef(z3.Z3_mk_eq(self._ref, term.as_ast(), self._one1.as_ast()), self._ctx)
+        raw = z3.Z3_mk_eq(self._ref, term.as_ast(), self._one1.as_ast())
+        return self._kept(z3.BoolRef(raw, self._ctx))
+
+    @property
+    def retained_terms(self) -> int:
+        """Terms built in this context, all kept alive until it goes (see ``_kept``)."""
+        return len(self._retained)
 
     # -- solving ---------------------------------------------------------------------------
 
