@@ -27,6 +27,8 @@ from symex.env.posix import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings
 from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
+from symex.memo.opening import TreeIdentity, describe_inputs, open_recorder
+from symex.memo.recorder import MemoStatistics, TreeRecorder
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver, SolverBase
 from symex.solvers.chain import ChainStatistics
@@ -119,6 +121,9 @@ class Statistics:
     solver_layers: dict[str, float] = attrs.field(factory=dict)
     """Flat counters of the solver chain (``ChainStatistics.as_dict()``: ``cache_hits``,
     ``cex_time``, ``core_queries``...); empty without a chain."""
+    memo: MemoStatistics | None = None
+    """MoKlee's counters (replayed, new and lost instructions, divergences, pruned states,
+    tree size) when the run recorded or continued an execution tree."""
 
 
 @attrs.frozen
@@ -151,6 +156,10 @@ class ProgressSnapshot:
     """Resident set size of this process."""
     final: bool = False
     """True for the last call, made when exploration has ended (also after Ctrl-C)."""
+    replaying_states: int = 0
+    """Live states following a recorded tree (the rest explore)."""
+    memo: MemoStatistics | None = None
+    """The recorded tree's counters, when the run has one."""
 
 
 @attrs.frozen
@@ -212,7 +221,9 @@ class Exploration:
                  max_memory: float | None = None,
                  exit_on_error: bool | Collection[str] = False,
                  only_output_states_covering_new: bool = False,
-                 track_test_coverage: bool = False, progress_interval: float = 2.0) -> None:
+                 track_test_coverage: bool = False, progress_interval: float = 2.0,
+                 memo: TreeRecorder | None = None,
+                 replay_searcher: str | Sequence[str] = "dfs") -> None:
         self.program = program
         self.solver = solver
         self.hooks = hooks
@@ -235,6 +246,15 @@ class Exploration:
         self.tree = ExecutionTree()
         self.searcher = make_searcher(searcher, seed=seed, tree=self.tree,
                                       coverage=self.executor.coverage)
+        #: the recorded tree (None: the run records none); states replaying it are chosen by
+        #: their own searcher, before any state that explores beyond it
+        self.memo = memo
+        self.replay_searcher = None
+        if memo is not None:
+            memo.attach(self.executor)
+            self.replay_searcher = make_searcher(replay_searcher, seed=seed, tree=self.tree,
+                                                 coverage=self.executor.coverage)
+        self.replaying: set[int] = set()
         self.executor.on_fork = self._forked
         if hooks.on_new_coverage is not None:
             self.executor.on_new_coverage = self._new_coverage
@@ -271,15 +291,26 @@ class Exploration:
         self.next_progress = start + self.progress_interval
         state = self.executor.initial_state(entry, [])
         self.tree.add_root(state)
-        states = self._main_arguments(state, entry, args)
+        if self.memo is not None and not self.memo.start(state):
+            self.executor.messages.append(
+                "symex: the recorded tree is fully explored: nothing is left to explore "
+                "(replay it with restart_all_states / --restart-all-states)")
+            states = []
+        else:
+            states = self._main_arguments(state, entry, args)
+        if self.memo is not None:
+            pruned = self.memo.take_pruned()
+            for s in pruned:
+                self.tree.remove(s)
+            states = [s for s in states if s not in pruned]
         for s in states:
             # after the arguments: KLEE makes the files' and stdin's objects in this order
             install_world(self.executor, s, args, posix or PosixSetup())
-        self.searcher.update(None, states, [])
+        self._add_states(None, states)
         self.live = self.peak = len(states)
         halted = None
         try:
-            while not self.searcher.empty():
+            while not self._all_done():
                 halted = self._limit_reached(start)
                 if halted:
                     break
@@ -293,18 +324,72 @@ class Exploration:
             halted = self.stop_reason
         if halted:
             self._halt_remaining(halted)
+        elif self.memo is not None:
+            self.memo.run_completed()
         result = self._result(start, halted)
         if self.hooks.on_progress is not None:
             self.hooks.on_progress(self._snapshot(time.monotonic(), final=True))
         return result
 
+    def _all_done(self) -> bool:
+        """Whether no state is left (or, with stop_after_replay, none replaying)."""
+        if self.replay_searcher is not None and not self.replay_searcher.empty():
+            return False
+        if self.memo is not None and self.memo.stop_after_replay and not self.searcher.empty():
+            self.stop_reason = self.stop_reason or "stop-after-replay"
+            return False
+        return self.searcher.empty()
+
+    def _select(self) -> State:
+        """The state to run next: replaying ones first, in the replay searcher's order."""
+        if self.replay_searcher is not None and not self.replay_searcher.empty():
+            return self.replay_searcher.select()
+        return self.searcher.select()
+
+    def _add_states(self, current: State | None, added: list[State],
+                    removed: Sequence[State] = ()) -> None:
+        """Hand new states to the searcher of their kind (replaying or exploring), and the
+        news about ``current`` and ``removed`` to the searchers that hold them; a state that
+        stopped replaying moves to the exploring searcher."""
+        if self.replay_searcher is None:
+            self.searcher.update(current, added, removed)
+            return
+        memo = self.memo
+        replaying = self.replaying
+        to_replay = [s for s in added if memo.is_replaying(s)]
+        to_explore = [s for s in added if not memo.is_replaying(s)]
+        gone_replay = [s for s in removed if s.id in replaying]
+        gone_explore = [s for s in removed if s.id not in replaying]
+        moved: list[State] = []
+        if current is not None and current.id in replaying and current not in removed \
+                and not memo.is_replaying(current):
+            moved.append(current)
+        in_replay = current is not None and current.id in replaying
+        self.replay_searcher.update(current if in_replay else None, to_replay,
+                                    gone_replay + moved)
+        self.searcher.update(None if in_replay else current, to_explore + moved, gone_explore)
+        for s in to_replay:
+            replaying.add(s.id)
+        for s in gone_replay + moved:
+            replaying.discard(s.id)
+
     def _step(self) -> None:
         """Run one state for a time slice and hand the outcome to the searcher."""
         ex = self.executor
-        current = self.searcher.select()
+        current = self._select()
         removed: list[State] = []
+        budget = TIME_SLICE
+        memo = self.memo
         try:
-            ex.run(current, TIME_SLICE)
+            if memo is not None and current.id in self.replaying:
+                left = memo.replay_budget(current)
+                if left == 0:
+                    end = memo.reach_frontier(current)
+                    if end is not None:
+                        raise end
+                elif left is not None:
+                    budget = min(budget, left)
+            ex.run(current, budget)
         except Forked:
             pass
         except PathTerminated as end:
@@ -318,26 +403,38 @@ class Exploration:
             removed.append(current)
         added = ex.new_states
         ex.new_states = []
+        pruned = memo.take_pruned() if memo is not None else []
         for other, end in ex.ended:  # error siblings forked during the slice (already in the tree)
-            self._finish(other, end)
+            if other not in pruned:
+                self._finish(other, end)
             self.tree.remove(other)
         ex.ended = []
+        if pruned:
+            # states of a recorded subtree that is fully explored: no paths of this run
+            for s in pruned:
+                if s in added:
+                    added.remove(s)
+                    self.tree.remove(s)
+                elif s is current and current not in removed:
+                    removed.append(current)
         self.live += len(added)
         if self.max_depth is not None:
             for s in [current] + added:
                 if s not in removed and s.depth > self.max_depth:
-                    self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-depth reached"))
+                    self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-depth reached",
+                                                   limit=True))
                     removed.append(s)
         if self.max_states is not None and self.live - len(removed) > self.max_states:
             for s in reversed(added):
                 if self.live - len(removed) <= self.max_states:
                     break
                 if s not in removed:
-                    self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-states reached"))
+                    self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-states reached",
+                                                   limit=True))
                     removed.append(s)
         added_live = [s for s in added if s not in removed]
         removed_known = [s for s in removed if s is current or s not in added]
-        self.searcher.update(current, added_live, removed_known)
+        self._add_states(current, added_live, removed_known)
         for s in removed:
             self.tree.remove(s)
         self.live -= len(removed)
@@ -375,7 +472,9 @@ class Exploration:
             covered_instructions=coverage.instructions,
             total_instructions=coverage.total_instructions,
             solver_queries=queries, solver_time=solver_time, forks=self.executor.forks,
-            memory_mb=resident_mb(), final=final)
+            memory_mb=resident_mb(), final=final, replaying_states=len(self.replaying),
+            memo=(self.memo.statistics(self.executor.instructions, final=final)
+                  if self.memo is not None else None))
 
     def _core_solver_counts(self) -> tuple[int, float]:
         stats = self.solver.statistics
@@ -383,11 +482,13 @@ class Exploration:
         return getattr(stats, "core_queries", stats.queries), getattr(stats, "core_time", stats.time)
 
     def _halt_remaining(self, reason: str) -> None:
-        while not self.searcher.empty():
-            state = self.searcher.select()
-            self._finish(state, PathTerminated(PathStatus.PARTIAL, reason))
-            self.searcher.update(None, [], [state])
-            self.tree.remove(state)
+        for searcher in (self.replay_searcher, self.searcher):
+            while searcher is not None and not searcher.empty():
+                state = searcher.select()
+                self._finish(state, PathTerminated(PathStatus.PARTIAL, reason, limit=True))
+                searcher.update(None, [], [state])
+                self.tree.remove(state)
+        self.replaying.clear()
         self.live = 0
 
     def _main_arguments(self, state: State, entry: Function, args: ArgvSpec) -> list[State]:
@@ -415,15 +516,27 @@ class Exploration:
     # -- path ends ----------------------------------------------------------------------
 
     def _finish(self, state: State, end: PathTerminated) -> None:
+        memo = self.memo
+        recorded: dict[str, bytes] | None = None
+        if memo is not None:
+            recorded = memo.path_ended(state, end)
+            if not memo.counts(state):
+                return  # a replayed path that turned out to be no path
         self.counts[end.status] += 1
         if not end.emit_test:
+            if memo is not None:
+                memo.leaf_written(state, None)
             return
         covers_new = state.claim_new_coverage()
         if self.only_new and not covers_new and end.status is not PathStatus.ERROR:
+            if memo is not None:
+                memo.leaf_written(state, None)
             return
         objects: dict[str, bytes] = {}
         reason = end.reason
-        if state.symbolics:
+        if recorded is not None:
+            objects = recorded
+        elif state.symbolics:
             model = state.model
             if model is None:
                 try:
@@ -435,6 +548,8 @@ class Exploration:
                            for s in state.symbolics}
             elif not reason.endswith("inputs"):
                 reason = f"{reason}; no test inputs: the path condition is unsatisfiable"
+        if memo is not None:
+            memo.leaf_written(state, objects if objects or not state.symbolics else None)
         test = TestCase(objects=objects, status=end.status, error=end.error, reason=reason,
                         exit_code=end.exit_code, path=state.decisions(),
                         stdout=state.stdout, stderr=state.stderr,
@@ -480,10 +595,22 @@ class Exploration:
                               coverage.instructions, coverage.total_instructions),
             statistics=Statistics(self.executor.instructions, time.monotonic() - start,
                                   self.executor.forks, self.peak, queries, solver_time,
-                                  stats.as_dict() if isinstance(stats, ChainStatistics) else {}),
+                                  stats.as_dict() if isinstance(stats, ChainStatistics) else {},
+                                  memo=(self.memo.statistics(self.executor.instructions,
+                                                             final=True)
+                                        if self.memo is not None else None)),
             halted=halted,
-            messages=tuple(self.executor.messages),
+            messages=tuple(self.executor.messages) + (
+                tuple(self.memo.messages) if self.memo is not None else ()),
         )
+
+
+def tree_identity(program: Program, entry: str, argv: ArgvSpec,
+                  posix: PosixSetup) -> TreeIdentity:
+    """What an execution tree recorded by this run belongs to: the program and its inputs
+    spec (entry, command line in KLEE's syntax, stdin, host files)."""
+    return TreeIdentity.of(program.path, program.ir_text,
+                           describe_inputs(entry, argv.words(), posix.stdin, posix.host_files))
 
 
 def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: int = 0,
@@ -501,7 +628,11 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             sym_args: ArgvSpec | Sequence[ArgvItem] | None = None,
             sym_files: tuple[int, int] | None = None, sym_stdin: int | None = None,
             stdin: bytes | str | None = None,
-            host_files: Sequence[str | os.PathLike[str]] | None = None) -> Result:
+            host_files: Sequence[str | os.PathLike[str]] | None = None,
+            record_tree: str | os.PathLike[str] | None = None,
+            continue_with: str | os.PathLike[str] | None = None,
+            restart_all_states: bool = False, stop_after_replay: bool = False,
+            replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -539,6 +670,16 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     end of file at once). ``host_files``: paths of host files the program may open for
     reading (read when exploration starts; nothing is ever written to the host). What a path
     writes to descriptors 1 and 2 is its test's ``stdout`` and ``stderr``.
+
+    Memoized exploration (:mod:`symex.memo`, docs/memo.md): ``record_tree=PATH`` records the
+    execution tree into a new SQLite file as the run goes; ``continue_with=DIR_OR_FILE``
+    replays a recorded tree without the solver, skips its fully explored subtrees, explores on
+    from the paths it left open (cut by a limit, or still running when its run stopped), and
+    extends it in place (with ``record_tree`` too: extends a copy at ``record_tree``).
+    ``restart_all_states``: replay every recorded path, skipping none; ``stop_after_replay``:
+    stop once the recorded paths are replayed; ``replay_searcher``: the order of the replay
+    (the searchers' names; ``searcher`` orders what is new). ``hash_constants``: divergence
+    detection compares constants too (for a new tree; a continued one keeps its setting).
     """
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
@@ -557,22 +698,31 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         raise ConfigError("stdin and sym_stdin both give standard input; pass one of them")
     argv = ArgvSpec(concrete + tuple(extra) + environment)
     posix = PosixSetup.make(stdin, host_files)
+    if (restart_all_states or stop_after_replay) and continue_with is None:
+        raise ConfigError("restart_all_states and stop_after_replay replay a recorded tree; "
+                          "pass continue_with=DIR as well")
     owns_solver = isinstance(solver, str)
     core = create_core_solver(solver, timeout=solver_timeout) if isinstance(solver, str) else solver
-    backend: Solver = core
-    recorder = None
-    if write_queries is not None:
-        if not isinstance(core, SolverBase):
-            raise ConfigError("write_queries needs a solver built by symex (a SolverBase)")
-        # imported here: recording pulls in the SMT-LIB writer, which plain runs do not need
-        from symex.solvers.recording import QueryRecorder
-        # inside the chain: the log holds exactly the queries that reached the core solver
-        recorder = backend = QueryRecorder(core, write_queries)
-    if solver_chain:
-        if not isinstance(backend, SolverBase):
-            raise ConfigError("solver_chain needs a solver built by symex (a SolverBase)")
-        backend = with_chain(backend, solver_chain)
+    query_log = recorder = None
     try:
+        backend: Solver = core
+        if write_queries is not None:
+            if not isinstance(core, SolverBase):
+                raise ConfigError("write_queries needs a solver built by symex (a SolverBase)")
+            # imported here: recording pulls in the SMT-LIB writer, which plain runs do not need
+            from symex.solvers.recording import QueryRecorder
+            # inside the chain: the log holds exactly the queries that reached the core solver
+            query_log = backend = QueryRecorder(core, write_queries)
+        if solver_chain:
+            if not isinstance(backend, SolverBase):
+                raise ConfigError("solver_chain needs a solver built by symex (a SolverBase)")
+            backend = with_chain(backend, solver_chain)
+        if record_tree is not None or continue_with is not None:
+            recorder, memo_messages = open_recorder(
+                tree_identity(program, entry, argv, posix), record_tree=record_tree, continue_with=continue_with,
+                hash_constants=hash_constants, restart_all_states=restart_all_states,
+                stop_after_replay=stop_after_replay)
+            recorder.messages[:0] = memo_messages
         run = Exploration(program, backend, searcher=searcher, seed=seed, max_time=max_time,
                           max_instructions=max_instructions, max_depth=max_depth,
                           max_states=max_states, emit_all_errors=emit_all_errors,
@@ -581,10 +731,13 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
                           exit_on_error=exit_on_error,
                           only_output_states_covering_new=only_output_states_covering_new,
                           track_test_coverage=track_test_coverage,
-                          progress_interval=progress_interval)
+                          progress_interval=progress_interval, memo=recorder,
+                          replay_searcher=replay_searcher)
         return run.run(program.functions[entry], argv, posix)
     finally:
         if recorder is not None:
-            recorder.close_log()
+            recorder.close()
+        if query_log is not None:
+            query_log.close_log()
         if owns_solver:
             core.close()

@@ -44,14 +44,22 @@ def _count(n: float) -> str:
 
 
 def format_progress(snapshot: Any) -> str:
-    """One line: elapsed, instructions, live states, paths, errors, coverage, solver share."""
+    """One line: elapsed, instructions, live states, paths, errors, coverage, solver share,
+    and, for a run over a recorded tree, its replay."""
     s = snapshot
     lines = 100.0 * s.covered_lines / s.total_lines if s.total_lines else 0.0
     branches = 100.0 * s.covered_branches / s.total_branches if s.total_branches else 0.0
     solver = 100.0 * s.solver_time / s.elapsed if s.elapsed > 0 else 0.0
+    memo = getattr(s, "memo", None)
+    tree = ""
+    if memo is not None:
+        # MoKlee's view: how much was replayed, and what the replay found
+        tree = (f" | tree: {getattr(s, 'replaying_states', 0)} replaying, "
+                f"{_count(memo.replayed_instructions)} replayed, {memo.pruned_states} pruned"
+                + (f", {memo.diverged_states} diverged" if memo.diverged_states else ""))
     return (f"[{s.elapsed:6.1f}s] {_count(s.instructions)} instrs, {s.live_states} states, "
             f"{s.completed} completed, {s.errors} errors | lines {lines:.1f}%, "
-            f"branches {branches:.1f}% | solver {solver:.0f}%")
+            f"branches {branches:.1f}% | solver {solver:.0f}%{tree}")
 
 
 class ProgressDisplay:

@@ -3,7 +3,8 @@
 Table ``stats`` has one row per snapshot (columns named as KLEE's where the meaning is the same:
 ``WallTime``, ``Instructions``, ``CoveredInstructions``, ``UncoveredInstructions``,
 ``NumStates``, ``NumQueries``, ``SolverTime``; plus line and branch coverage, forks, path
-counts, tests and memory). Table ``solver_layers(name, value)`` holds the solver chain's
+counts, tests and memory; and MoKlee's ``Irepl``, ``Inew``, ``Ilost``, ``SDiv``, ``SPrepl``,
+``Qrepl``, ``PTTime``, ``TreeBytes``, ``TreeNodes`` for runs over a recorded tree). Table ``solver_layers(name, value)`` holds the solver chain's
 counters, written when the run ends. Each row is committed on its own, so the file is a valid
 database whenever the run is interrupted. :func:`read_run_stats` reads it back for
 ``symex stats``.
@@ -41,6 +42,16 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "PartialPaths": ("INTEGER", "partial"),
     "Tests": ("INTEGER", "tests"),
     "MemoryMB": ("REAL", "memory_mb"),
+    # MoKlee's columns (zero for a run without a recorded tree); see symex.memo
+    "Irepl": ("INTEGER", "memo.replayed_instructions"),
+    "Inew": ("INTEGER", "memo.new_instructions"),
+    "Ilost": ("INTEGER", "memo.lost_instructions"),
+    "SDiv": ("INTEGER", "memo.diverged_states"),
+    "SPrepl": ("INTEGER", "memo.pruned_states"),
+    "Qrepl": ("INTEGER", "memo.replayed_queries"),
+    "PTTime": ("REAL", "memo.tree_time"),
+    "TreeBytes": ("INTEGER", "memo.tree_bytes"),
+    "TreeNodes": ("INTEGER", "memo.tree_nodes"),
 }
 
 _CREATE = (
@@ -58,8 +69,11 @@ class RunStatsError(SymexError):
 
 def _row(snapshot: Any) -> tuple[Any, ...]:
     values = []
+    memo = getattr(snapshot, "memo", None)
     for name, (_, attribute) in COLUMNS.items():
-        if attribute is not None:
+        if attribute is not None and attribute.startswith("memo."):
+            values.append(getattr(memo, attribute[5:]) if memo is not None else 0)
+        elif attribute is not None:
             values.append(getattr(snapshot, attribute))
         else:  # UncoveredInstructions
             values.append(snapshot.total_instructions - snapshot.covered_instructions)
@@ -167,6 +181,8 @@ def read_run_stats(path: str | os.PathLike[str]) -> RunStats:
     except sqlite3.Error as exc:
         raise RunStatsError(f"{where} is not a run.stats written by symex ({exc}); "
                             f"pass a directory written by 'symex run'") from exc
-    last = {name: (float(row[name]) if row is not None and row[name] is not None else 0.0)
+    present = set(row.keys()) if row is not None else set()
+    # a column the file lacks (written by an older symex) reads as zero
+    last = {name: (float(row[name]) if name in present and row[name] is not None else 0.0)
             for name in COLUMNS}
     return RunStats(last=last, rows=count, solver_layers=layers)

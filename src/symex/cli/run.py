@@ -29,9 +29,13 @@ from typing import Any, Callable
 
 from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
-from symex.engine import Hooks, Result, explore
+from symex.engine import Hooks, Result, explore, tree_identity
+from symex.env.posix import PosixSetup
 from symex.errors import ConfigError, SymexError
 from symex.loading import compile, load
+from symex.memo.format import TREE_FILE
+from symex.memo.opening import check_identity, find_tree
+from symex.memo.store import TreeStore
 from symex.output import OutputDirectory, RunSummary
 from symex.progress import ProgressDisplay, ProgressMode
 from symex.runstats import RunStatsWriter
@@ -161,6 +165,25 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     output.add_argument("--progress-interval", type=_seconds, default=10.0, metavar="TIME",
                         help="seconds between progress lines when stderr is not a terminal "
                              "(default 10)")
+    memo = run.add_argument_group(
+        "memoized exploration (the execution tree, MoKlee's workflow; docs/memo.md)")
+    memo.add_argument("--record-tree", action="store_true",
+                      help=f"record the execution tree into OUTDIR/{TREE_FILE} as the run goes "
+                           f"(with --continue-with: extend a copy there, not the original)")
+    memo.add_argument("--continue-with", metavar="DIR",
+                      help="replay the tree recorded in DIR without the solver, skip its fully "
+                           "explored subtrees, explore on from where it stopped, and extend it "
+                           "in place")
+    memo.add_argument("--restart-all-states", action="store_true",
+                      help="replay every recorded path (skip none)")
+    memo.add_argument("--stop-after-replay", action="store_true",
+                      help="stop when the recorded paths are replayed")
+    memo.add_argument("--replay-search", action="append", metavar="NAME",
+                      help=f"the order of the replay (default dfs): "
+                           f"{', '.join(n for n in SEARCHER_NAMES if n != 'random-path')}")
+    memo.add_argument("--hash-constants", action=argparse.BooleanOptionalAction, default=True,
+                      help="divergence detection compares constants in conditions too "
+                           "(default: yes; a continued tree keeps its own setting)")
     solving = run.add_argument_group("solver and compiler")
     solving.add_argument("--solver", default="z3", metavar="CONFIG")
     solving.add_argument("-O", dest="optimize", metavar="LEVEL",
@@ -181,6 +204,13 @@ def _print_summary(result: Result, directory: str) -> None:
     write(f"symex: line coverage {c.percent:.1f}% ({len(c.covered_lines)} of {len(c.total_lines)} "
           f"lines); branch coverage {c.branch_percent:.1f}% ({len(c.covered_branches)} of "
           f"{len(c.total_branches)} branches)\n")
+    m = s.memo
+    if m is not None:
+        write(f"symex: execution tree: {m.replayed_instructions} instructions replayed, "
+              f"{m.new_instructions} new, {m.replayed_queries} queries saved, {m.pruned_states} "
+              f"states pruned, {m.diverged_states} diverged ({m.lost_instructions} instructions "
+              f"lost); {m.tree_nodes} nodes, {m.tree_bytes} bytes "
+              f"({m.bytes_per_node:.0f} per node)\n")
     if result.halted:
         write(f"symex: stopped early: {result.halted}\n")
     write(f"symex: output directory: {directory}\n")
@@ -246,6 +276,15 @@ def _validate(options: argparse.Namespace) -> None:
         for name in (n.strip() for n in spec.split("+")):
             if name not in SEARCHER_NAMES and name != "covnew":
                 raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(SEARCHER_NAMES)}")
+    for spec in options.replay_search or []:
+        for name in (n.strip() for n in spec.split("+")):
+            if name == "random-path" or (name not in SEARCHER_NAMES and name != "covnew"):
+                raise ConfigError(f"unknown or unusable --replay-search '{name}'; choose from "
+                                  f"dfs, bfs, random-state, nurs:covnew")
+    if (options.restart_all_states or options.stop_after_replay or options.replay_search) \
+            and not options.continue_with:
+        raise ConfigError("--restart-all-states, --stop-after-replay and --replay-search replay "
+                          "a recorded tree; add --continue-with DIR")
     parse_config(options.solver)
     if not os.path.exists(options.program):
         raise ConfigError(f"{options.program}: no such file; give a .c, .ll or .bc file")
@@ -297,6 +336,9 @@ def main(options: argparse.Namespace) -> int:
             program = load(options.program)
         else:
             program = compile(options.program, flags)
+        if options.continue_with:
+            # every check before the output directory exists: bad input leaves nothing behind
+            _check_tree(options, program, argv)
         # the .ktest args field: the command line in KLEE's syntax, as KLEE writes it
         out = OutputDirectory.create(options.output_dir, program_args=[options.program, *argv.words()],
                                      emit_all_errors=options.emit_all_errors,
@@ -308,6 +350,26 @@ def main(options: argparse.Namespace) -> int:
         sys.stderr.write("symex: interrupted\n")
         return 130
     return _explore_into(options, program, out, argv)
+
+
+def _check_tree(options: argparse.Namespace, program: Any, argv: ArgvSpec) -> None:
+    """Refuse a --continue-with tree that is missing, damaged, newer, or recorded for another
+    program or other inputs (raises TreeFileError)."""
+    store = TreeStore.open(find_tree(options.continue_with), writable=False)
+    try:
+        check_identity(store, tree_identity(
+            program, "main", argv, PosixSetup.make(_stdin_bytes(options), options.host_files)))
+    finally:
+        store.close()
+
+
+def _tree_paths(options: argparse.Namespace, out: OutputDirectory) -> dict[str, Any]:
+    """explore()'s record_tree / continue_with for the memo options."""
+    if options.continue_with:
+        return {"continue_with": options.continue_with,
+                "record_tree": out.path / TREE_FILE if options.record_tree else None}
+    return {"record_tree": out.path / TREE_FILE if options.record_tree else None,
+            "continue_with": None}
 
 
 def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirectory,
@@ -355,7 +417,12 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                              progress_interval=_snapshot_interval(display),
                              solver=options.solver, emit_all_errors=options.emit_all_errors,
                              write_queries=options.write_queries, sym_args=argv, hooks=hooks,
-                             stdin=_stdin_bytes(options), host_files=options.host_files)
+                             stdin=_stdin_bytes(options), host_files=options.host_files,
+                             restart_all_states=options.restart_all_states,
+                             stop_after_replay=options.stop_after_replay,
+                             replay_searcher=options.replay_search or "dfs",
+                             hash_constants=options.hash_constants,
+                             **_tree_paths(options, out))
         except SymexError as exc:
             display.close()
             sys.stderr.write(f"symex: error: {' '.join(str(exc).split())}\n")
@@ -434,6 +501,11 @@ def _finish(options: argparse.Namespace, program: Any, out: OutputDirectory, res
         covered_branches=len(cov.covered_branches), total_branches=len(cov.total_branches)))
     for warning in warnings:
         sys.stderr.write(warning + "\n")
+    if result.statistics.memo is not None:
+        # the tree's own news: a changed program, divergences (also in messages.txt)
+        for message in result.messages:
+            if "recorded" in message or "tree" in message:
+                sys.stderr.write(message + "\n")
     try:
         _print_summary(result, os.fspath(out.path))
     except BrokenPipeError:  # e.g. `symex run ... | head`

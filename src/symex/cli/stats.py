@@ -1,7 +1,10 @@
 """``symex stats DIR...``: the table KLEE users know from ``klee-stats``, read from run.stats.
 
 Columns: Path, Instrs, Time(s), ICov(%), BCov(%), ICount, TSolver(%); ``--print-all`` adds
-States, Queries, CacheHits, CacheMisses and one time column per solver layer. A ``Total`` row
+States, Queries, CacheHits, CacheMisses, one time column per solver layer, and MoKlee's
+columns for runs over a recorded execution tree: Irepl, Inew, Ilost (instructions replayed,
+new, lost to divergences), SDiv (diverged states), SPrepl (pruned states), Qrepl (queries the
+replay saved), PTTime(s) (tree upkeep), TreeBytes and BytesPerNode. A ``Total`` row
 follows when several directories are given. A rich table on a terminal, aligned plain text
 otherwise, CSV with ``--csv``.
 """
@@ -20,6 +23,10 @@ __all__ = ["BASIC_COLUMNS", "add_parser", "main", "stats_table"]
 
 BASIC_COLUMNS = ("Path", "Instrs", "Time(s)", "ICov(%)", "BCov(%)", "ICount", "TSolver(%)")
 _EXTRA_COLUMNS = ("States", "Queries", "CacheHits", "CacheMisses")
+#: MoKlee's columns: (title, run.stats column)
+_MEMO_COLUMNS = (("Irepl", "Irepl"), ("Inew", "Inew"), ("Ilost", "Ilost"), ("SDiv", "SDiv"),
+                 ("SPrepl", "SPrepl"), ("Qrepl", "Qrepl"), ("PTTime(s)", "PTTime"),
+                 ("TreeBytes", "TreeBytes"))
 #: solver_layers counters whose hits answer a query without the core solver
 _CACHE_LAYERS = ("cache_hits", "cex_hits")
 
@@ -56,6 +63,10 @@ def _values(path: str, run: RunStats, print_all: bool,
                 int(sum(layers.get(k, 0) for k in _CACHE_LAYERS)),
                 int(layers.get("core_queries", last["NumQueries"]))]
         row += [round(layers.get(key, 0.0), 3) for _, key in layer_columns]
+        row += [round(last[column], 3) if column == "PTTime" else int(last[column])
+                for _, column in _MEMO_COLUMNS]
+        nodes = last["TreeNodes"]
+        row.append(round(last["TreeBytes"] / nodes, 1) if nodes else 0.0)
     return row
 
 
@@ -76,6 +87,9 @@ def _total(rows: list[list[object]], runs: list[RunStats], print_all: bool) -> l
             values = [row[column] for row in rows]
             summed = sum(v for v in values if isinstance(v, (int, float)))
             total.append(round(summed, 3) if isinstance(summed, float) else summed)
+        # a ratio is not summed: the whole of the runs' bytes over the whole of their nodes
+        nodes = sum(r.last["TreeNodes"] for r in runs)
+        total[-1] = round(sum(r.last["TreeBytes"] for r in runs) / nodes, 1) if nodes else 0.0
     return total
 
 
@@ -95,6 +109,7 @@ def stats_table(directories: list[str], print_all: bool = False) -> tuple[list[s
     header = list(BASIC_COLUMNS)
     if print_all:
         header += list(_EXTRA_COLUMNS) + [title for title, _ in layer_columns]
+        header += [title for title, _ in _MEMO_COLUMNS] + ["BytesPerNode"]
     rows = [_values(d, r, print_all, layer_columns) for d, r in zip(directories, runs)]
     if len(rows) > 1:
         rows.append(_total(rows, runs, print_all))

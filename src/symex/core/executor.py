@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
+import time
 from typing import Any, Callable, Mapping
 
 import immutables
@@ -30,6 +32,16 @@ from symex.core.memory import (
     encode,
 )
 from symex.core.coverage import CoverageMap, successor_targets
+from symex.core.forks import (
+    NO_MODEL,
+    SPLIT_BOTH,
+    SPLIT_FALSE_ONLY,
+    SPLIT_TRUE_ONLY,
+    DecisionMemo,
+    DecisionTag,
+    ForkKind,
+    Site,
+)
 from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError
 from symex.core.state import Frame, State
 from symex.core.constraints import substitute
@@ -70,6 +82,8 @@ _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
 JMP_BUF_MAGIC = 0x706D6A78656D7973
 _WORD = Access(ValueKind.INT, 8, 64)
 _POINTER_ACCESS = Access(ValueKind.PTR, 8, 64)
+#: Executor.split's answer for each replayed SPLIT answer (0 false only, 1 true only, 2 both)
+_REPLAYED_SPLITS = ((None, NO_MODEL), (NO_MODEL, None), (NO_MODEL, NO_MODEL))
 
 
 class Executor:
@@ -105,12 +119,17 @@ class Executor:
         self.on_fork: Callable[[State, State], None] | None = None
         self.on_new_coverage: Callable[[State, Function, int], None] | None = None
         self.messages: list[str] = []
+        #: the recorder of the execution tree (memo.TreeRecorder), None when not recording
+        self.memo: DecisionMemo | None = None
+        #: the state run() is executing, whose count of instructions lags (see live_instructions)
+        self._running: State | None = None
 
     # -- running ------------------------------------------------------------------------
 
     def run(self, state: State, budget: int) -> None:
         """Execute up to ``budget`` instructions of ``state``; raises PathTerminated/Forked."""
         n = 0
+        self._running = state
         try:
             while n < budget:
                 frame = state.frame
@@ -119,9 +138,28 @@ class Executor:
                 frame.code[pc](state, frame, frame.regs)
                 n += 1
         finally:
+            self._running = None
             state.instructions += n
             state.since_new_coverage += n
             self.instructions += n
+
+    def live_instructions(self, state: State) -> int:
+        """Instructions ``state`` has executed, counting the time slice it is running in.
+
+        run() keeps the slice's count in a local variable and adds it to the state only when
+        the slice ends (a per-instruction attribute write would slow every instruction down);
+        a fork or a recorded decision in the middle of a slice reads that local from run()'s
+        frame instead. Rare (forks and decision points only), so the frame walk is cheap."""
+        if state is not self._running:
+            return state.instructions
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code is not _RUN_CODE:
+            frame = frame.f_back
+        if frame is None:
+            return state.instructions
+        # the instructions before the one being executed: a fork raises Forked out of that
+        # step, so run() never counts it for the state that forked
+        return state.instructions + frame.f_locals["n"]
 
     def current_instruction(self, state: State) -> Instruction | None:
         """The instruction the state is executing (or just executed)."""
@@ -176,13 +214,33 @@ class Executor:
         return state
 
     def fork(self, state: State) -> State:
-        """A new state sharing ``state``'s memory; queued for the searcher."""
+        """A new state sharing ``state``'s memory; queued for the searcher. The caller makes
+        every state of the fork take its decision, then calls :meth:`record_fork`."""
         child = state.fork(self.new_state_id())
+        child.instructions = self.live_instructions(state)
         self.forks += 1
         self.new_states.append(child)
         if self.on_fork is not None:
             self.on_fork(state, child)
         return child
+
+    def record_fork(self, kind: ForkKind, condition: E.Expr | None, states: list[State]) -> None:
+        """Tell the tree recorder about a fork: ``states[0]`` forked the others at its current
+        instruction; each took its decision already."""
+        if self.memo is not None:
+            self.memo.forked(kind, condition, states, self.site_of(states[0]))
+
+    def site_of(self, state: State) -> Site | None:
+        """Where ``state`` is: the instruction it is executing (None once main returned)."""
+        frame = state.frame
+        if frame is None:
+            return None
+        index = max(frame.pc - 1, 0)
+        block = frame.block
+        ins = block.instructions[index] if index < len(block.instructions) else None
+        loc = ins.location if ins is not None else None
+        return Site(frame.function.name, block.index, index,
+                    loc.file if loc is not None else None, loc.line if loc is not None else None)
 
     # -- solver -------------------------------------------------------------------------
 
@@ -195,12 +253,16 @@ class Executor:
     def solve(self, state: State, extra: tuple[E.Expr, ...]) -> dict[E.Array, bytes] | None:
         """Inputs satisfying the state's constraints plus ``extra``, or None if there are none."""
         arrays = [s.array for s in state.symbolics]
+        started = time.perf_counter() if self.memo is not None else 0.0
         try:
             values = self.solver.get_initial_values(state.constraints + extra, arrays)
         except SolverUnknown as exc:
             raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
         except SolverError:
             return None  # get_initial_values raises exactly when the constraints are unsatisfiable
+        finally:
+            if self.memo is not None:
+                self.memo.solver_used(state, time.perf_counter() - started)
         return dict(zip(arrays, values))
 
     def model_of(self, state: State) -> dict[E.Array, bytes]:
@@ -212,15 +274,29 @@ class Executor:
             state.model = model
         return state.model
 
-    def split(self, state: State, condition: E.Expr) -> tuple[dict | None, dict | None]:
+    def split(self, state: State, condition: E.Expr) -> tuple[Any, Any]:
         """Inputs taking the path with ``condition`` true, and with it false (None where that
-        is impossible). The state's model decides one side; at most one solver query."""
-        model = self.model_of(state)
+        is impossible; ``NO_MODEL`` where it is possible, as a replayed path knows, but the
+        inputs are not known). The state's model decides one side; at most one solver query."""
         if condition.op is E.Op.CONST:
-            return (model, None) if condition.value else (None, model)
+            # no question to ask: the state's inputs (known or not) stay as they are
+            known = state.model if state.model is not None else NO_MODEL
+            return (known, None) if condition.value else (None, known)
+        memo = self.memo
+        if memo is not None:
+            replayed = memo.replayed_answer(state, DecisionTag.SPLIT, condition)
+            if replayed is not None:
+                return _REPLAYED_SPLITS[replayed]
+        model = self.model_of(state)
         if E.Assignment(model).evaluate(condition):
-            return model, self.solve(state, (E.bool_not(condition),))
-        return self.solve(state, (condition,)), model
+            sides = model, self.solve(state, (E.bool_not(condition),))
+        else:
+            sides = self.solve(state, (condition,)), model
+        if memo is not None:
+            memo.note_answer(state, DecisionTag.SPLIT, condition,
+                             SPLIT_BOTH if sides[0] is not None and sides[1] is not None
+                             else SPLIT_TRUE_ONLY if sides[0] is not None else SPLIT_FALSE_ONLY)
+        return sides
 
     def evaluate(self, state: State, condition: E.Expr) -> Validity:
         """Validity of a width-1 condition on the state's path."""
@@ -239,7 +315,15 @@ class Executor:
         value = self.simplify(state, value)
         if value.op is E.Op.CONST:
             return value.value
-        return E.Assignment(self.model_of(state)).evaluate(value)
+        memo = self.memo
+        if memo is not None:
+            replayed = memo.replayed_answer(state, DecisionTag.VALUE, value)
+            if replayed is not None:
+                return replayed
+        result = E.Assignment(self.model_of(state)).evaluate(value)
+        if memo is not None:
+            memo.note_answer(state, DecisionTag.VALUE, value, result)
+        return result
 
     def concretize(self, state: State, value: Any, width: int, why: str) -> int:
         """Fix a symbolic value to one possible value, recording the choice as a constraint."""
@@ -256,10 +340,34 @@ class Executor:
     def follow_model(self, state: State, condition: E.Expr) -> bool:
         """Decide a symbolic condition without forking: take the side the state's model
         satisfies (feasible by construction, and no solver query) and assume it."""
-        model = self.model_of(state)
-        holds = bool(E.Assignment(model).evaluate(condition))
-        state.add_constraint(condition if holds else E.bool_not(condition), model=model)
+        memo = self.memo
+        replayed = None if memo is None else memo.replayed_answer(state, DecisionTag.SPLIT,
+                                                                  condition)
+        if replayed is not None:
+            holds = replayed == SPLIT_TRUE_ONLY
+        else:
+            holds = bool(E.Assignment(self.model_of(state)).evaluate(condition))
+            if memo is not None:
+                memo.note_answer(state, DecisionTag.SPLIT, condition,
+                                 SPLIT_TRUE_ONLY if holds else SPLIT_FALSE_ONLY)
+        state.add_constraint(condition if holds else E.bool_not(condition), model=state.model)
         return holds
+
+    def choose_option(self, state: State, options: list[E.Expr]) -> int:
+        """The index of the first of ``options`` (width-1 conditions, one of which the inputs
+        satisfy) that the state's inputs satisfy; it is assumed. No fork, no query."""
+        memo = self.memo
+        key = options[0]
+        replayed = None if memo is None else memo.replayed_answer(state, DecisionTag.OPTION, key)
+        if replayed is not None:
+            chosen = replayed
+        else:
+            assignment = E.Assignment(self.model_of(state))
+            chosen = next(i for i, hit in enumerate(options) if assignment.evaluate(hit))
+            if memo is not None:
+                memo.note_answer(state, DecisionTag.OPTION, key, chosen)
+        state.add_constraint(options[chosen], model=state.model)
+        return chosen
 
     def take_outcome(self, fn: Function, outcomes: bytearray | None, slot: int) -> None:
         """Record a branch outcome (``outcomes`` None: the branch does not count)."""
@@ -300,6 +408,7 @@ class Executor:
         child.decide(0)
         state.depth += 1
         child.depth += 1
+        self.record_fork(ForkKind.BRANCH, condition, [state, child])
         self.jump(state, frame, true_edge, fcode)
         self.jump(child, child.frame, false_edge, fcode)
         raise Forked()
@@ -363,6 +472,7 @@ class Executor:
         state.add_constraint(E.bool_not(bad), model=if_ok)
         child.decide(1)
         state.decide(0)
+        self.record_fork(ForkKind.ERROR_CHECK, bad, [state, child])
         self.ended.append((child, PathTerminated(PathStatus.ERROR, message, error)))
 
     # -- errors -------------------------------------------------------------------------
@@ -469,10 +579,11 @@ class Executor:
             elif self.evaluate(state, same) is not Validity.TRUE:
                 child = self.fork(state)
                 child.add_constraint(E.bool_not(same))
-                child.frame.pc -= 1  # the child resolves the pointer again
                 child.decide(0)
                 state.decide(1)
                 state.add_constraint(same)
+                self.record_fork(ForkKind.FUNCTION_POINTER, same, [state, child])
+                child.frame.pc -= 1  # the child resolves the pointer again
             target = value
         fn = self.program.functions_by_address.get(target)
         if fn is None:
@@ -620,10 +731,11 @@ class Executor:
         if if_out is not None:
             child = self.fork(state)
             child.add_constraint(E.bool_not(in_bounds), model=if_out)
-            child.frame.pc -= 1  # the child tries the access again, under "not in this object"
             child.decide(0)
             state.decide(1)
             state.add_constraint(in_bounds, model=if_in)
+            self.record_fork(ForkKind.POINTER, in_bounds, [state, child])
+            child.frame.pc -= 1  # the child tries the access again, under "not in this object"
         offset = V.simplify(E.extract(offset64, 0, 32))
         return os, offset
 
@@ -1452,27 +1564,27 @@ def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
         options.append((default, not_any))
         if ex.forks_exhausted():
             # no forking: the one option the state's model satisfies
-            model = ex.model_of(state)
-            assignment = E.Assignment(model)
-            edge, hit = next((edge, hit) for edge, hit in options
-                             if assignment.evaluate(ex.simplify(state, hit)))
-            state.add_constraint(ex.simplify(state, hit), model=model)
+            chosen = ex.choose_option(state, [ex.simplify(state, hit) for _, hit in options])
+            edge = options[chosen][0]
             take(fn, outcomes, slot_of[edge.target])
             ex.jump(state, frame, edge, fcode)
             return
-        feasible = [(edge, hit) for edge, hit in options
+        feasible = [(index, edge, hit) for index, (edge, hit) in enumerate(options)
                     if ex.evaluate(state, hit) is not Validity.FALSE]
         if len(feasible) == 1:
-            edge, hit = feasible[0]
+            _, edge, hit = feasible[0]
             take(fn, outcomes, slot_of[edge.target])
             ex.jump(state, frame, edge, fcode)
             return
-        # fork every sibling before any of them takes its constraint
+        # fork every sibling before any of them takes its constraint; each state's decision
+        # is the index of its option (case targets in order, then the default)
         states = [state] + [ex.fork(state) for _ in feasible[1:]]
-        for choice, ((edge, hit), target_state) in enumerate(zip(feasible, states)):
+        for (index, edge, hit), target_state in zip(feasible, states):
             target_state.add_constraint(hit)
-            target_state.decide(choice)
+            target_state.decide(index)
             target_state.depth += 1
+        ex.record_fork(ForkKind.SWITCH, cond, states)
+        for (_, edge, _), target_state in zip(feasible, states):
             take(fn, outcomes, slot_of[edge.target])
             ex.jump(target_state, target_state.frame, edge, fcode)
         raise Forked()
@@ -1726,3 +1838,7 @@ def _build_vaarg(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> A
         ex.write(state, area_field, pointer_access, V.binary("add", area, step_size, 64))
     return step
 
+
+
+#: the code of the interpreter loop, whose slice counter live_instructions reads
+_RUN_CODE = Executor.run.__code__

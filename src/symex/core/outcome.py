@@ -94,13 +94,17 @@ class PathTerminated(Exception):
     """Raised inside the interpreter to end the current path; the engine catches it."""
 
     def __init__(self, status: PathStatus, reason: str = "", error: ProgramError | None = None,
-                 exit_code: int | None = None, emit_test: bool = True) -> None:
+                 exit_code: int | None = None, emit_test: bool = True,
+                 limit: bool = False) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason
         self.error = error
         self.exit_code = exit_code
         self.emit_test = emit_test
+        #: a limit of the run stopped the path (time, depth, states...), not the path itself:
+        #: a later run over the recorded tree explores on from there
+        self.limit = limit
 
 
 class Forked(Exception):

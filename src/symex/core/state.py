@@ -8,6 +8,7 @@ import immutables
 
 from symex import expr as E
 from symex.core.constraints import equality_of
+from symex.core.forks import NO_MODEL
 from symex.core.memory import MemoryObject, ObjectKind, ObjectState
 from symex.ir.program import Block, Function
 
@@ -64,7 +65,7 @@ class State:
         "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
         "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
         "exit_code", "names", "array_counter", "model", "equalities", "blocks", "claims",
-        "posix",
+        "posix", "memo",
     )
 
     def __init__(self, state_id: int, first_segment: int) -> None:
@@ -102,6 +103,9 @@ class State:
         self.claims: list[Any] | None = None
         #: files and descriptors (env.posix.PosixWorld, immutable: forks share it)
         self.posix: Any = None
+        #: where the path is in a recorded execution tree (memo.PathCursor), None without one;
+        #: a fork hands each new state its own (DecisionMemo.forked)
+        self.memo: Any = None
 
     def fork(self, state_id: int) -> State:
         """A child state sharing everything; both sides get fresh copy-on-write tokens."""
@@ -131,6 +135,7 @@ class State:
         child.blocks = None if self.blocks is None else set(self.blocks)
         child.claims = self.claims
         child.posix = self.posix
+        child.memo = self.memo
         return child
 
     def claim_new_coverage(self) -> bool:
@@ -163,7 +168,8 @@ class State:
 
     def add_constraint(self, condition: E.Expr, *, model: dict[E.Array, bytes] | None = None) -> None:
         """Assume ``condition`` (width 1) from now on. ``model``, when given, is an input
-        assignment known to satisfy all constraints including this one."""
+        assignment known to satisfy all constraints including this one (``NO_MODEL``: the
+        condition is feasible, but no such assignment is known)."""
         if condition.op is E.Op.CONST:
             return
         self.constraints = self.constraints + (condition,)
@@ -172,7 +178,9 @@ class State:
             equalities = dict(self.equalities)
             equalities[equality[0]] = equality[1]
             self.equalities = equalities
-        if model is not None:
+        if model is NO_MODEL:
+            self.model = None
+        elif model is not None:
             self.model = model
         elif self.model is not None and E.Assignment(self.model).evaluate(condition) != 1:
             self.model = None

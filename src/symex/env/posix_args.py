@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from symex import expr as E
 from symex.core.executor import Executor
+from symex.core.forks import ForkKind
 from symex.core.memory import ObjectKind
 from symex.core.state import State
 from symex.env.klee import fresh_value, make_symbolic
@@ -69,7 +70,7 @@ def _fork_per_count(ex: Executor, state: State, pointers: list[int], made: int, 
     # klee_range(MIN, MAX + 1): the signed range, as KLEE asserts it
     state.add_constraint(E.sle(E.const(low, 32), count))
     state.add_constraint(E.sle(count, E.const(high, 32)))
-    out = []
+    forked: list[tuple[int, State]] = []
     for n in range(low, high + 1):
         current = state if n == high else ex.fork(state)
         known = current.model
@@ -79,6 +80,12 @@ def _fork_per_count(ex: Executor, state: State, pointers: list[int], made: int, 
             model[array] = n.to_bytes(4, "little")
         current.add_constraint(E.eq(count, E.const(n, 32)), model=model)
         current.decide(n - low)
+        forked.append((n, current))
+    if len(forked) > 1:
+        ex.record_fork(ForkKind.ARGUMENTS, count,
+                       [state] + [s for _, s in forked if s is not state])
+    out = []
+    for n, current in forked:
         mine = list(pointers)
         for k in range(n):
             mine.append(_symbolic_argument(ex, current, max_len, made + k))

@@ -1,0 +1,295 @@
+"""``tree.db`` on disk: create, open and check it; read its nodes; write rows in batches.
+
+One writer (the recording run). Rows wait in memory and are written in one transaction at
+least every :data:`FLUSH_INTERVAL` seconds, and when the run ends; the journal is SQLite's
+write-ahead log, so the file is a valid tree at every moment: a process killed with SIGKILL
+loses only the rows of the last batch, and the next run explores those paths again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from symex.errors import SymexError
+from symex.memo.format import FORMAT_NAME, FORMAT_VERSION, SCHEMA
+
+__all__ = ["FLUSH_INTERVAL", "FLUSH_ROWS", "NodeRow", "TreeFileError", "TreeStore"]
+
+#: seconds a recorded row may wait in memory before it is written
+FLUSH_INTERVAL = 0.5
+#: rows that are written at once, however little time passed
+FLUSH_ROWS = 20_000
+
+#: the columns of ``node`` a run loads to replay (the blobs are read when a path gets there)
+NodeRow = tuple[int, "int | None", int, int, "int | None", "int | None", "int | None", int,
+                int, int, int, "int | None", "bytes | None"]
+_ROW_COLUMNS = ("id, parent, decision, status, kind, detail, location, instructions, "
+                "solver_us, queries, hash, first_child, decisions")
+_INSERT = ("INSERT OR REPLACE INTO node (id, parent, decision, status, kind, detail, location, "
+           "instructions, solver_us, queries, hash, first_child, decisions, log, inputs) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+class TreeFileError(SymexError):
+    """A ``tree.db`` that cannot be used: missing, not a tree, damaged, from a newer symex, or
+    recorded for another program or other inputs."""
+
+
+class TreeStore:
+    """An open ``tree.db`` (see the module docstring)."""
+
+    def __init__(self, path: Path, db: sqlite3.Connection, meta: dict[str, str],
+                 writable: bool) -> None:
+        self.path = path
+        self.meta = meta
+        self.writable = writable
+        self._db = db
+        self._pending: list[tuple[Any, ...]] = []
+        self._deleted: list[int] = []
+        self._last_flush = time.monotonic()
+        self._locations: dict[tuple[Any, ...], int] = {}
+        self._reasons: dict[str, int] = {}
+        self._layouts: dict[str, int] = {}
+        self.rows_written = 0
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], meta: Mapping[str, str]) -> TreeStore:
+        """A new, empty tree at ``path`` (which must not exist, or be an empty file)."""
+        path = Path(path)
+        if path.exists() and (not path.is_file() or path.stat().st_size):
+            raise TreeFileError(f"{os.fspath(path)} already exists; record the tree into a new "
+                                f"output directory or file")
+        try:
+            db = sqlite3.connect(path, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("BEGIN")
+            for statement in SCHEMA:
+                db.execute(statement)
+            values = {"format": FORMAT_NAME, "version": str(FORMAT_VERSION), **meta}
+            db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(values.items()))
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise TreeFileError(f"cannot create the execution tree {os.fspath(path)}: {exc}; "
+                                f"check that its directory is writable") from exc
+        return cls(path, db, dict(values), writable=True)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, writable: bool) -> TreeStore:
+        """An existing tree; :class:`TreeFileError` if it is missing, damaged or newer."""
+        path = Path(path)
+        where = os.fspath(path)
+        if not path.is_file():
+            raise TreeFileError(f"{where} does not exist; pass a directory or tree.db written "
+                                f"by 'symex run --record-tree'")
+        db: sqlite3.Connection | None = None
+        try:
+            if writable:
+                db = sqlite3.connect(path, isolation_level=None)
+            else:
+                db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                     isolation_level=None)
+            meta = dict(db.execute("SELECT key, value FROM meta"))
+            tables = {name for (name,) in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            # a truncated or overwritten file can still have a readable first page
+            problems = [row[0] for row in db.execute("PRAGMA quick_check(3)")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError("; ".join(problems))
+        except sqlite3.Error as exc:
+            if db is not None:
+                db.close()
+            raise TreeFileError(f"{where} is not an execution tree written by symex ({exc}); "
+                                f"pass a tree.db written by 'symex run --record-tree'") from exc
+        if meta.get("format") != FORMAT_NAME:
+            db.close()
+            raise TreeFileError(f"{where} is not an execution tree written by symex; pass a "
+                                f"tree.db written by 'symex run --record-tree'")
+        try:
+            version = int(meta.get("version", ""))
+        except ValueError:
+            version = -1
+        if version > FORMAT_VERSION:
+            db.close()
+            raise TreeFileError(f"{where} was written by a newer symex (tree format {version}; "
+                                f"this one reads up to {FORMAT_VERSION}); upgrade symex")
+        if version < 1 or not {"node", "location", "reason", "layout"} <= tables:
+            db.close()
+            raise TreeFileError(f"{where} is a damaged execution tree (format "
+                                f"{meta.get('version')!r}, tables {sorted(tables)}); record a "
+                                f"new tree with --record-tree")
+        if writable:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+        return cls(path, db, meta, writable)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def node_rows(self) -> Iterator[NodeRow]:
+        """Every node row (without its blobs), in id order."""
+        try:
+            yield from self._db.execute(f"SELECT {_ROW_COLUMNS} FROM node ORDER BY id")
+        except sqlite3.Error as exc:
+            raise TreeFileError(f"{os.fspath(self.path)} is damaged ({exc}); record a new tree "
+                                f"with --record-tree") from exc
+
+    def blobs(self, node: int) -> tuple[bytes | None, bytes | None]:
+        """The ``log`` and ``inputs`` of a node (None, None if it has no row)."""
+        row = self._db.execute("SELECT log, inputs FROM node WHERE id = ?", (node,)).fetchone()
+        return (None, None) if row is None else (row[0], row[1])
+
+    def table(self, name: str) -> dict[int, tuple[Any, ...]]:
+        """A small table (``location``, ``reason``, ``layout``) by id."""
+        columns = {"location": "id, function, block, instruction, file, line",
+                   "reason": "id, text", "layout": "id, objects"}[name]
+        return {row[0]: row[1:] for row in self._db.execute(f"SELECT {columns} FROM {name}")}
+
+    def node_count(self) -> int:
+        """Rows in ``node``."""
+        return int(self._db.execute("SELECT COUNT(*) FROM node").fetchone()[0])
+
+    def max_id(self) -> int:
+        """The largest node id in use, recorded or reserved for a fork's children."""
+        row = self._db.execute("SELECT MAX(id), MAX(first_child) FROM node").fetchone()
+        return max(row[0] or 0, row[1] or 0)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def location_id(self, function: str, block: int, instruction: int, file: str | None,
+                    line: int | None) -> int:
+        """The id of a location, added to ``location`` at the next flush if new."""
+        if not self._locations:
+            self._locations = {tuple(v[:3]): k for k, v in self.table("location").items()}
+        key = (function, block, instruction)
+        known = self._locations.get(key)
+        if known is None:
+            known = len(self._locations) + 1  # ids are 1..n: rows are never deleted
+            self._locations[key] = known
+            self._pending.append(("location", (known, function, block, instruction, file, line)))
+        return known
+
+    def reason_id(self, text: str) -> int:
+        """The id of a partial path's reason, added to ``reason`` if new."""
+        return self._small_table_id("reason", self._reasons, text)
+
+    def layout_id(self, objects: Sequence[tuple[str, int]]) -> int:
+        """The id of a list of symbolic objects (name, size), added to ``layout`` if new."""
+        return self._small_table_id("layout", self._layouts, json.dumps([list(o) for o in objects]))
+
+    def _small_table_id(self, table: str, cache: dict[str, int], text: str) -> int:
+        if not cache:
+            cache.update({v[0]: k for k, v in self.table(table).items()})
+        known = cache.get(text)
+        if known is None:
+            known = max(cache.values(), default=0) + 1
+            cache[text] = known
+            self._pending.append((table, (known, text)))
+        return known
+
+    def write_node(self, row: tuple[Any, ...]) -> None:
+        """Queue a node row (the 15 columns of ``node``, in order); replaces an older row."""
+        self._pending.append(("node", row))
+        if len(self._pending) >= FLUSH_ROWS:
+            self.flush()
+
+    def delete_nodes(self, ids: Sequence[int]) -> None:
+        """Queue the removal of nodes (a subtree found diverged)."""
+        self._pending.append(("delete", tuple(ids)))
+
+    def maybe_flush(self) -> None:
+        """Write the queued rows if the oldest waited :data:`FLUSH_INTERVAL` seconds."""
+        if self._pending and time.monotonic() - self._last_flush >= FLUSH_INTERVAL:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every queued row in one transaction."""
+        self._last_flush = time.monotonic()
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            nodes: list[tuple[Any, ...]] = []
+            for what, row in pending:
+                if what == "node":
+                    nodes.append(row)
+                    continue
+                if nodes:  # keep the order of writes and deletions
+                    db.executemany(_INSERT, nodes)
+                    nodes = []
+                if what == "delete":
+                    for start in range(0, len(row), 500):
+                        chunk = row[start:start + 500]
+                        db.execute(f"DELETE FROM node WHERE id IN ({','.join('?' * len(chunk))})",
+                                   chunk)
+                elif what == "location":
+                    db.execute("INSERT INTO location (id, function, block, instruction, file, "
+                               "line) VALUES (?, ?, ?, ?, ?, ?)", row)
+                else:
+                    db.execute(f"INSERT INTO {what} (id, {'text' if what == 'reason' else 'objects'})"
+                               f" VALUES (?, ?)", row)
+            if nodes:
+                db.executemany(_INSERT, nodes)
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise TreeFileError(f"cannot write the execution tree {os.fspath(self.path)}: {exc}; "
+                                f"check the disk space and permissions") from exc
+        self.rows_written += sum(1 for what, _ in pending if what == "node")
+
+    def set_meta(self, values: Mapping[str, str]) -> None:
+        """Set ``meta`` entries (at once, in their own transaction)."""
+        self.flush()
+        self._db.execute("BEGIN IMMEDIATE")
+        self._db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                             sorted(values.items()))
+        self._db.execute("COMMIT")
+        self.meta.update(values)
+
+    def checkpoint(self) -> None:
+        """Write the queued rows and fold the write-ahead log into the file (so its size is
+        the tree's)."""
+        self.flush()
+        if self.writable:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def copy_to(self, target: Path) -> None:
+        """Write a consistent copy of the tree to ``target`` (SQLite's online backup)."""
+        try:
+            copy = sqlite3.connect(target)
+            try:
+                self._db.backup(copy)
+                copy.execute("PRAGMA journal_mode=WAL")
+            finally:
+                copy.close()
+        except sqlite3.Error as exc:
+            raise TreeFileError(f"cannot copy {os.fspath(self.path)} to {os.fspath(target)}: "
+                                f"{exc}; check the disk space and permissions") from exc
+
+    def size_bytes(self) -> int:
+        """Bytes of the database file and its write-ahead log."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += os.stat(f"{self.path}{suffix}").st_size
+            except OSError:
+                pass
+        return total
+
+    def close(self) -> None:
+        """Write what is queued, fold the log into the file, and close."""
+        try:
+            if self.writable:
+                self.flush()
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            self._db.close()
