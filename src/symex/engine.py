@@ -354,15 +354,18 @@ class Exploration:
         if self.replay_searcher is None:
             self.searcher.update(current, added, removed)
             return
-        memo = self.memo
         replaying = self.replaying
-        to_replay = [s for s in added if memo.is_replaying(s)]
-        to_explore = [s for s in added if not memo.is_replaying(s)]
+        # the common case, past the recorded tree: nothing replays
+        if not replaying and all(s.memo.recorded is None for s in added):
+            self.searcher.update(current, added, removed)
+            return
+        to_replay = [s for s in added if s.memo.recorded is not None]
+        to_explore = [s for s in added if s.memo.recorded is None]
         gone_replay = [s for s in removed if s.id in replaying]
         gone_explore = [s for s in removed if s.id not in replaying]
         moved: list[State] = []
         if current is not None and current.id in replaying and current not in removed \
-                and not memo.is_replaying(current):
+                and current.memo.recorded is None:
             moved.append(current)
         in_replay = current is not None and current.id in replaying
         self.replay_searcher.update(current if in_replay else None, to_replay,
@@ -445,6 +448,8 @@ class Exploration:
         per time slice, so the interpreter loop itself never looks at the clock)."""
         if self.stop_reason is not None:
             return self.stop_reason
+        if self.memo is not None:
+            self.memo.tick()
         now = time.monotonic()
         if self.max_time is not None and now - start > self.max_time:
             return "max-time reached"

@@ -148,22 +148,40 @@ def decode_varints(data: bytes) -> list[int]:
     return values
 
 
+#: inputs longer than this (after trailing zeros are cut) are deflated
+DEFLATE_OVER = 48
+_RAW = 0
+_DEFLATED = 1
+
+
 def pack_inputs(layout: int, data: bytes) -> bytes:
-    """A leaf's test inputs: the layout id, then all objects' bytes deflated (raw deflate:
-    most input bytes are zeros)."""
-    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
-    return encode_varints([layout]) + compressor.compress(data) + compressor.flush()
+    """A leaf's test inputs: the layout id, a form byte, then all objects' bytes without their
+    trailing zeros (the layout gives the full length): as they are (form 0), or raw-deflated
+    when long (form 1). Most input bytes are zeros (unconstrained stat fields)."""
+    trimmed = data.rstrip(b"\0")
+    if len(trimmed) > DEFLATE_OVER:
+        packed = zlib.compress(trimmed, 6, -15)
+        if len(packed) < len(trimmed):
+            return encode_varints([layout, _DEFLATED]) + packed
+    return encode_varints([layout, _RAW]) + trimmed
 
 
 def unpack_inputs(blob: bytes) -> tuple[int, bytes]:
-    """(layout id, bytes) of :func:`pack_inputs`; ValueError for a damaged blob."""
+    """(layout id, bytes) of :func:`pack_inputs`, without the trailing zeros (pad them to the
+    layout's size); ValueError for a damaged blob."""
     end = 0
     while end < len(blob) and blob[end] & 0x80:
         end += 1
-    if end >= len(blob):
-        raise ValueError("inputs without a layout")
+    if end + 1 >= len(blob):
+        raise ValueError("inputs without a layout and a form")
     layout = decode_varints(blob[:end + 1])[0]
-    try:
-        return layout, zlib.decompress(blob[end + 1:], -15)
-    except zlib.error as exc:
-        raise ValueError(f"damaged inputs: {exc}") from None
+    form = blob[end + 1]
+    body = blob[end + 2:]
+    if form == _DEFLATED:
+        try:
+            return layout, zlib.decompress(body, -15)
+        except zlib.error as exc:
+            raise ValueError(f"damaged inputs: {exc}") from None
+    if form != _RAW:
+        raise ValueError(f"inputs in an unknown form {form}")
+    return layout, body

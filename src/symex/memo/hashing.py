@@ -20,7 +20,7 @@ import weakref
 from symex import expr as E
 from symex.expr.nodes import UpdateNode
 
-__all__ = ["MASK64", "StructureHasher", "mix", "name_hash"]
+__all__ = ["MASK64", "StructureHasher", "mix", "mix_words", "name_hash"]
 
 MASK64 = (1 << 64) - 1
 _FNV_OFFSET = 0xCBF29CE484222325
@@ -33,6 +33,13 @@ UPDATE_MEMO_LIMIT = 200_000
 def mix(h: int, word: int) -> int:
     """One FNV-1a step over a 64-bit word."""
     return ((h ^ (word & MASK64)) * _FNV_PRIME) & MASK64
+
+
+def mix_words(h: int, words: tuple[int, ...]) -> int:
+    """FNV-1a steps over several words (one call: segments mix a handful per event)."""
+    for word in words:
+        h = ((h ^ (word & MASK64)) * _FNV_PRIME) & MASK64
+    return h
 
 
 def name_hash(text: str) -> int:

@@ -44,7 +44,7 @@ from symex.memo.format import (
     pack_inputs,
     unpack_inputs,
 )
-from symex.memo.hashing import StructureHasher, mix, name_hash
+from symex.memo.hashing import StructureHasher, mix, mix_words, name_hash
 from symex.memo.store import TreeStore
 
 __all__ = ["MemoStatistics", "PathCursor", "RecordedNode", "TreeRecorder", "ROOT"]
@@ -127,7 +127,7 @@ class PathCursor:
         self.decision = decision
         #: the recorded node being replayed (None: exploring)
         self.recorded: RecordedNode | None = None
-        self.log: list[int] = []
+        self.log: list[int] | tuple[()] = ()
         self.position = 0
         #: the answers of this segment, replayed and new (the node's log when written)
         self.answers: list[int] = []
@@ -136,7 +136,7 @@ class PathCursor:
         self.solver_time = 0.0
         self.queries = 0
         #: conditions of replayed one-sided answers (checked with the path if it diverges)
-        self.assumptions: list[E.Expr] = []
+        self.assumptions: list[E.Expr] | tuple[()] = ()
         #: where the instructions not yet counted as replayed start
         self.replay_from = start_instructions
         #: the row of an ended path, waiting for its test inputs (leaf_written)
@@ -174,7 +174,8 @@ class TreeRecorder:
         self._next_id = max(store.max_id(), ROOT) + 1
         self._count_open_leaves()
         self._reason_texts = {rid: text for rid, (text,) in store.table("reason").items()}
-        self._site_hashes: dict[tuple[str, int, int], int] = {}
+        self._sites: dict[tuple[str, int, int], tuple[int, int | None]] = {}
+        self._layout_of: dict[tuple[Any, ...], int] = {}
         self._layouts: dict[int, list[tuple[str, int]]] = {}
         self._pruned: list[State] = []
         self.replayed_instructions = 0
@@ -235,6 +236,13 @@ class TreeRecorder:
         cursor.position = 0
 
     # -- what the engine asks ---------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Called between time slices: write the recorded rows when they have waited long
+        enough (so a killed run loses at most the last moment's rows)."""
+        started = time.perf_counter()
+        self.store.maybe_flush()
+        self.time += time.perf_counter() - started
 
     def is_replaying(self, state: State) -> bool:
         """Whether ``state`` follows a recorded segment."""
@@ -315,9 +323,11 @@ class TreeRecorder:
                 answer = entry >> 2
                 cursor.position += 1
                 cursor.answers.append(entry)
-                cursor.digest = mix(mix(mix(cursor.digest, _ANSWER), tag), self.hasher.expr(expr))
+                cursor.digest = mix_words(cursor.digest, (_ANSWER, tag, self.hasher.expr(expr)))
                 if tag is DecisionTag.SPLIT and answer != SPLIT_BOTH:
-                    cursor.assumptions.append(expr if answer == SPLIT_TRUE_ONLY
+                    if not cursor.assumptions:
+                        cursor.assumptions = []
+                    cursor.assumptions.append(expr if answer == SPLIT_TRUE_ONLY  # type: ignore[union-attr]
                                               else E.bool_not(expr))
                 return answer
             node = cursor.recorded
@@ -344,10 +354,9 @@ class TreeRecorder:
         cursor = state.memo
         if cursor is None:
             return
-        started = time.perf_counter()
+        # not timed: timing would cost about what recording an answer does
         cursor.answers.append(answer << 2 | tag)
-        cursor.digest = mix(mix(mix(cursor.digest, _ANSWER), tag), self.hasher.expr(expr))
-        self.time += time.perf_counter() - started
+        cursor.digest = mix_words(cursor.digest, (_ANSWER, tag, self.hasher.expr(expr)))
 
     def solver_used(self, state: State, seconds: float) -> None:
         """Count a solver call made for ``state`` (see DecisionMemo)."""
@@ -361,11 +370,11 @@ class TreeRecorder:
         """Record or replay a fork (see DecisionMemo)."""
         started = time.perf_counter()
         try:
-            self._forked(kind, condition, list(states), site)
+            self._forked(kind, condition, states, site)
         finally:
             self.time += time.perf_counter() - started
 
-    def _forked(self, kind: ForkKind, condition: E.Expr | None, states: list[State],
+    def _forked(self, kind: ForkKind, condition: E.Expr | None, states: Sequence[State],
                 site: Site | None) -> None:
         parent = states[0]
         cursor: PathCursor = parent.memo
@@ -374,15 +383,15 @@ class TreeRecorder:
                 self._drop(state, PathCursor(0, None, 0, state.instructions))
             return
         live = self.executor.live_instructions(parent)
-        digest = mix(mix(mix(mix(mix(cursor.digest, _FORK), kind), self._site_hash(site)),
-                         self.hasher.expr(condition) if condition is not None else 0),
-                     live - cursor.start_instructions)
+        site_hash, location = self._site(site)
+        digest = mix_words(cursor.digest, (
+            _FORK, kind, site_hash, self.hasher.expr(condition) if condition is not None else 0,
+            live - cursor.start_instructions))
         node = cursor.recorded
         if node is not None:
-            decisions = {s.path[0] for s in states}
             if (cursor.position == len(cursor.log) and node.status is NodeStatus.FORK
                     and node.kind == kind and node.hash == _signed(digest)
-                    and decisions <= set(node.decisions)):
+                    and all(s.path[0] in node.decisions for s in states)):
                 self.replayed_instructions += live - cursor.replay_from
                 self.replayed_queries += node.queries
                 self._follow_recorded_children(node, states, live)
@@ -393,16 +402,17 @@ class TreeRecorder:
                 return
         taken = tuple(s.path[0] for s in states)
         first = self._next_id
-        self._next_id += len(states)
-        self.store.write_node([
-            cursor.node, cursor.parent, cursor.decision, int(NodeStatus.FORK), int(kind), None,
-            self._location(site), live - cursor.start_instructions,
-            int(cursor.solver_time * 1e6), cursor.queries, _signed(digest), first,
-            None if taken == default_decisions(kind) else encode_varints(taken),
-            encode_varints(cursor.answers) if cursor.answers else None, None])
+        self._next_id = first + len(states)
+        answers = cursor.answers
+        self.store.write_node((
+            cursor.node, cursor.parent, cursor.decision, _FORK_STATUS, int(kind), None, location,
+            live - cursor.start_instructions, int(cursor.solver_time * 1e6), cursor.queries,
+            _signed(digest), first,
+            None if taken == _DEFAULT_DECISIONS[kind] else encode_varints(taken),
+            encode_varints(answers) if answers else None, None))
+        node_id = cursor.node
         for offset, state in enumerate(states):
-            state.memo = PathCursor(first + offset, cursor.node, taken[offset], live)
-        self.store.maybe_flush()
+            state.memo = PathCursor(first + offset, node_id, taken[offset], live)
 
     def _follow_recorded_children(self, node: RecordedNode, states: list[State],
                                   live: int) -> None:
@@ -444,7 +454,7 @@ class TreeRecorder:
         if cursor.dropped:
             return None
         status = _status_of(end)
-        site = self.executor.site_of(state)
+        site_hash, location = self._site(self.executor.site_of(state))
         live = state.instructions
         node = cursor.recorded
         if status is NodeStatus.CUT:
@@ -456,8 +466,8 @@ class TreeRecorder:
                 return self._recorded_inputs(state, node) if cursor.at_frontier else None
         else:
             error = error_code(end.error.kind) if end.error is not None else 0
-            digest = mix(mix(mix(mix(mix(cursor.digest, _END), status), self._site_hash(site)),
-                             error), live - cursor.start_instructions)
+            digest = mix_words(cursor.digest, (_END, status, site_hash, error,
+                                               live - cursor.start_instructions))
             if node is not None:
                 if (cursor.position == len(cursor.log) and node.status is status
                         and node.hash == _signed(digest)):
@@ -481,7 +491,7 @@ class TreeRecorder:
             detail = self._reason_id(end.reason)
         cursor.pending = [
             cursor.node, cursor.parent, cursor.decision, int(status), kind, detail,
-            self._location(site), live - cursor.start_instructions,
+            location, live - cursor.start_instructions,
             int(cursor.solver_time * 1e6), cursor.queries, _signed(digest), None, None,
             encode_varints(cursor.answers) if cursor.answers else None, None]
         return None
@@ -494,12 +504,16 @@ class TreeRecorder:
         if row is None:
             return
         started = time.perf_counter()
-        if objects is not None and state.symbolics:
-            layout = self.store.layout_id([(s.name, s.array.size) for s in state.symbolics])
+        symbolics = state.symbolics
+        if objects is not None and symbolics:
+            key = tuple(symbolics)  # the same objects (by identity) have the same layout
+            layout = self._layout_of.get(key)
+            if layout is None:
+                layout = self.store.layout_id([(s.name, s.array.size) for s in symbolics])
+                self._layout_of[key] = layout
             row[14] = pack_inputs(layout, b"".join(objects.get(s.name, bytes(s.array.size))
-                                                   for s in state.symbolics))
+                                                   for s in symbolics))
         self.store.write_node(row)
-        self.store.maybe_flush()
         self.time += time.perf_counter() - started
 
     def _recorded_inputs(self, state: State, node: RecordedNode) -> dict[str, bytes] | None:
@@ -517,8 +531,10 @@ class TreeRecorder:
         except (ValueError, KeyError, TypeError):
             return None
         mine = [(s.name, s.array.size) for s in state.symbolics]
-        if objects != mine or sum(size for _, size in mine) != len(data):
+        total = sum(size for _, size in mine)
+        if objects != mine or len(data) > total:
             return None
+        data = data.ljust(total, b"\0")
         out: dict[str, bytes] = {}
         offset = 0
         for name, size in mine:
@@ -596,26 +612,24 @@ class TreeRecorder:
     @staticmethod
     def _explore_from_here(cursor: PathCursor, live: int) -> None:
         cursor.recorded = None
-        cursor.log = []
-        cursor.assumptions = []
+        cursor.log = ()
+        cursor.assumptions = ()
         cursor.replay_from = live
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _site_hash(self, site: Site | None) -> int:
+    def _site(self, site: Site | None) -> tuple[int, int | None]:
+        """The hash of a site (for digests) and its location id (for rows)."""
         if site is None:
-            return 0
+            return 0, None
         key = (site.function, site.block, site.index)
-        known = self._site_hashes.get(key)
+        known = self._sites.get(key)
         if known is None:
-            known = mix(mix(name_hash(site.function), site.block), site.index)
-            self._site_hashes[key] = known
+            known = (mix(mix(name_hash(site.function), site.block), site.index),
+                     self.store.location_id(site.function, site.block, site.index, site.file,
+                                            site.line))
+            self._sites[key] = known
         return known
-
-    def _location(self, site: Site | None) -> int | None:
-        if site is None:
-            return None
-        return self.store.location_id(site.function, site.block, site.index, site.file, site.line)
 
     def _reason_id(self, text: str) -> int:
         rid = self.store.reason_id(text)
@@ -651,6 +665,10 @@ class TreeRecorder:
                 self.store.set_meta({"program_hash": self.program_hash_when_checked})
         finally:
             self.store.close()
+
+
+_FORK_STATUS = int(NodeStatus.FORK)
+_DEFAULT_DECISIONS = {kind: default_decisions(kind) for kind in ForkKind}
 
 
 def _signed(value: int) -> int:

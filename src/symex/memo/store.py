@@ -55,6 +55,7 @@ class TreeStore:
         self._locations: dict[tuple[Any, ...], int] = {}
         self._reasons: dict[str, int] = {}
         self._layouts: dict[str, int] = {}
+        self._layout_keys: dict[tuple[tuple[str, int], ...], int] = {}
         self.rows_written = 0
 
     # -- opening ---------------------------------------------------------------------------
@@ -181,7 +182,13 @@ class TreeStore:
 
     def layout_id(self, objects: Sequence[tuple[str, int]]) -> int:
         """The id of a list of symbolic objects (name, size), added to ``layout`` if new."""
-        return self._small_table_id("layout", self._layouts, json.dumps([list(o) for o in objects]))
+        key = tuple(objects)
+        known = self._layout_keys.get(key)
+        if known is None:
+            known = self._small_table_id("layout", self._layouts,
+                                         json.dumps([list(o) for o in objects]))
+            self._layout_keys[key] = known
+        return known
 
     def _small_table_id(self, table: str, cache: dict[str, int], text: str) -> int:
         if not cache:

@@ -188,9 +188,11 @@ class ExecutionTree:
         if blob is None:
             return None
         layout, data = unpack_inputs(blob)
+        objects = self._layouts.get(layout, [])
+        data = data.ljust(sum(size for _, size in objects), b"\0")
         out: dict[str, bytes] = {}
         offset = 0
-        for name, size in self._layouts.get(layout, []):
+        for name, size in objects:
             out[name] = data[offset:offset + size]
             offset += size
         return out
