@@ -69,6 +69,27 @@ def test_the_reader_walks_a_recorded_tree(tmp_path: Path) -> None:
     assert {leaf.path for leaf in leaves} == completed_paths(result)
 
 
+def test_the_tree_holds_every_kind_of_decision_and_how_each_path_ended(tmp_path: Path) -> None:
+    result = symex.explore(symex.compile(CHECKS), record_tree=tmp_path / "tree.db")
+    with ExecutionTree.open(tmp_path) as tree:
+        kinds = {n.fork_kind for n in tree.nodes() if n.status is NodeStatus.FORK}
+        # b[i] > b[i+1]: branches; 100 / (b[1] - b[2]): an error check; table[b[3]]: a
+        # symbolic pointer; switch (b[1] & 3): a switch
+        assert kinds == {ForkKind.BRANCH, ForkKind.ERROR_CHECK, ForkKind.POINTER,
+                         ForkKind.SWITCH}
+        errors = {(n.path, n.error_kind) for n in tree.leaves() if n.status is NodeStatus.ERROR}
+        assert errors == {(t.path, t.error.kind) for t in result.tests if t.error is not None}
+        assert {kind.value for _, kind in errors} == {"div", "ptr"}
+        # the symbolic index was resolved to an object chosen from the inputs: a VALUE answer
+        # (an address: segment << 32) logged before the pointer fork
+        pointer_forks = [n for n in tree.nodes() if n.fork_kind is ForkKind.POINTER]
+        assert all(any(tag == "VALUE" and value >> 32 for tag, value in tree.answers_of(n))
+                   for n in pointer_forks)
+        exits = {n.path: n.exit_code for n in tree.leaves() if n.status is NodeStatus.COMPLETED}
+        assert exits == {t.path: t.exit_code for t in result.tests
+                         if t.status is PathStatus.COMPLETED}
+
+
 def test_record_tree_refuses_an_existing_file(tmp_path: Path) -> None:
     program = symex.compile(BRANCHES, ["-DN=2"])
     symex.explore(program, record_tree=tmp_path / "tree.db")

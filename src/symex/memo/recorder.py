@@ -90,15 +90,15 @@ class MemoStatistics:
 
 
 class RecordedNode:
-    """One node of the recorded tree, as loaded for replay (the blobs stay on disk)."""
+    """One node of the recorded tree, as loaded for replay (its inputs stay on disk)."""
 
     __slots__ = ("id", "parent", "decision", "status", "kind", "detail", "instructions",
-                 "queries", "hash", "first_child", "decisions", "open_leaves")
+                 "queries", "hash", "first_child", "decisions", "log", "open_leaves")
 
     def __init__(self, row: tuple[Any, ...]) -> None:
         (self.id, self.parent, self.decision, status, self.kind, self.detail, _location,
          self.instructions, _solver, self.queries, self.hash, self.first_child,
-         decisions) = row
+         decisions, self.log) = row
         self.status = NodeStatus(status)
         if self.status is NodeStatus.FORK:
             self.decisions = (tuple(decode_varints(decisions)) if decisions is not None
@@ -230,9 +230,8 @@ class TreeRecorder:
         return True
 
     def _begin_replay(self, cursor: PathCursor, node: RecordedNode) -> None:
-        log, _ = self.store.blobs(node.id)
         cursor.recorded = node
-        cursor.log = decode_varints(log) if log else []
+        cursor.log = decode_varints(node.log) if node.log else ()
         cursor.position = 0
 
     # -- what the engine asks ---------------------------------------------------------------
@@ -518,7 +517,7 @@ class TreeRecorder:
 
     def _recorded_inputs(self, state: State, node: RecordedNode) -> dict[str, bytes] | None:
         """The test inputs recorded with ``node``, if they fit the state's symbolic objects."""
-        _, blob = self.store.blobs(node.id)
+        blob = self.store.inputs(node.id)
         if blob is None:
             return None
         try:

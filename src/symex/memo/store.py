@@ -25,11 +25,11 @@ FLUSH_INTERVAL = 0.5
 #: rows that are written at once, however little time passed
 FLUSH_ROWS = 20_000
 
-#: the columns of ``node`` a run loads to replay (the blobs are read when a path gets there)
+#: the columns of ``node`` a run loads to replay (the inputs are read when a path gets there)
 NodeRow = tuple[int, "int | None", int, int, "int | None", "int | None", "int | None", int,
-                int, int, int, "int | None", "bytes | None"]
+                int, int, int, "int | None", "bytes | None", "bytes | None"]
 _ROW_COLUMNS = ("id, parent, decision, status, kind, detail, location, instructions, "
-                "solver_us, queries, hash, first_child, decisions")
+                "solver_us, queries, hash, first_child, decisions, log")
 _INSERT = ("INSERT OR REPLACE INTO node (id, parent, decision, status, kind, detail, location, "
            "instructions, solver_us, queries, hash, first_child, decisions, log, inputs) "
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -134,17 +134,22 @@ class TreeStore:
     # -- reading ---------------------------------------------------------------------------
 
     def node_rows(self) -> Iterator[NodeRow]:
-        """Every node row (without its blobs), in id order."""
+        """Every node row (its log, but not its inputs), in id order."""
         try:
             yield from self._db.execute(f"SELECT {_ROW_COLUMNS} FROM node ORDER BY id")
         except sqlite3.Error as exc:
             raise TreeFileError(f"{os.fspath(self.path)} is damaged ({exc}); record a new tree "
                                 f"with --record-tree") from exc
 
-    def blobs(self, node: int) -> tuple[bytes | None, bytes | None]:
-        """The ``log`` and ``inputs`` of a node (None, None if it has no row)."""
-        row = self._db.execute("SELECT log, inputs FROM node WHERE id = ?", (node,)).fetchone()
-        return (None, None) if row is None else (row[0], row[1])
+    def inputs(self, node: int) -> bytes | None:
+        """The ``inputs`` of a node (None if it has none, or no row)."""
+        row = self._db.execute("SELECT inputs FROM node WHERE id = ?", (node,)).fetchone()
+        return None if row is None else row[0]
+
+    def log(self, node: int) -> bytes | None:
+        """The ``log`` of a node (None if it has none, or no row)."""
+        row = self._db.execute("SELECT log FROM node WHERE id = ?", (node,)).fetchone()
+        return None if row is None else row[0]
 
     def table(self, name: str) -> dict[int, tuple[Any, ...]]:
         """A small table (``location``, ``reason``, ``layout``) by id."""

@@ -90,7 +90,7 @@ class ExecutionTree:
         rows = list(store.node_rows())
         for row in rows:
             (node_id, parent, decision, status, kind, detail, location, instructions,
-             solver_us, queries, digest, first_child, decisions) = row
+             solver_us, queries, digest, first_child, decisions, _log) = row
             status = NodeStatus(status)
             children: tuple[tuple[int, int], ...] = ()
             fork_kind = None
@@ -184,7 +184,7 @@ class ExecutionTree:
     def inputs_of(self, node: TreeNode | int) -> dict[str, bytes] | None:
         """The test inputs recorded with a leaf (object name -> bytes), or None."""
         node_id = node if isinstance(node, int) else node.id
-        _, blob = self._store.blobs(node_id)
+        blob = self._store.inputs(node_id)
         if blob is None:
             return None
         layout, data = unpack_inputs(blob)
@@ -201,5 +201,5 @@ class ExecutionTree:
         """The answers recorded for a node's segment, in order: (``SPLIT``/``VALUE``/
         ``OPTION``, answer)."""
         node_id = node if isinstance(node, int) else node.id
-        log, _ = self._store.blobs(node_id)
+        log = self._store.log(node_id)
         return [(DecisionTag(e & 3).name, e >> 2) for e in decode_varints(log or b"")]
