@@ -284,7 +284,7 @@ class TreeRecorder:
                 cursor.at_frontier = True
                 return PathTerminated(PathStatus.PARTIAL,
                                       self._reason_texts.get(node.detail, "cut"), limit=True)
-            self._explore_from_here(cursor, state.instructions)
+            self._resume(state, node, state.instructions)
             return None
         finally:
             self.time += time.perf_counter() - started
@@ -333,7 +333,7 @@ class TreeRecorder:
             live = self.executor.live_instructions(state)
             if node.status.resumable and live >= cursor.start_instructions + node.instructions:
                 if self._frontier(state, live):
-                    self._explore_from_here(cursor, live)
+                    self._resume(state, node, live)
             else:
                 self._diverge(state, "the replay reached a decision the recording did not make")
             self._end_if_dropped(cursor)
@@ -607,6 +607,17 @@ class TreeRecorder:
             self.store.delete_nodes(gone)
         self.recorded.pop(node.id, None)
         return lost
+
+    def _resume(self, state: State, node: RecordedNode, live: int) -> None:
+        """``state`` reached the point where the recording stopped its path: explore on. The
+        test inputs recorded there satisfy the path as it is (the same constraints), so they
+        are its model again: no query, and the values it concretizes next are the ones an
+        uninterrupted run would have chosen from the same model."""
+        if node.status is NodeStatus.CUT:
+            inputs = self._recorded_inputs(state, node)
+            if inputs is not None:
+                state.model = {s.array: inputs[s.name] for s in state.symbolics}
+        self._explore_from_here(state.memo, live)
 
     @staticmethod
     def _explore_from_here(cursor: PathCursor, live: int) -> None:
