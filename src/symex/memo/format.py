@@ -31,6 +31,7 @@ __all__ = [
     "error_code",
     "error_kind",
     "pack_inputs",
+    "split_inputs",
     "unpack_inputs",
 ]
 
@@ -185,3 +186,18 @@ def unpack_inputs(blob: bytes) -> tuple[int, bytes]:
     if form != _RAW:
         raise ValueError(f"inputs in an unknown form {form}")
     return layout, body
+
+
+def split_inputs(objects: list[tuple[str, int]], data: bytes) -> dict[str, bytes]:
+    """The bytes of :func:`unpack_inputs` as one entry per object of the layout (name, size),
+    the trailing zeros put back; ValueError when there are more bytes than the objects hold."""
+    total = sum(size for _, size in objects)
+    if len(data) > total:
+        raise ValueError(f"{len(data)} bytes of inputs for objects of {total}")
+    data = data.ljust(total, b"\0")
+    out: dict[str, bytes] = {}
+    offset = 0
+    for name, size in objects:
+        out[name] = data[offset:offset + size]
+        offset += size
+    return out

@@ -42,6 +42,7 @@ from symex.memo.format import (
     encode_varints,
     error_code,
     pack_inputs,
+    split_inputs,
     unpack_inputs,
 )
 from symex.memo.hashing import StructureHasher, mix, mix_words, name_hash
@@ -529,17 +530,12 @@ class TreeRecorder:
                 self._layouts[layout] = objects
         except (ValueError, KeyError, TypeError):
             return None
-        mine = [(s.name, s.array.size) for s in state.symbolics]
-        total = sum(size for _, size in mine)
-        if objects != mine or len(data) > total:
+        if objects != [(s.name, s.array.size) for s in state.symbolics]:
             return None
-        data = data.ljust(total, b"\0")
-        out: dict[str, bytes] = {}
-        offset = 0
-        for name, size in mine:
-            out[name] = data[offset:offset + size]
-            offset += size
-        return out
+        try:
+            return split_inputs(objects, data)
+        except ValueError:
+            return None
 
     # -- divergence ------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from symex.memo.format import (
     decode_varints,
     default_decisions,
     error_kind,
+    split_inputs,
     unpack_inputs,
 )
 from symex.memo.opening import find_tree
@@ -188,14 +189,7 @@ class ExecutionTree:
         if blob is None:
             return None
         layout, data = unpack_inputs(blob)
-        objects = self._layouts.get(layout, [])
-        data = data.ljust(sum(size for _, size in objects), b"\0")
-        out: dict[str, bytes] = {}
-        offset = 0
-        for name, size in objects:
-            out[name] = data[offset:offset + size]
-            offset += size
-        return out
+        return split_inputs(self._layouts.get(layout, []), data)
 
     def answers_of(self, node: TreeNode | int) -> list[tuple[str, int]]:
         """The answers recorded for a node's segment, in order: (``SPLIT``/``VALUE``/
