@@ -387,9 +387,9 @@ class Exploration:
             if memo is not None and current.id in self.replaying:
                 left = memo.replay_budget(current)
                 if left == 0:
-                    end = memo.reach_frontier(current)
-                    if end is not None:
-                        raise end
+                    stopped = memo.reach_frontier(current)
+                    if stopped is not None:
+                        raise stopped
                 elif left is not None:
                     budget = min(budget, left)
             ex.run(current, budget)

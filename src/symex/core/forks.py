@@ -47,7 +47,7 @@ class Site(NamedTuple):
     function: str
     block: int
     """Index of the basic block in its function."""
-    index: int
+    instruction: int
     """Index of the instruction in its block."""
     file: str | None
     line: int | None

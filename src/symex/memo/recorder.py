@@ -391,7 +391,7 @@ class TreeRecorder:
         if node is not None:
             if (cursor.position == len(cursor.log) and node.status is NodeStatus.FORK
                     and node.kind == kind and node.hash == _signed(digest)
-                    and all(s.path[0] in node.decisions for s in states)):
+                    and all(_decision(s) in node.decisions for s in states)):
                 self.replayed_instructions += live - cursor.replay_from
                 self.replayed_queries += node.queries
                 self._follow_recorded_children(node, states, live)
@@ -400,7 +400,7 @@ class TreeRecorder:
                                            f"recording {_describe(node.status)}", states)
             if not states:
                 return
-        taken = tuple(s.path[0] for s in states)
+        taken = tuple(_decision(s) for s in states)
         first = self._next_id
         self._next_id = first + len(states)
         answers = cursor.answers
@@ -414,11 +414,11 @@ class TreeRecorder:
         for offset, state in enumerate(states):
             state.memo = PathCursor(first + offset, node_id, taken[offset], live)
 
-    def _follow_recorded_children(self, node: RecordedNode, states: list[State],
+    def _follow_recorded_children(self, node: RecordedNode, states: Sequence[State],
                                   live: int) -> None:
         by_decision = {d: child for d, child in node.children()}
         for state in states:
-            decision = state.path[0]
+            decision = _decision(state)
             cursor = PathCursor(by_decision[decision], node.id, decision, live)
             state.memo = cursor
             child = self.recorded.get(cursor.node)
@@ -546,6 +546,7 @@ class TreeRecorder:
         that go on (an infeasible one is no path: it is dropped)."""
         cursor: PathCursor = state.memo
         node = cursor.recorded
+        assert node is not None, "only a replaying state diverges"
         self.diverged += 1
         lost = self._drop_subtree(node)
         self.lost_instructions += lost
@@ -628,11 +629,11 @@ class TreeRecorder:
         """The hash of a site (for digests) and its location id (for rows)."""
         if site is None:
             return 0, None
-        key = (site.function, site.block, site.index)
+        key = (site.function, site.block, site.instruction)
         known = self._sites.get(key)
         if known is None:
-            known = (mix(mix(name_hash(site.function), site.block), site.index),
-                     self.store.location_id(site.function, site.block, site.index, site.file,
+            known = (mix(mix(name_hash(site.function), site.block), site.instruction),
+                     self.store.location_id(site.function, site.block, site.instruction, site.file,
                                             site.line))
             self._sites[key] = known
         return known
@@ -675,6 +676,13 @@ class TreeRecorder:
 
 _FORK_STATUS = int(NodeStatus.FORK)
 _DEFAULT_DECISIONS = {kind: default_decisions(kind) for kind in ForkKind}
+
+
+def _decision(state: State) -> int:
+    """The decision ``state`` took at the fork it just went through."""
+    path = state.path
+    assert path is not None, "a forked state has decided"
+    return int(path[0])
 
 
 def _signed(value: int) -> int:

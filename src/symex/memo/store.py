@@ -205,7 +205,7 @@ class TreeStore:
             self._pending.append((table, (known, text)))
         return known
 
-    def write_node(self, row: tuple[Any, ...]) -> None:
+    def write_node(self, row: Sequence[Any]) -> None:
         """Queue a node row (the 15 columns of ``node``, in order); replaces an older row."""
         self._pending.append(("node", row))
         if len(self._pending) >= FLUSH_ROWS:

@@ -95,7 +95,7 @@ class ExecutionTree:
             status = NodeStatus(status)
             children: tuple[tuple[int, int], ...] = ()
             fork_kind = None
-            if status is NodeStatus.FORK:
+            if status is NodeStatus.FORK and kind is not None and first_child is not None:
                 fork_kind = ForkKind(kind)
                 taken = (decode_varints(decisions) if decisions is not None
                          else default_decisions(fork_kind))
@@ -110,8 +110,8 @@ class ExecutionTree:
                 fork_kind=fork_kind,
                 error_kind=error_kind(kind) if status is NodeStatus.ERROR and kind else None,
                 exit_code=detail if status is NodeStatus.COMPLETED else None,
-                reason=(reasons.get(detail) if status in (NodeStatus.PARTIAL, NodeStatus.CUT)
-                        else None),
+                reason=(reasons.get(detail) if detail is not None
+                        and status in (NodeStatus.PARTIAL, NodeStatus.CUT) else None),
                 site=site, instructions=instructions, solver_time=solver_us / 1e6,
                 queries=queries, hash=digest, children=children)
         for child, (parent, decision) in parents.items():
@@ -125,7 +125,7 @@ class ExecutionTree:
         root = self._nodes.get(1)
         if root is None:
             return
-        stack = [(root, ())]
+        stack: list[tuple[TreeNode, tuple[int, ...]]] = [(root, ())]
         while stack:
             node, path = stack.pop()
             self._nodes[node.id] = attrs.evolve(node, path=path)
