@@ -22,6 +22,9 @@ from symex.symargs import ArgvSpec, SymArg, SymArgs, replay_argv
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "ktest" / "echo-posix"
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="native replay needs gcc")
+needs_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason=f"KLEE's echo corpus ({CORPUS}) is not here: it lives outside "
+                                f"the repository")
 
 PASSWORD = r"""
 #include <stdio.h>
@@ -102,6 +105,7 @@ def test_bad_specs_are_config_errors(words: list[str]) -> None:
         ArgvSpec.parse(words)
 
 
+@needs_corpus
 def test_replay_argv_reads_the_klee_corpus() -> None:
     # KLEE 3.2, --sym-args 0 2 4: n_args, then argNN of 5 bytes whose 5th byte KLEE ignores
     cases = {"test000001.ktest": [], "test000002.ktest": [b""], "test000003.ktest": [b"-n"],
@@ -175,6 +179,7 @@ def test_password_is_found_and_replays(tmp_path: Path) -> None:
 
 
 @needs_gcc
+@needs_corpus
 def test_sym_args_layout_matches_klee_and_replays(tmp_path: Path) -> None:
     source = write(tmp_path, "echo.c", ECHO)
     out = tmp_path / "out"
