@@ -136,7 +136,7 @@ def test_sigkill_while_recording_loses_nothing_recorded(tmp_path: Path) -> None:
         if tree_file.exists():
             with sqlite3.connect(f"{tree_file.resolve().as_uri()}?mode=ro", uri=True) as db:
                 try:
-                    if db.execute("SELECT COUNT(*) FROM node").fetchone()[0] > 2000:
+                    if db.execute("SELECT COUNT(*) FROM node").fetchone()[0] > 4000:
                         break
                 except sqlite3.Error:
                     pass
