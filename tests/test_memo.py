@@ -348,3 +348,5 @@ def test_explore_checks_its_options() -> None:
     program = symex.compile(BRANCHES, ["-DN=2"])
     with pytest.raises(SymexError, match="continue_with"):
         symex.explore(program, stop_after_replay=True)
+    with pytest.raises(SymexError, match="random-path"):
+        symex.explore(program, continue_with="x", replay_searcher="random-path")

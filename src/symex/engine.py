@@ -703,6 +703,12 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         raise ConfigError("stdin and sym_stdin both give standard input; pass one of them")
     argv = ArgvSpec(concrete + tuple(extra) + environment)
     posix = PosixSetup.make(stdin, host_files)
+    replay_names = [replay_searcher] if isinstance(replay_searcher, str) else list(replay_searcher)
+    if any("random-path" in name for name in replay_names):
+        # random-path walks the tree of all live states, replaying or not: it cannot order
+        # the replaying ones alone
+        raise ConfigError("replay_searcher cannot be random-path; use dfs, bfs, random-state "
+                          "or nurs:covnew")
     if (restart_all_states or stop_after_replay) and continue_with is None:
         raise ConfigError("restart_all_states and stop_after_replay replay a recorded tree; "
                           "pass continue_with=DIR as well")
