@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable, Collection, Sequence
+from typing import Any, Callable, Collection, Protocol, Sequence
 
 import attrs
 
@@ -109,6 +109,45 @@ class Coverage:
 
 
 @attrs.frozen
+class WorkerRow:
+    """One worker's counters at the end of a run (run.stats has a row per worker)."""
+
+    worker: int
+    instructions: int
+    completed: int
+    errors: int
+    partial: int
+    jobs: int
+    """Jobs it was given (the root counts)."""
+    solver_queries: int
+    solver_time: float
+    replayed_events: int
+
+
+@attrs.frozen
+class ParallelStatistics:
+    """How the work was split."""
+
+    workers: int
+    backend: str
+    """"in-process", "processes" or "ray"."""
+    jobs: int = 0
+    """Jobs started on workers (the root, moved ones, re-issued ones)."""
+    balancing_moves: int = 0
+    """Times work moved from a loaded worker to a less loaded one."""
+    jobs_moved: int = 0
+    jobs_in_flight: int = 0
+    """Jobs taken from a worker and not yet started on another."""
+    lost_workers: int = 0
+    reissued_jobs: int = 0
+    duplicate_paths: int = 0
+    """Paths reported twice (after a lost worker) and dropped."""
+    replayed_events: int = 0
+    """Answers and forks that rebuilt moved states without the solver."""
+    per_worker: tuple[WorkerRow, ...] = ()
+
+
+@attrs.frozen
 class Statistics:
     """Counters of one exploration."""
 
@@ -124,6 +163,8 @@ class Statistics:
     memo: MemoStatistics | None = None
     """MoKlee's counters (replayed, new and lost instructions, divergences, pruned states,
     tree size) when the run recorded or continued an execution tree."""
+    parallel: ParallelStatistics | None = None
+    """How the work was split, when the run had workers (``explore(workers=N)``)."""
 
 
 @attrs.frozen
@@ -160,6 +201,8 @@ class ProgressSnapshot:
     """Live states following a recorded tree (the rest explore)."""
     memo: MemoStatistics | None = None
     """The recorded tree's counters, when the run has one."""
+    parallel: ParallelStatistics | None = None
+    """Workers, jobs and balancing moves, when the run has workers."""
 
 
 @attrs.frozen
@@ -193,6 +236,99 @@ class Hooks:
     on_progress: Callable[[ProgressSnapshot], None] | None = None
 
 
+class PathMemo(Protocol):
+    """What the exploration loop asks of the memo its executor reports decisions to (a
+    :class:`~symex.core.forks.DecisionMemo` too): the tree recorder of :mod:`symex.memo`,
+    or a parallel worker's job replay. States it is replaying carry ``state.memo.recorded``
+    not None; the loop runs those first."""
+
+    messages: list[str]
+    stop_after_replay: bool
+
+    def attach(self, executor: Any) -> None:
+        """Take the executor's decisions from now on."""
+        ...
+
+    def start(self, state: State) -> bool:
+        """Place an initial state; False when there is nothing to explore from it."""
+        ...
+
+    def tick(self) -> None:
+        """Called between time slices."""
+        ...
+
+    def replay_budget(self, state: State) -> int | None:
+        """Instructions ``state`` may run before it must stop at a recorded point."""
+        ...
+
+    def reach_frontier(self, state: State) -> PathTerminated | None:
+        """``state`` reached that point (its budget is 0); an end for it, or None."""
+        ...
+
+    def take_pruned(self) -> list[State]:
+        """States that are no paths of this run (the loop drops them uncounted)."""
+        ...
+
+    def counts(self, state: State) -> bool:
+        """Whether the end of ``state``'s path counts as a path."""
+        ...
+
+    def path_ended(self, state: State, end: PathTerminated) -> dict[str, bytes] | None:
+        """A path ended; recorded test inputs for it, if the memo has them."""
+        ...
+
+    def leaf_written(self, state: State, objects: dict[str, bytes] | None) -> None:
+        """The ended path's test inputs (None: none)."""
+        ...
+
+    def statistics(self, instructions: int, *, final: bool = False) -> MemoStatistics | None:
+        """Counters for the progress line and the result."""
+        ...
+
+    def run_completed(self) -> None:
+        """The run explored everything."""
+        ...
+
+    def close(self) -> None:
+        """Release what the memo holds."""
+        ...
+
+
+@attrs.frozen
+class WorkerSettings:
+    """How a parallel worker explores: everything :func:`explore` was asked besides the
+    program, the hooks and the run-wide limits (time, instructions), which the coordinator
+    keeps. A plain picklable value, sent to worker processes and Ray actors."""
+
+    entry: str
+    argv: ArgvSpec
+    posix: PosixSetup
+    solver: str = "z3"
+    solver_timeout: float | None = None
+    solver_chain: tuple[str, ...] = DEFAULT_CHAIN
+    searcher: str | tuple[str, ...] = "dfs"
+    seed: int = 0
+    max_depth: int | None = None
+    max_states: int | None = None
+    max_forks: int | None = None
+    max_memory: float | None = None
+    emit_all_errors: bool = False
+    max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES
+    exit_on_error: bool | frozenset[str] = False
+    only_output_states_covering_new: bool = False
+    track_test_coverage: bool = False
+
+    def exploration_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of :class:`Exploration` these settings give."""
+        return dict(searcher=self.searcher, seed=self.seed, max_time=None,
+                    max_instructions=None, max_depth=self.max_depth,
+                    max_states=self.max_states, emit_all_errors=self.emit_all_errors,
+                    max_stack_frames=self.max_stack_frames, max_forks=self.max_forks,
+                    max_memory=self.max_memory, exit_on_error=self.exit_on_error,
+                    only_output_states_covering_new=self.only_output_states_covering_new,
+                    track_test_coverage=self.track_test_coverage)
+
+
 def error_kinds_to_exit_on(exit_on_error: bool | Collection[str]) -> frozenset[ErrorKind] | None:
     """The error kinds that halt exploration (None: none do), from ``explore(exit_on_error=)``."""
     if exit_on_error is True:
@@ -222,7 +358,7 @@ class Exploration:
                  exit_on_error: bool | Collection[str] = False,
                  only_output_states_covering_new: bool = False,
                  track_test_coverage: bool = False, progress_interval: float = 2.0,
-                 memo: TreeRecorder | None = None,
+                 memo: PathMemo | None = None,
                  replay_searcher: str | Sequence[str] = "dfs") -> None:
         self.program = program
         self.solver = solver
@@ -264,7 +400,12 @@ class Exploration:
         self.counts = {PathStatus.COMPLETED: 0, PathStatus.ERROR: 0, PathStatus.PARTIAL: 0}
         self.live = 0
         self.peak = 0
+        #: the live states by id
+        self.states: dict[int, State] = {}
         self.start = time.monotonic()
+        self.entry: Function | None = None
+        self.args = ArgvSpec(())
+        self.posix = PosixSetup()
         self.next_progress = 0.0
         self.next_memory_check = 0.0
         #: tests that went through on_path_end (so an interrupt can deliver the rest)
@@ -287,9 +428,29 @@ class Exploration:
     def run(self, entry: Function, args: ArgvSpec, posix: PosixSetup | None = None) -> Result:
         """Explore from ``entry`` until no state is left or a limit halts exploration;
         ``posix``: concrete stdin and readable host files of the initial world."""
-        start = self.start = time.monotonic()
-        self.next_progress = start + self.progress_interval
-        state = self.executor.initial_state(entry, [])
+        self.begin(entry, args, posix)
+        self.start_paths()
+        try:
+            halted = self.advance()
+        except KeyboardInterrupt:
+            # Ctrl-C: keep everything found so far; the paths still open end as partial
+            halted = "interrupted"
+            self._deliver_pending()
+        return self.conclude(halted)
+
+    def begin(self, entry: Function, args: ArgvSpec, posix: PosixSetup | None = None) -> None:
+        """Set what every path starts from (the clock of the run starts here)."""
+        self.start = time.monotonic()
+        self.next_progress = self.start + self.progress_interval
+        self.entry = entry
+        self.args = args
+        self.posix = posix or PosixSetup()
+
+    def start_paths(self) -> list[State]:
+        """Start the program once more from its entry: one initial state (one per argument
+        count with ``--sym-args``), handed to the searchers after the memo (a recorded tree,
+        or a parallel worker's job) placed it. The states started."""
+        state = self.executor.initial_state(self.entry, [])
         self.tree.add_root(state)
         if self.memo is not None and not self.memo.start(state):
             self.executor.messages.append(
@@ -297,7 +458,7 @@ class Exploration:
                 "(replay it with restart_all_states / --restart-all-states)")
             states = []
         else:
-            states = self._main_arguments(state, entry, args)
+            states = self._main_arguments(state, self.entry, self.args)
         if self.memo is not None:
             pruned = self.memo.take_pruned()
             for s in pruned:
@@ -305,31 +466,60 @@ class Exploration:
             states = [s for s in states if s not in pruned]
         for s in states:
             # after the arguments: KLEE makes the files' and stdin's objects in this order
-            install_world(self.executor, s, args, posix or PosixSetup())
+            install_world(self.executor, s, self.args, self.posix)
         self._add_states(None, states)
-        self.live = self.peak = len(states)
-        halted = None
-        try:
-            while not self._all_done():
-                halted = self._limit_reached(start)
-                if halted:
-                    break
-                self._step()
-        except KeyboardInterrupt:
-            # Ctrl-C: keep everything found so far; the paths still open end as partial
-            halted = "interrupted"
-            self._deliver_pending()
+        for s in states:
+            self.states[s.id] = s
+        self.live += len(states)
+        self.peak = max(self.peak, self.live)
+        return states
+
+    def advance(self, until: float | None = None) -> str | None:
+        """Run time slices until no state is left or a limit halts exploration (then why,
+        else None), or until the monotonic clock passes ``until`` (None, states left)."""
+        while not self._all_done():
+            halted = self._limit_reached(self.start)
+            if halted:
+                return halted
+            self._step()
+            if until is not None and time.monotonic() >= until:
+                return None
+        return None
+
+    @property
+    def finished(self) -> bool:
+        """Whether no state is left to run."""
+        return self._all_done()
+
+    def conclude(self, halted: str | None) -> Result:
+        """End the run: paths still open end as partial when ``halted`` says why; the
+        result (and the last progress report)."""
         if halted is None:
             # an exit-on-error error on the last path still names why the run stopped
             halted = self.stop_reason
         if halted:
-            self._halt_remaining(halted)
+            self.halt_remaining(halted)
         elif self.memo is not None:
             self.memo.run_completed()
-        result = self._result(start, halted)
+        result = self._result(self.start, halted)
         if self.hooks.on_progress is not None:
             self.hooks.on_progress(self._snapshot(time.monotonic(), final=True))
         return result
+
+    def take_states(self, count: int) -> list[State]:
+        """Remove up to ``count`` live states that explore (none that replays), the
+        shallowest first (the cheapest to rebuild elsewhere), and return them; they are no
+        longer this run's."""
+        candidates = [s for s in self.states.values() if s.id not in self.replaying]
+        candidates.sort(key=lambda s: (s.depth, s.id))
+        taken = candidates[:count]
+        if taken:
+            self._add_states(None, [], taken)
+            for s in taken:
+                self.tree.remove(s)
+                del self.states[s.id]
+            self.live -= len(taken)
+        return taken
 
     def _all_done(self) -> bool:
         """Whether no state is left (or, with stop_after_replay, none replaying)."""
@@ -438,8 +628,12 @@ class Exploration:
         added_live = [s for s in added if s not in removed]
         removed_known = [s for s in removed if s is current or s not in added]
         self._add_states(current, added_live, removed_known)
+        states = self.states
+        for s in added_live:
+            states[s.id] = s
         for s in removed:
             self.tree.remove(s)
+            states.pop(s.id, None)
         self.live -= len(removed)
         self.peak = max(self.peak, self.live)
 
@@ -466,7 +660,7 @@ class Exploration:
 
     def _snapshot(self, now: float, final: bool = False) -> ProgressSnapshot:
         coverage = self.executor.coverage_map
-        queries, solver_time = self._core_solver_counts()
+        queries, solver_time = self.core_solver_counts()
         return ProgressSnapshot(
             elapsed=now - self.start, instructions=self.executor.instructions,
             live_states=self.live, completed=self.counts[PathStatus.COMPLETED],
@@ -481,12 +675,14 @@ class Exploration:
             memo=(self.memo.statistics(self.executor.instructions, final=final)
                   if self.memo is not None else None))
 
-    def _core_solver_counts(self) -> tuple[int, float]:
+    def core_solver_counts(self) -> tuple[int, float]:
+        """Queries and seconds of the core solver (behind the chain, if any)."""
         stats = self.solver.statistics
         # behind a chain, count what reached the core solver
         return getattr(stats, "core_queries", stats.queries), getattr(stats, "core_time", stats.time)
 
-    def _halt_remaining(self, reason: str) -> None:
+    def halt_remaining(self, reason: str) -> None:
+        """End every live state as partial, ``reason`` being why (a limit)."""
         for searcher in (self.replay_searcher, self.searcher):
             while searcher is not None and not searcher.empty():
                 state = searcher.select()
@@ -494,6 +690,7 @@ class Exploration:
                 searcher.update(None, [], [state])
                 self.tree.remove(state)
         self.replaying.clear()
+        self.states.clear()
         self.live = 0
 
     def _main_arguments(self, state: State, entry: Function, args: ArgvSpec) -> list[State]:
@@ -589,7 +786,7 @@ class Exploration:
     def _result(self, start: float, halted: str | None) -> Result:
         coverage = self.executor.coverage_map
         stats = self.solver.statistics
-        queries, solver_time = self._core_solver_counts()
+        queries, solver_time = self.core_solver_counts()
         return Result(
             paths=PathCounts(self.counts[PathStatus.COMPLETED], self.counts[PathStatus.ERROR],
                              self.counts[PathStatus.PARTIAL]),
@@ -637,7 +834,9 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             record_tree: str | os.PathLike[str] | None = None,
             continue_with: str | os.PathLike[str] | None = None,
             restart_all_states: bool = False, stop_after_replay: bool = False,
-            replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True) -> Result:
+            replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True,
+            workers: int = 1, parallel_backend: str | None = None,
+            balance_ratio: float = 10.0) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -685,6 +884,14 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     stop once the recorded paths are replayed; ``replay_searcher``: the order of the replay
     (the searchers' names; ``searcher`` orders what is new). ``hash_constants``: divergence
     detection compares constants too (for a new tree; a continued one keeps its setting).
+    
+    Parallel exploration (:mod:`symex.parallel`, docs/parallel.md): ``workers=N`` splits the
+    tree over N workers, local processes by default (``parallel_backend="processes"``;
+    ``"in-process"`` runs them one step at a time in this process, for tests and debugging).
+    Work moves by Cloud9's rule: when the most loaded worker has at least ``balance_ratio``
+    times the live states of the least loaded one. The result is that of one run: the same
+    paths, tests numbered as they arrive. ``max_time`` and ``max_instructions`` hold for the
+    whole run; ``max_states``, ``max_forks`` and ``max_memory`` for each worker.
     """
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
@@ -712,6 +919,29 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     if (restart_all_states or stop_after_replay) and continue_with is None:
         raise ConfigError("restart_all_states and stop_after_replay replay a recorded tree; "
                           "pass continue_with=DIR as well")
+    if workers != 1 or parallel_backend is not None:
+        settings = WorkerSettings(
+            entry=entry, argv=argv, posix=posix,
+            solver=solver if isinstance(solver, str) else "", solver_timeout=solver_timeout,
+            solver_chain=tuple(solver_chain),
+            searcher=searcher if isinstance(searcher, str) else tuple(searcher), seed=seed,
+            max_depth=max_depth, max_states=max_states, max_forks=max_forks,
+            max_memory=max_memory, emit_all_errors=emit_all_errors,
+            max_stack_frames=max_stack_frames,
+            exit_on_error=(exit_on_error if isinstance(exit_on_error, bool)
+                           else frozenset([exit_on_error] if isinstance(exit_on_error, str)
+                                          else exit_on_error)),
+            only_output_states_covering_new=only_output_states_covering_new,
+            track_test_coverage=track_test_coverage)
+        # the one import upward: parallel/ sits above this module and drives Exploration,
+        # and explore() is where users ask for it
+        from symex.parallel import explore_in_parallel
+        return explore_in_parallel(
+            program, settings, workers=workers, backend=parallel_backend, solver=solver,
+            hooks=hooks or Hooks(), max_time=max_time, max_instructions=max_instructions,
+            progress_interval=progress_interval, balance_ratio=balance_ratio,
+            unsupported={"write_queries": write_queries, "record_tree": record_tree,
+                         "continue_with": continue_with})
     owns_solver = isinstance(solver, str)
     core = create_core_solver(solver, timeout=solver_timeout) if isinstance(solver, str) else solver
     query_log = recorder = None

@@ -90,7 +90,7 @@ class CoverageMap:
     """Coverage of one exploration. The executor reports first visits (``reach_block``,
     ``take_outcome``); the counts are kept as they grow."""
 
-    __slots__ = ("functions", "lines", "branches", "instructions", "total_lines",
+    __slots__ = ("functions", "lines", "branches", "blocks", "instructions", "total_lines",
                  "total_branches", "total_instructions")
 
     def __init__(self, program: Program) -> None:
@@ -110,6 +110,8 @@ class CoverageMap:
         self.lines: set[Line] = set()
         self.branches: set[BranchOutcome] = set()
         self.instructions = 0
+        #: the (function name, block index) pairs reached (parallel workers merge these)
+        self.blocks: set[tuple[str, int]] = set()
         self.total_lines = frozenset(total_lines)
         self.total_branches = frozenset(total_branches)
         self.total_instructions = total_instructions
@@ -124,8 +126,14 @@ class CoverageMap:
     def reach_block(self, fn: Function, block: int) -> None:
         """A path entered ``block`` of ``fn`` for the first time."""
         info = self.functions[fn.name]
+        self.blocks.add((fn.name, block))
         self.lines.update(info.block_lines[block])
         self.instructions += info.block_instructions[block]
+
+    def instructions_in(self, blocks: Iterable[tuple[str, int]]) -> int:
+        """The counted instructions of the given (function name, block index) pairs."""
+        functions = self.functions
+        return sum(functions[name].block_instructions[block] for name, block in blocks)
 
     def take_outcome(self, fn: Function, slot: int) -> None:
         """A path took branch outcome ``slot`` of ``fn`` for the first time."""

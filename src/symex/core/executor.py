@@ -114,6 +114,8 @@ class Executor:
         #: states that ended while another state was running (error siblings of a fork)
         self.ended: list[tuple[State, PathTerminated]] = []
         self.next_state_id = 1
+        #: whether an initial state was made already
+        self.started = False
         self.instructions = 0
         self.forks = 0
         self.on_fork: Callable[[State, State], None] | None = None
@@ -200,8 +202,10 @@ class Executor:
         return self.next_state_id - 1
 
     def initial_state(self, entry: Function, args: list[Any]) -> State:
-        """A state about to execute ``entry`` with ``args``; globals are mapped."""
-        state = State(0, self.first_segment)
+        """A state about to execute ``entry`` with ``args``; globals are mapped. The first
+        is state 0; later ones (a parallel worker starts one per job) get fresh ids."""
+        state = State(self.new_state_id() if self.started else 0, self.first_segment)
+        self.started = True
         objects = {}
         for g in self.program.globals.values():
             segment = g.address >> SEGMENT_SHIFT

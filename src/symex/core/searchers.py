@@ -120,10 +120,24 @@ class ExecutionTree:
 
     def __init__(self) -> None:
         self.root: TreeNode | None = None
+        #: the node above several roots (a parallel worker starts one state per job), if any
+        self._forest: TreeNode | None = None
 
     def add_root(self, state: State) -> None:
-        self.root = TreeNode(None, state)
-        state.node = self.root
+        """Start a tree at ``state``; a second root and later ones share one node above them
+        (so random-path gives each root's subtree an equal chance)."""
+        leaf = TreeNode(None, state)
+        state.node = leaf
+        if self.root is None:
+            self.root = leaf
+            return
+        if self.root is not self._forest:
+            forest = TreeNode(None, None)
+            forest.children.append(self.root)
+            self.root.parent = forest
+            self.root = self._forest = forest
+        leaf.parent = self.root
+        self.root.children.append(leaf)
 
     def split(self, parent: State, child: State) -> None:
         """``parent`` forked ``child``: the parent's leaf becomes an internal node."""

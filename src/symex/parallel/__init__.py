@@ -1,0 +1,73 @@
+"""Parallel exploration (Cloud9): one execution tree split over workers.
+
+- :mod:`~symex.parallel.jobs`: a job is a tree node as the events of its path; a worker
+  rebuilds the state by replaying them, without the solver.
+- :mod:`~symex.parallel.worker`: a worker explores its jobs in steps and reports.
+- :mod:`~symex.parallel.balancing`: Cloud9's rule for moving work.
+- :mod:`~symex.parallel.pools`: where workers run (this process, local processes).
+- :mod:`~symex.parallel.coordinator`: the loop that hands out orders, moves work and
+  merges the reports into one :class:`~symex.engine.Result`.
+
+Users call ``symex.explore(program, workers=N)``; see docs/parallel.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symex.engine import Hooks, Result, WorkerSettings
+from symex.errors import ConfigError
+from symex.ir.program import Program
+from symex.parallel.balancing import LoadBalancer
+from symex.parallel.coordinator import Coordinator
+from symex.parallel.jobs import Job
+from symex.parallel.pools import InProcessPool, ProcessPool, WorkerPool
+from symex.parallel.worker import Worker
+
+__all__ = ["BACKENDS", "Job", "explore_in_parallel"]
+
+#: the places workers can run, by the name ``explore(parallel_backend=)`` takes
+BACKENDS = ("processes", "in-process")
+
+
+def explore_in_parallel(program: Program, settings: WorkerSettings, *, workers: int,
+                        backend: str | None, solver: Any, hooks: Hooks,
+                        max_time: float | None, max_instructions: int | None,
+                        progress_interval: float, balance_ratio: float,
+                        unsupported: dict[str, Any]) -> Result:
+    """``explore()`` with workers (its arguments checked and gathered in ``settings``)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"workers must be a whole number of at least 1, not {workers!r}")
+    backend = backend or "processes"
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown parallel backend {backend!r}; use one of: "
+                          f"{', '.join(BACKENDS)}")
+    if not isinstance(solver, str):
+        raise ConfigError("parallel workers build their own solvers: pass solver as a "
+                          "configuration string (such as 'z3'), not a solver object")
+    for name, value in unsupported.items():
+        if value is not None:
+            raise ConfigError(f"{name} is not available with parallel workers yet; "
+                              f"run with workers=1 to use it")
+    if hooks.on_fork is not None or hooks.on_new_coverage is not None:
+        raise ConfigError("hooks.on_fork and hooks.on_new_coverage see states inside one "
+                          "process; they are not available with parallel workers")
+    if not balance_ratio >= 1.0:
+        raise ConfigError(f"balance_ratio must be at least 1, not {balance_ratio!r}")
+    pool: WorkerPool
+    if backend == "in-process":
+        pool = InProcessPool(workers, program, settings)
+    else:
+        # one worker built here first: a bad setting (searcher, solver not installed) is
+        # reported at once, as by a run without workers, not from inside a process
+        Worker(0, program, settings).close()
+        pool = ProcessPool(workers, program, settings)
+    try:
+        coordinator = Coordinator(program, pool, hooks=hooks, max_time=max_time,
+                                  max_instructions=max_instructions,
+                                  emit_all_errors=settings.emit_all_errors,
+                                  progress_interval=progress_interval,
+                                  balancer=LoadBalancer(balance_ratio))
+        return coordinator.run()
+    finally:
+        pool.close()

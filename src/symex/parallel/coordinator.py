@@ -1,0 +1,350 @@
+"""The coordinator: one exploration split over workers, merged into one :class:`Result`.
+
+The whole tree starts as one job (the root) on worker 0. Workers explore in short steps and
+report after each; between steps the coordinator moves work by Cloud9's rule
+(:mod:`symex.parallel.balancing`): it asks a loaded worker to hand over its shallowest states
+as jobs, and starts them on an idle one. Nobody waits for a global barrier: each worker gets
+its next order as soon as its report is in.
+
+What a user sees is one run: tests arrive through the same hooks, numbered in arrival order;
+errors are de-duplicated by site across workers; coverage is the union. A worker that dies
+loses no work: the jobs it held are started again elsewhere, and paths reported twice (once
+by the dead worker, once by the job's second run) are dropped by their decision sequence.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from typing import Any
+
+import attrs
+
+from symex.core.coverage import CoverageMap
+from symex.core.outcome import PathStatus, ProgramError, TestCase
+from symex.engine import (
+    Coverage,
+    Hooks,
+    ParallelStatistics,
+    PathCounts,
+    ProgressSnapshot,
+    Result,
+    Statistics,
+    WorkerRow,
+    resident_mb,
+)
+from symex.errors import SymexError
+from symex.ir.program import Program
+from symex.parallel.balancing import LoadBalancer
+from symex.parallel.jobs import ROOT_JOB, Job
+from symex.parallel.pools import WorkerFailure, WorkerLost, WorkerPool
+from symex.parallel.worker import StepOrder, WorkerReport
+
+__all__ = ["Coordinator"]
+
+#: seconds a worker explores between two reports
+STEP_SECONDS = 0.1
+#: a shorter step while some worker is idle, so work reaches it sooner
+SHORT_STEP_SECONDS = 0.02
+#: seconds the coordinator waits for reports before it looks at limits and progress again
+WAIT_SECONDS = 0.05
+
+
+class Coordinator:
+    """Runs one exploration over ``pool`` (module docstring)."""
+
+    def __init__(self, program: Program, pool: WorkerPool, *, hooks: Hooks,
+                 max_time: float | None, max_instructions: int | None,
+                 emit_all_errors: bool, progress_interval: float,
+                 balancer: LoadBalancer | None = None) -> None:
+        self.pool = pool
+        self.hooks = hooks
+        self.max_time = max_time
+        self.max_instructions = max_instructions
+        self.emit_all_errors = emit_all_errors
+        self.progress_interval = progress_interval
+        self.balancer = balancer or LoadBalancer()
+        self.coverage = CoverageMap(program)
+        self.size = pool.size
+        self.alive = set(range(self.size))
+        self.busy: set[int] = set()
+        self.loads = dict.fromkeys(range(self.size), 0)
+        self.reports: dict[int, WorkerReport] = {}
+        #: counters of workers that were lost (their reports until then still count)
+        self.retired: list[WorkerReport] = []
+        #: jobs each worker holds, by id (re-issued if it dies)
+        self.held: dict[int, dict[int, Job]] = {w: {} for w in range(self.size)}
+        self.jobs_given = collections.Counter[int]()
+        self.pending: collections.deque[tuple[int, Job]] = collections.deque()
+        #: jobs on their way to a chosen worker, and how many a worker was asked to give
+        self.routed: dict[int, list[tuple[int, Job]]] = collections.defaultdict(list)
+        self.giving: dict[int, list[int]] = {}
+        #: workers whose give order is out (the report of an earlier order may come first)
+        self.give_sent: set[int] = set()
+        self.next_job_id = 0
+        self.tests: list[TestCase] = []
+        self.errors: list[ProgramError] = []
+        self.error_sites: set[Any] = set()
+        self.seen_paths: set[tuple[int, ...]] = set()
+        self.duplicates = collections.Counter[PathStatus]()
+        self.blocks: set[tuple[str, int]] = set()
+        self.branches: set[tuple[str, int, int]] = set()
+        self.messages: list[str] = []
+        self.stats = ParallelStatistics(self.size, pool.kind)
+        self.halting: str | None = None
+        self.halt_sent: set[int] = set()
+        #: open paths that were jobs never started when the run halted
+        self.unstarted_partial = 0
+        #: the most live states of all workers together, as reported
+        self.peak = 0
+        self.start = time.monotonic()
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def run(self) -> Result:
+        """Explore until every job is done or a limit halts the run."""
+        self.start = time.monotonic()
+        next_progress = self.start + self.progress_interval
+        self._add_pending(ROOT_JOB)
+        while True:
+            try:
+                self._check_limits()
+                self._dispatch()
+                if not self.busy and self._all_done():
+                    break
+                arrivals = self.pool.receive(WAIT_SECONDS)
+                for arrival in arrivals:
+                    self._arrived(arrival)
+                if self.halting is None:
+                    self._balance()
+                now = time.monotonic()
+                if self.hooks.on_progress is not None and now >= next_progress:
+                    next_progress = now + self.progress_interval
+                    self.hooks.on_progress(self._snapshot(now))
+            except KeyboardInterrupt:
+                # Ctrl-C: the workers end their open paths as partial and report them
+                self.halting = self.halting or "interrupted"
+        self._halt_pending()
+        result = self._result()
+        if self.hooks.on_progress is not None:
+            self.hooks.on_progress(self._snapshot(time.monotonic(), final=True))
+        return result
+
+    def _all_done(self) -> bool:
+        if self.halting is not None:
+            return all(w in self.halt_sent or not self.loads[w] for w in self.alive)
+        return not self.pending and not self.giving and not any(self.routed.values()) \
+            and not any(self.loads[w] for w in self.alive)
+
+    def _check_limits(self) -> None:
+        if self.halting is not None:
+            return
+        if self.max_time is not None and time.monotonic() - self.start > self.max_time:
+            self.halting = "max-time reached"
+        elif self.max_instructions is not None and \
+                self._total("instructions") >= self.max_instructions:
+            self.halting = "max-instructions reached"
+
+    def _dispatch(self) -> None:
+        """Give every worker without an order in progress its next one."""
+        someone_idle = any(not self.loads[w] and w not in self.busy for w in self.alive)
+        for worker in sorted(self.alive - self.busy):
+            jobs = self.routed.pop(worker, [])
+            if not self.loads[worker] and not jobs and self.pending and self.halting is None:
+                jobs = [self.pending.popleft()]
+            if self.halting is not None:
+                if jobs:
+                    # never started now: they end as partial with the inputs they carry
+                    self.pending.extend(jobs)
+                if worker in self.halt_sent or not self.loads[worker]:
+                    continue
+                self.halt_sent.add(worker)
+                order = StepOrder(halt=self.halting)
+            elif worker in self.giving:
+                count = len(self.giving[worker])
+                self.give_sent.add(worker)
+                # it explores on a moment too: a worker whose states all replay has none
+                # to give yet, and must still get on
+                order = StepOrder(jobs=self._hand(worker, jobs), give=count,
+                                  seconds=SHORT_STEP_SECONDS)
+            elif jobs or self.loads[worker]:
+                seconds = SHORT_STEP_SECONDS if someone_idle else STEP_SECONDS
+                order = StepOrder(jobs=self._hand(worker, jobs), seconds=seconds)
+            else:
+                continue
+            self.busy.add(worker)
+            self.pool.send(worker, order)
+
+    def _hand(self, worker: int, jobs: list[tuple[int, Job]]) -> tuple[tuple[int, Job], ...]:
+        for job_id, job in jobs:
+            self.held[worker][job_id] = job
+            self.jobs_given[worker] += 1
+        if jobs:
+            self.loads[worker] += len(jobs)
+            self._count(jobs=self.stats.jobs + len(jobs))
+        return tuple(jobs)
+
+    def _add_pending(self, job: Job) -> tuple[int, Job]:
+        entry = (self.next_job_id, job)
+        self.next_job_id += 1
+        self.pending.append(entry)
+        return entry
+
+    def _balance(self) -> None:
+        """Cloud9's rule over the workers that are neither giving nor about to receive."""
+        if self.pending:
+            return  # idle workers get the pending jobs first
+        receiving = {t for targets in self.giving.values() for t in targets}
+        loads = {w: self.loads[w] for w in self.alive
+                 if w not in self.giving and w not in receiving and not self.routed.get(w)}
+        for move in self.balancer.moves(loads):
+            self.giving[move.source] = [move.target] * move.count
+            self._count(balancing_moves=self.stats.balancing_moves + 1)
+
+    # -- arrivals ----------------------------------------------------------------------------
+
+    def _arrived(self, arrival: WorkerReport | WorkerLost | WorkerFailure) -> None:
+        if isinstance(arrival, WorkerFailure):
+            raise SymexError(f"parallel worker {arrival.worker} failed: "
+                             f"{arrival.message.strip()}")
+        if isinstance(arrival, WorkerLost):
+            self._lost(arrival)
+            return
+        worker = arrival.worker
+        self.busy.discard(worker)
+        self.reports[worker] = arrival
+        self.loads[worker] = arrival.live
+        self.peak = max(self.peak, sum(self.loads.values()))
+        for job_id in arrival.finished_jobs:
+            self.held[worker].pop(job_id, None)
+        self.messages.extend(arrival.messages)
+        self.blocks |= arrival.blocks
+        self.branches |= arrival.branches
+        targets: list[int] = []
+        if worker in self.give_sent:
+            self.give_sent.discard(worker)
+            targets = self.giving.pop(worker)
+        if arrival.exported:
+            self._count(jobs_moved=self.stats.jobs_moved + len(arrival.exported))
+        for index, job in enumerate(arrival.exported):
+            entry = (self.next_job_id, job)
+            self.next_job_id += 1
+            if index < len(targets) and targets[index] in self.alive:
+                self.routed[targets[index]].append(entry)
+            else:
+                self.pending.append(entry)
+        for test in arrival.tests:
+            self._test(test)
+        if arrival.stopped is not None and self.halting is None:
+            self.halting = arrival.stopped
+
+    def _test(self, test: TestCase) -> None:
+        if test.path in self.seen_paths:
+            self.duplicates[test.status] += 1
+            self._count(duplicate_paths=self.stats.duplicate_paths + 1)
+            return
+        self.seen_paths.add(test.path)
+        self.tests.append(test)
+        if test.error is not None:
+            site = test.error.site
+            if self.emit_all_errors or site not in self.error_sites:
+                self.error_sites.add(site)
+                self.errors.append(test.error)
+            if self.hooks.on_error is not None:
+                self.hooks.on_error(test.error, test)
+        if self.hooks.on_path_end is not None:
+            self.hooks.on_path_end(test)
+
+    def _lost(self, lost: WorkerLost) -> None:
+        """Re-issue what a dead worker held, and replace it if the pool can."""
+        worker = lost.worker
+        self.busy.discard(worker)
+        self.messages.append(f"symex: worker {worker} was lost ({lost.why}); its "
+                             f"{len(self.held[worker])} job(s) start again elsewhere")
+        self._count(lost_workers=self.stats.lost_workers + 1,
+                    reissued_jobs=self.stats.reissued_jobs + len(self.held[worker]))
+        for job_id, job in self.held[worker].items():
+            self.pending.append((job_id, job))
+        self.held[worker] = {}
+        self.pending.extend(self.routed.pop(worker, []))
+        self.giving.pop(worker, None)
+        self.give_sent.discard(worker)
+        if worker in self.reports:
+            self.retired.append(self.reports.pop(worker))
+        self.loads[worker] = 0
+        self.halt_sent.discard(worker)
+        if not self.pool.replace(worker):
+            self.alive.discard(worker)
+            if not self.alive:
+                raise SymexError("every parallel worker was lost; nothing is left to run "
+                                 "the exploration (see the messages above)")
+
+    def _halt_pending(self) -> None:
+        """Jobs never started when the run halted are open paths: each ends as partial,
+        with the inputs its state had."""
+        leftovers = list(self.pending) + [e for es in self.routed.values() for e in es]
+        self.pending.clear()
+        self.routed.clear()
+        for _, job in leftovers:
+            self._test(TestCase(objects=dict(job.inputs or ()), status=PathStatus.PARTIAL,
+                                reason=self.halting or "halted", path=job.decisions()))
+        self.unstarted_partial = len(leftovers)
+
+    # -- counters ----------------------------------------------------------------------------
+
+    def _count(self, **changes: Any) -> None:
+        self.stats = attrs.evolve(self.stats, **changes)
+
+    def _total(self, name: str) -> Any:
+        return sum(getattr(r, name) for r in list(self.reports.values()) + self.retired)
+
+    def _paths(self) -> PathCounts:
+        extra = self.unstarted_partial
+        return PathCounts(self._total("completed") - self.duplicates[PathStatus.COMPLETED],
+                          self._total("errors") - self.duplicates[PathStatus.ERROR],
+                          self._total("partial") + extra - self.duplicates[PathStatus.PARTIAL])
+
+    def _parallel_statistics(self) -> ParallelStatistics:
+        rows = tuple(WorkerRow(r.worker, r.instructions, r.completed, r.errors, r.partial,
+                               self.jobs_given[r.worker], r.solver_queries, r.solver_time,
+                               r.replayed_events)
+                     for r in sorted(self.reports.values(), key=lambda r: r.worker))
+        in_flight = len(self.pending) + sum(len(v) for v in self.routed.values())
+        return attrs.evolve(self.stats, jobs_in_flight=in_flight,
+                            replayed_events=self._total("replayed_events"), per_worker=rows)
+
+    def _snapshot(self, now: float, final: bool = False) -> ProgressSnapshot:
+        paths = self._paths()
+        coverage = self.coverage
+        return ProgressSnapshot(
+            elapsed=now - self.start, instructions=self._total("instructions"),
+            live_states=sum(self.loads[w] for w in self.alive), completed=paths.completed,
+            errors=paths.errors, partial=paths.partial, tests=len(self.tests),
+            covered_lines=len(coverage.lines_of(self.blocks)),
+            total_lines=len(coverage.total_lines), covered_branches=len(self.branches),
+            total_branches=len(coverage.total_branches),
+            covered_instructions=coverage.instructions_in(self.blocks),
+            total_instructions=coverage.total_instructions,
+            solver_queries=self._total("solver_queries"),
+            solver_time=self._total("solver_time"), forks=self._total("forks"),
+            memory_mb=resident_mb() + sum(r.memory_mb for r in self.reports.values()
+                                          if self.pool.kind != "in-process"),
+            final=final, parallel=self._parallel_statistics())
+
+    def _result(self) -> Result:
+        coverage = self.coverage
+        halted = self.halting
+        return Result(
+            paths=self._paths(), tests=tuple(self.tests), errors=tuple(self.errors),
+            coverage=Coverage(coverage.lines_of(self.blocks), coverage.total_lines,
+                              frozenset(self.branches), coverage.total_branches,
+                              coverage.instructions_in(self.blocks),
+                              coverage.total_instructions),
+            statistics=Statistics(
+                self._total("instructions"), time.monotonic() - self.start,
+                self._total("forks"), self.peak,
+                self._total("solver_queries"), self._total("solver_time"),
+                parallel=self._parallel_statistics()),
+            halted=halted, messages=tuple(self.messages))
+
+

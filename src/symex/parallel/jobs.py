@@ -1,0 +1,299 @@
+"""Jobs: a node of the execution tree handed to a worker, and the replay that rebuilds it.
+
+A job is the path from the root to one live state, as the sequence of *events* that decided
+it: every answer the path took from the solver or from its inputs (which sides of a condition
+were feasible, a value chosen, an option chosen; :class:`~symex.core.forks.DecisionTag`) and
+every fork decision, in order, as LEB128 varints (``answer << 2 | tag``, ``decision << 2 |
+3`` for a fork). Cloud9 sends only the branch decisions and lets the worker ask the solver
+again for the rest; symex sends the answers too, so a worker rebuilds the state with no
+solver call at all, and the state's inputs (its model) come along, so that the rebuilt state
+goes on exactly as the state it was taken from would have.
+
+:class:`JobReplay` is a worker's :class:`~symex.core.forks.DecisionMemo`: a state rebuilding a
+job takes every answer from the job's events, and at each fork keeps only the child on the
+job's path (the others belong to other workers: they are dropped without counting as paths).
+Once the events are used up the state explores, and every state keeps the events of its own
+path (a persistent list shared between forks), so any live state can be sent on as a job.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import attrs
+
+from symex import expr as E
+from symex.core.forks import DecisionTag, ForkKind, Site
+from symex.core.outcome import PathStatus, PathTerminated
+from symex.core.state import State
+from symex.memo.format import decode_varints, encode_varints
+
+__all__ = ["Job", "JobCursor", "JobReplay", "ROOT_JOB"]
+
+#: the tag of a fork event (answers use DecisionTag's values, 0 to 2)
+FORK_EVENT = 3
+
+
+@attrs.frozen
+class Job:
+    """A node of the execution tree to explore below: the events of its path from the root
+    (module docstring) and the inputs the state had when it was sent (array name -> bytes;
+    None when unknown: the worker asks the solver when it needs them)."""
+
+    events: bytes = b""
+    depth: int = 0
+    """Forks on the path (the cost of rebuilding the state grows with it)."""
+    inputs: tuple[tuple[str, bytes], ...] | None = None
+
+    def decisions(self) -> tuple[int, ...]:
+        """The path's fork decisions, oldest first (Cloud9's encoding of a job)."""
+        return tuple(e >> 2 for e in decode_varints(self.events) if e & 3 == FORK_EVENT)
+
+
+#: the job of a whole exploration: the root, nothing to replay
+ROOT_JOB = Job()
+
+
+class JobCursor:
+    """A state's place in its job: the events of its path so far (``prefix``: a persistent
+    list of the segments before its last fork, ``events``: those since), and while it
+    rebuilds the job, the events still to replay."""
+
+    __slots__ = ("job", "prefix", "events", "script", "position", "recorded", "dropped",
+                 "inputs")
+
+    def __init__(self, job: int, prefix: tuple[Any, tuple[int, ...]] | None,
+                 events: list[int], script: Sequence[int] = (), position: int = 0,
+                 inputs: tuple[tuple[str, bytes], ...] | None = None) -> None:
+        self.job = job
+        self.prefix = prefix
+        self.events = events
+        self.script = script
+        self.position = position
+        #: True while the state replays its job's events (the engine orders such states
+        #: first, by their own searcher), None once it explores
+        self.recorded: bool | None = True if position < len(script) else None
+        self.dropped = False
+        self.inputs = inputs
+
+    def all_events(self) -> list[int]:
+        """Every event of the path from the root, oldest first."""
+        segments = [self.events]
+        node = self.prefix
+        while node is not None:
+            segments.append(node[1])  # type: ignore[arg-type]
+            node = node[0]
+        out: list[int] = []
+        for segment in reversed(segments):
+            out.extend(segment)
+        return out
+
+
+class JobReplay:
+    """The decision memo of a parallel worker (module docstring). The engine calls it the
+    way it calls a tree recorder: ``start`` for each initial state, ``take_pruned`` for the
+    states that are not this worker's, ``path_ended`` for each path's end."""
+
+    def __init__(self) -> None:
+        self.executor: Any = None
+        self.messages: list[str] = []
+        self.stop_after_replay = False
+        #: the job the next initial state rebuilds (set by the worker before it starts one)
+        self.next_job: tuple[int, Job] = (0, ROOT_JOB)
+        self._pruned: list[State] = []
+        #: live states per job; a job whose count drops to zero is finished
+        self.live: dict[int, int] = {}
+        self.finished: list[int] = []
+        self.replayed_events = 0
+        self.diverged = 0
+
+    # -- what the engine asks ---------------------------------------------------------------
+
+    def attach(self, executor: Any) -> None:
+        """Replay into ``executor`` (it calls back through ``executor.memo``)."""
+        self.executor = executor
+        executor.memo = self
+
+    def start(self, state: State) -> bool:
+        """Give an initial state the cursor of the job it rebuilds (:attr:`next_job`)."""
+        job_id, job = self.next_job
+        script = decode_varints(job.events) if job.events else ()
+        state.memo = JobCursor(job_id, None, [], script, 0, job.inputs)
+        self.live[job_id] = self.live.get(job_id, 0) + 1
+        if not script:
+            self._replayed(state, state.memo)
+        return True
+
+    def tick(self) -> None:
+        """Between time slices: nothing to write."""
+
+    def replay_budget(self, state: State) -> int | None:
+        """A job is replayed to its end whatever the instruction count: no limit."""
+        return None
+
+    def reach_frontier(self, state: State) -> PathTerminated | None:
+        """Never reached: :meth:`replay_budget` sets no limit."""
+        return None
+
+    def take_pruned(self) -> list[State]:
+        """States made by replayed forks that are not on this worker's job paths."""
+        pruned, self._pruned = self._pruned, []
+        return pruned
+
+    def counts(self, state: State) -> bool:
+        """Whether ``state``'s end counts as a path."""
+        return not state.memo.dropped
+
+    def path_ended(self, state: State, end: PathTerminated) -> dict[str, bytes] | None:
+        """A path of this worker ended: one state fewer in its job."""
+        cursor = state.memo
+        if not cursor.dropped:
+            self._release(cursor.job)
+        return None
+
+    def leaf_written(self, state: State, objects: dict[str, bytes] | None) -> None:
+        """Nothing is written per leaf."""
+
+    def statistics(self, instructions: int, *, final: bool = False) -> None:
+        """No tree statistics (the run's tree, if any, is the coordinator's)."""
+        return None
+
+    def run_completed(self) -> None:
+        """Nothing to mark."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+    # -- what the worker asks ---------------------------------------------------------------
+
+    def job_of(self, state: State) -> Job:
+        """``state`` as a job another worker can rebuild; it is no longer this worker's."""
+        cursor: JobCursor = state.memo
+        model = state.model
+        inputs = None
+        if model is not None:
+            inputs = tuple((s.array.name, bytes(model.get(s.array, bytes(s.array.size))))
+                           for s in state.symbolics)
+        self._release(cursor.job)
+        return Job(encode_varints(cursor.all_events()), state.depth, inputs)
+
+    def take_finished(self) -> list[int]:
+        """Jobs whose states have all ended (or moved on) since the last call."""
+        finished, self.finished = self.finished, []
+        return finished
+
+    def _release(self, job: int) -> None:
+        left = self.live[job] - 1
+        if left:
+            self.live[job] = left
+        else:
+            del self.live[job]
+            self.finished.append(job)
+
+    # -- DecisionMemo: what the executor tells and asks ------------------------------------
+
+    def replayed_answer(self, state: State, tag: DecisionTag, expr: E.Expr) -> int | None:
+        """The job's answer while ``state`` rebuilds it, else None."""
+        cursor: JobCursor = state.memo
+        if cursor.recorded is None:
+            return None
+        event = cursor.script[cursor.position]
+        if event & 3 != tag:
+            self._diverged(state, cursor, f"the job holds a {_event_name(event)} here, the "
+                                          f"replay asked for a {tag.name}")
+        cursor.position += 1
+        cursor.events.append(event)
+        self.replayed_events += 1
+        if cursor.position == len(cursor.script):
+            self._replayed(state, cursor)
+        return event >> 2
+
+    def note_answer(self, state: State, tag: DecisionTag, expr: E.Expr, answer: int) -> None:
+        """Keep an answer in the state's events."""
+        state.memo.events.append(answer << 2 | tag)
+
+    def solver_used(self, state: State, seconds: float) -> None:
+        """Solver calls are counted by the solver."""
+
+    def forked(self, kind: ForkKind, condition: E.Expr | None, states: Sequence[State],
+               site: Site | None) -> None:
+        """Record a fork in each state's events; while rebuilding a job, keep only the
+        state that took the job's decision."""
+        cursor: JobCursor = states[0].memo
+        if cursor.dropped:
+            for state in states[1:]:
+                self._drop(state, JobCursor(cursor.job, None, []))
+            return
+        prefix = (cursor.prefix, tuple(cursor.events))
+        if cursor.recorded is None:
+            self.live[cursor.job] += len(states) - 1
+            for state in states:
+                state.memo = JobCursor(cursor.job, prefix, [_decision(state) << 2 | FORK_EVENT])
+            return
+        event = cursor.script[cursor.position]
+        if event & 3 != FORK_EVENT or not any(_decision(s) == event >> 2 for s in states):
+            self._report_divergence(f"the job holds a {_event_name(event)} here, the replay "
+                                    f"forked ({kind.name.lower()})")
+            self._release(cursor.job)
+            for state in states:
+                self._drop(state, JobCursor(cursor.job, None, []))
+            return
+        self.replayed_events += 1
+        for state in states:
+            if _decision(state) != event >> 2:
+                self._drop(state, JobCursor(cursor.job, None, []))
+                continue
+            kept = JobCursor(cursor.job, prefix, [event], cursor.script, cursor.position + 1,
+                             cursor.inputs)
+            state.memo = kept
+            if kept.recorded is None:
+                self._replayed(state, kept)
+
+    # -- inside ------------------------------------------------------------------------------
+
+    def _replayed(self, state: State, cursor: JobCursor) -> None:
+        """``state`` has rebuilt its job: it explores on, with the inputs the job brought."""
+        cursor.recorded = None
+        cursor.script = ()
+        inputs = cursor.inputs
+        cursor.inputs = None
+        if inputs is not None:
+            by_name = dict(inputs)
+            if all(s.array.name in by_name for s in state.symbolics):
+                state.model = {s.array: by_name[s.array.name] for s in state.symbolics}
+
+    def _report_divergence(self, why: str) -> None:
+        self.diverged += 1
+        self.messages.append(f"symex: a job's replay diverged ({why}); its subtree is not "
+                             f"explored (please report this as a bug)")
+
+    def _drop(self, state: State, cursor: JobCursor) -> None:
+        cursor.dropped = True
+        cursor.recorded = None
+        state.memo = cursor
+        self._pruned.append(state)
+
+    def _diverged(self, state: State, cursor: JobCursor, why: str) -> None:
+        """A rebuilt path went otherwise than the path it was sent as: symex lost
+        determinism (a bug). The path ends, reported, rather than explore a wrong state."""
+        self._report_divergence(why)
+        raise PathTerminated(PathStatus.PARTIAL, f"job replay diverged: {why}",
+                             emit_test=False)
+
+
+def _decision(state: State) -> int:
+    """The decision ``state`` took at the fork it just went through."""
+    path = state.path
+    assert path is not None, "a forked state has decided"
+    return int(path[0])
+
+
+def _event_name(event: int) -> str:
+    tag = event & 3
+    return "fork" if tag == FORK_EVENT else DecisionTag(tag).name
+
+
+def iter_events(job: Job) -> Iterator[tuple[str, int]]:
+    """The events of ``job`` as (kind, value) pairs: ``fork`` and the answer tags' names."""
+    for event in decode_varints(job.events):
+        yield _event_name(event), event >> 2

@@ -1,0 +1,253 @@
+"""Where workers run: in the coordinator's process, or one process each (``multiprocessing``).
+
+A pool carries :class:`~symex.parallel.worker.StepOrder` to worker ``i`` and brings back its
+:class:`~symex.parallel.worker.WorkerReport`; nothing else crosses. A worker that dies comes
+back as :class:`WorkerLost` (the coordinator re-issues its jobs and may ask for a
+replacement); one that fails on its own (it could not start, or raised) comes back as
+:class:`WorkerFailure`, which ends the run with that message.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import multiprocessing.connection
+import signal
+import traceback
+from typing import Any, Protocol, Union
+
+import attrs
+
+from symex.engine import WorkerSettings
+from symex.ir.program import Program
+from symex.parallel.worker import StepOrder, Worker, WorkerReport
+
+__all__ = ["InProcessPool", "ProcessPool", "ProgramSource", "WorkerFailure", "WorkerLost",
+           "WorkerPool"]
+
+#: seconds a closing pool waits for a worker process to exit before it is killed
+CLOSE_GRACE = 2.0
+
+
+@attrs.frozen
+class WorkerLost:
+    """Worker ``worker`` died (killed, out of memory, its machine lost)."""
+
+    worker: int
+    why: str
+
+
+@attrs.frozen
+class WorkerFailure:
+    """Worker ``worker`` failed: it could not start, or a step raised (``message`` says)."""
+
+    worker: int
+    message: str
+
+
+Arrival = Union[WorkerReport, WorkerLost, WorkerFailure]
+
+
+@attrs.frozen
+class ProgramSource:
+    """A program as it travels to a process that does not share memory with this one: its
+    linked IR text, lowered again there (the same text gives the same program)."""
+
+    ir_text: str
+    path: str
+
+    @classmethod
+    def of(cls, program: Program) -> ProgramSource:
+        """The source of ``program``."""
+        return cls(program.ir_text, program.path)
+
+    def load(self) -> Program:
+        """The program, lowered in this process."""
+        from symex.loading import load_ir_text
+        return load_ir_text(self.ir_text, self.path)
+
+
+class WorkerPool(Protocol):
+    """Workers ``0 .. size - 1``, wherever they run (module docstring)."""
+
+    size: int
+    kind: str
+    """In words, for the progress line and statistics: "in-process", "processes", "ray"."""
+
+    def send(self, worker: int, order: StepOrder) -> None:
+        """Give ``worker`` its next order (it has none in progress)."""
+        ...
+
+    def receive(self, timeout: float) -> list[Arrival]:
+        """What has arrived, waiting at most ``timeout`` seconds for something."""
+        ...
+
+    def replace(self, worker: int) -> bool:
+        """Start a new worker in place of a lost one; False when the pool cannot."""
+        ...
+
+    def close(self) -> None:
+        """Stop every worker."""
+        ...
+
+
+class InProcessPool:
+    """Workers in this process, run one step at a time (for tests and debugging: the same
+    orders and reports as elsewhere, with no parallelism)."""
+
+    kind = "in-process"
+
+    def __init__(self, size: int, program: Program, settings: WorkerSettings) -> None:
+        self.size = size
+        self.workers = [Worker(i, program, settings) for i in range(size)]
+        self.orders: collections.deque[tuple[int, StepOrder]] = collections.deque()
+
+    def send(self, worker: int, order: StepOrder) -> None:
+        """Queue the order; it runs when :meth:`receive` is called."""
+        self.orders.append((worker, order))
+
+    def receive(self, timeout: float) -> list[Arrival]:
+        """Run the oldest queued order."""
+        if not self.orders:
+            return []
+        worker, order = self.orders.popleft()
+        return [self.workers[worker].step(order)]
+
+    def replace(self, worker: int) -> bool:
+        """In-process workers are never lost."""
+        return False
+
+    def close(self) -> None:
+        """Release the workers' solvers."""
+        for worker in self.workers:
+            worker.close()
+
+
+def serve(index: int, program: Program | ProgramSource, settings: WorkerSettings,
+          connection: multiprocessing.connection.Connection) -> None:
+    """A worker process's life: build the worker, then answer orders until told to stop
+    (``None``) or the coordinator is gone."""
+    # Ctrl-C reaches the whole process group; the coordinator alone decides what it means
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        worker = Worker(index, program.load() if isinstance(program, ProgramSource) else program,
+                        settings)
+    except Exception as exc:  # noqa: BLE001 - whatever it is, the coordinator must hear it
+        connection.send(WorkerFailure(index, f"{type(exc).__name__}: {exc}"))
+        return
+    try:
+        while True:
+            try:
+                order = connection.recv()
+            except EOFError:
+                return
+            if order is None:
+                return
+            try:
+                report: Arrival = worker.step(order)
+            except Exception:  # noqa: BLE001
+                report = WorkerFailure(index, traceback.format_exc())
+            connection.send(report)
+            if isinstance(report, WorkerFailure):
+                return
+    finally:
+        worker.close()
+
+
+class ProcessPool:
+    """One process per worker, on this machine (the default for ``workers > 1``). Processes
+    are forked where the platform can (the program is shared, not sent), else spawned with
+    the program's IR text."""
+
+    kind = "processes"
+
+    def __init__(self, size: int, program: Program, settings: WorkerSettings) -> None:
+        self.size = size
+        methods = multiprocessing.get_all_start_methods()
+        self.context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        self.program: Program | ProgramSource = (
+            program if self.context.get_start_method() == "fork" else ProgramSource.of(program))
+        self.settings = settings
+        self.processes: list[Any] = [None] * size
+        self.connections: list[Any] = [None] * size
+        self.busy: set[int] = set()
+        self.lost: list[Arrival] = []
+        for index in range(size):
+            self._start(index)
+
+    def _start(self, index: int) -> None:
+        mine, theirs = self.context.Pipe()
+        process = self.context.Process(target=serve, name=f"symex-worker-{index}",
+                                       args=(index, self.program, self.settings, theirs),
+                                       daemon=True)
+        process.start()
+        theirs.close()
+        self.processes[index] = process
+        self.connections[index] = mine
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' ids, by worker."""
+        return [p.pid for p in self.processes]
+
+    def send(self, worker: int, order: StepOrder) -> None:
+        """Send the order down the worker's pipe."""
+        try:
+            self.connections[worker].send(order)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            self.lost.append(self._lost(worker))
+            return
+        self.busy.add(worker)
+
+    def _lost(self, worker: int) -> WorkerLost:
+        process = self.processes[worker]
+        process.join(0.5)
+        code = process.exitcode
+        why = (f"killed by signal {-code}" if code is not None and code < 0
+               else f"exited with status {code}" if code is not None else "stopped answering")
+        self.busy.discard(worker)
+        return WorkerLost(worker, why)
+
+    def receive(self, timeout: float) -> list[Arrival]:
+        """Reports of the workers that have answered (and the lost ones)."""
+        out, self.lost = self.lost, []
+        if out:
+            return out
+        waiting = {self.connections[w]: w for w in self.busy}
+        if not waiting:
+            return out
+        for connection in multiprocessing.connection.wait(list(waiting), timeout):
+            worker = waiting[connection]  # type: ignore[index]
+            try:
+                arrival = connection.recv()  # type: ignore[union-attr]
+            except (EOFError, ConnectionResetError, OSError):
+                out.append(self._lost(worker))
+                continue
+            self.busy.discard(worker)
+            out.append(arrival)
+        return out
+
+    def replace(self, worker: int) -> bool:
+        """Start a fresh process for ``worker``."""
+        old = self.processes[worker]
+        if old.is_alive():
+            old.kill()
+        old.join(CLOSE_GRACE)
+        self.connections[worker].close()
+        self._start(worker)
+        return True
+
+    def close(self) -> None:
+        """Tell every worker to stop; kill those that do not."""
+        for connection in self.connections:
+            try:
+                connection.send(None)
+            except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+                pass
+        for process in self.processes:
+            process.join(CLOSE_GRACE)
+            if process.is_alive():
+                process.kill()
+                process.join(CLOSE_GRACE)
+        for connection in self.connections:
+            connection.close()

@@ -1,0 +1,134 @@
+"""A worker: one exploration over the jobs it is given, run in steps the coordinator orders.
+
+Each step takes a :class:`StepOrder` (jobs to add, how many jobs to hand back for other
+workers, how long to explore, or a halt) and answers a :class:`WorkerReport` (the paths that
+ended, new coverage, the load). The same :class:`Worker` runs in the coordinator's process, in
+a worker process, or inside a Ray actor: the backends only carry orders and reports.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+
+from symex.core.outcome import PathStatus, TestCase
+from symex.engine import Exploration, Hooks, WorkerSettings, resident_mb
+from symex.ir.program import Program
+from symex.parallel.jobs import Job, JobReplay
+from symex.solvers import create_core_solver, with_chain
+from symex.solvers.base import Solver
+
+__all__ = ["StepOrder", "Worker", "WorkerReport"]
+
+
+@attrs.frozen
+class StepOrder:
+    """What a worker does in one step, in this order: start the ``jobs`` (id, job), take
+    ``give`` exploring states out as jobs for others (the shallowest first), then explore for
+    ``seconds`` (0: not at all), or with ``halt`` end every open path as partial, that
+    being the reason."""
+
+    jobs: tuple[tuple[int, Job], ...] = ()
+    give: int = 0
+    seconds: float = 0.0
+    halt: str | None = None
+
+
+@attrs.frozen
+class WorkerReport:
+    """What a worker answers a step with. Counters are totals since the worker started;
+    tests, coverage, jobs and messages are what is new since its last report."""
+
+    worker: int
+    tests: tuple[TestCase, ...]
+    completed: int
+    errors: int
+    partial: int
+    live: int
+    """Live states after the step: the worker's load."""
+    exported: tuple[Job, ...]
+    """The jobs the order asked for (``give``)."""
+    finished_jobs: tuple[int, ...]
+    """Jobs whose subtrees this worker has finished (every state ended or handed on)."""
+    blocks: frozenset[tuple[str, int]]
+    branches: frozenset[tuple[str, int, int]]
+    instructions: int
+    forks: int
+    solver_queries: int
+    solver_time: float
+    replayed_events: int
+    """Answers and forks taken from jobs instead of the solver."""
+    memory_mb: float
+    stopped: str | None = None
+    """Why the worker stopped on its own (exit-on-error, max-memory), which halts the run."""
+    messages: tuple[str, ...] = ()
+
+
+class Worker:
+    """One worker's exploration (module docstring)."""
+
+    def __init__(self, index: int, program: Program, settings: WorkerSettings) -> None:
+        self.index = index
+        core = create_core_solver(settings.solver, timeout=settings.solver_timeout)
+        self._core = core
+        solver: Solver = with_chain(core, settings.solver_chain) if settings.solver_chain else core
+        self.solver = solver
+        self.replay = JobReplay()
+        self.exploration = Exploration(program, solver, hooks=Hooks(), memo=self.replay,
+                                       **settings.exploration_arguments())
+        self.exploration.begin(program.functions[settings.entry], settings.argv, settings.posix)
+        self._blocks_sent: set[tuple[str, int]] = set()
+        self._branches_sent: set[tuple[str, int, int]] = set()
+        self._messages_sent = 0
+
+    def step(self, order: StepOrder) -> WorkerReport:
+        """Carry out ``order`` (see :class:`StepOrder`) and report."""
+        run = self.exploration
+        for job_id, job in order.jobs:
+            self.replay.next_job = (job_id, job)
+            run.start_paths()
+        exported: tuple[Job, ...] = ()
+        if order.give:
+            exported = tuple(self.replay.job_of(s) for s in run.take_states(order.give))
+        stopped = None
+        if order.halt is not None:
+            run.halt_remaining(order.halt)
+        elif order.seconds > 0 and not run.finished:
+            stopped = run.advance(until=time.monotonic() + order.seconds)
+            if stopped is None and run.finished:
+                stopped = run.stop_reason
+            if stopped is not None:
+                run.halt_remaining(stopped)
+        return self._report(exported, stopped)
+
+    def _report(self, exported: tuple[Job, ...], stopped: str | None) -> WorkerReport:
+        run = self.exploration
+        tests = tuple(run.tests)
+        run.tests.clear()
+        run.delivered = 0
+        coverage = run.executor.coverage_map
+        blocks = frozenset(coverage.blocks - self._blocks_sent)
+        self._blocks_sent |= blocks
+        branches = frozenset(coverage.branches - self._branches_sent)
+        self._branches_sent |= branches
+        messages = run.executor.messages + self.replay.messages
+        new_messages = tuple(messages[self._messages_sent:])
+        self._messages_sent = len(messages)
+        queries, solver_time = run.core_solver_counts()
+        return WorkerReport(
+            worker=self.index, tests=tests, completed=run.counts[PathStatus.COMPLETED],
+            errors=run.counts[PathStatus.ERROR], partial=run.counts[PathStatus.PARTIAL],
+            live=run.live, exported=exported, finished_jobs=tuple(self.replay.take_finished()),
+            blocks=blocks, branches=branches, instructions=run.executor.instructions,
+            forks=run.executor.forks, solver_queries=queries, solver_time=solver_time,
+            replayed_events=self.replay.replayed_events, memory_mb=resident_mb(),
+            stopped=stopped, messages=new_messages)
+
+    def close(self) -> None:
+        """Release the solver."""
+        self._core.close()
+
+    def __getstate__(self) -> Any:  # pragma: no cover - a worker lives where it was made
+        raise TypeError("a Worker is not sent anywhere: send it orders")
