@@ -45,11 +45,15 @@ def _count(n: float) -> str:
 
 def format_progress(snapshot: Any) -> str:
     """One line: elapsed, instructions, live states, paths, errors, coverage, solver share,
-    and, for a run over a recorded tree, its replay."""
+    and, for a run over a recorded tree, its replay; for a run with workers, how the work is
+    spread."""
     s = snapshot
     lines = 100.0 * s.covered_lines / s.total_lines if s.total_lines else 0.0
     branches = 100.0 * s.covered_branches / s.total_branches if s.total_branches else 0.0
-    solver = 100.0 * s.solver_time / s.elapsed if s.elapsed > 0 else 0.0
+    parallel = getattr(s, "parallel", None)
+    # with workers, the solver's share of the workers' time together
+    workers = parallel.workers if parallel is not None else 1
+    solver = 100.0 * s.solver_time / (s.elapsed * workers) if s.elapsed > 0 else 0.0
     memo = getattr(s, "memo", None)
     tree = ""
     if memo is not None:
@@ -57,6 +61,11 @@ def format_progress(snapshot: Any) -> str:
         tree = (f" | tree: {getattr(s, 'replaying_states', 0)} replaying, "
                 f"{_count(memo.replayed_instructions)} replayed, {memo.pruned_states} pruned"
                 + (f", {memo.diverged_states} diverged" if memo.diverged_states else ""))
+    if parallel is not None:
+        # Cloud9's view: how the work is spread
+        tree += (f" | workers: {parallel.workers}, {parallel.jobs_in_flight} jobs in flight, "
+                 f"{parallel.balancing_moves} moves ({parallel.jobs_moved} jobs)"
+                 + (f", {parallel.lost_workers} lost" if parallel.lost_workers else ""))
     return (f"[{s.elapsed:6.1f}s] {_count(s.instructions)} instrs, {s.live_states} states, "
             f"{s.completed} completed, {s.errors} errors | lines {lines:.1f}%, "
             f"branches {branches:.1f}% | solver {solver:.0f}%{tree}")

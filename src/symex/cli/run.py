@@ -142,6 +142,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="after N forks, follow one feasible side of each branch")
     search.add_argument("--max-memory", type=_count, metavar="MB",
                         help="stop when symex uses more than MB megabytes")
+    parallel = run.add_argument_group(
+        "parallel exploration", "split the execution tree over worker processes (docs/parallel.md)")
+    parallel.add_argument("--workers", type=_count, default=1, metavar="N",
+                          help="worker processes on this machine (default 1: no workers)")
+    parallel.add_argument("--balance-ratio", type=float, default=10.0, metavar="X",
+                          help="move work when the most loaded worker has X times the live "
+                               "states of the least loaded (Cloud9's rule; default 10)")
     errors = run.add_argument_group("errors")
     errors.add_argument("--emit-all-errors", action="store_true",
                         help="report every error path, not one per error site")
@@ -211,6 +218,12 @@ def _print_summary(result: Result, directory: str) -> None:
               f"states pruned, {m.diverged_states} diverged ({m.lost_instructions} instructions "
               f"lost); {m.tree_nodes} nodes, {m.tree_bytes} bytes "
               f"({m.bytes_per_node:.0f} per node)\n")
+    w = s.parallel
+    if w is not None:
+        write(f"symex: {w.workers} workers ({w.backend}): {w.jobs} jobs, {w.balancing_moves} "
+              f"balancing moves ({w.jobs_moved} jobs moved), {w.replayed_events} decisions "
+              f"replayed" + (f"; {w.lost_workers} workers lost, {w.reissued_jobs} jobs "
+                             f"re-issued" if w.lost_workers else "") + "\n")
     if result.halted:
         write(f"symex: stopped early: {result.halted}\n")
     write(f"symex: output directory: {directory}\n")
@@ -285,6 +298,14 @@ def _validate(options: argparse.Namespace) -> None:
             and not options.continue_with:
         raise ConfigError("--restart-all-states, --stop-after-replay and --replay-search replay "
                           "a recorded tree; add --continue-with DIR")
+    if options.workers < 1:
+        raise ConfigError(f"--workers {options.workers}: give at least 1 worker")
+    if not options.balance_ratio >= 1.0:
+        raise ConfigError(f"--balance-ratio {options.balance_ratio}: give a ratio of at least 1")
+    if options.workers > 1 and (options.record_tree or options.continue_with
+                                or options.write_queries):
+        raise ConfigError("--record-tree, --continue-with and --write-queries are not "
+                          "available with --workers yet; run with one worker to use them")
     parse_config(options.solver)
     if not os.path.exists(options.program):
         raise ConfigError(f"{options.program}: no such file; give a .c, .ll or .bc file")
@@ -422,6 +443,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                              stop_after_replay=options.stop_after_replay,
                              replay_searcher=options.replay_search or "dfs",
                              hash_constants=options.hash_constants,
+                             workers=options.workers, balance_ratio=options.balance_ratio,
                              **_tree_paths(options, out))
         except SymexError as exc:
             display.close()

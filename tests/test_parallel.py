@@ -1,0 +1,282 @@
+"""Parallel exploration: the same paths, errors and coverage with any number of workers, in
+this process or in worker processes; balancing moves work to idle workers; a killed worker
+loses nothing; jobs rebuild their states by replay."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import symex
+from symex.errors import ConfigError
+from symex.ktest import read_ktest
+from symex.parallel.balancing import LoadBalancer, Move
+from symex.parallel.worker import StepOrder, Worker
+from symex.engine import WorkerSettings
+from symex.env.posix import PosixSetup
+from symex.memo.format import encode_varints
+from symex.parallel.jobs import ROOT_JOB, Job
+from symex.symargs import ArgvSpec
+
+from c_programs import write
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+#: 2^10 paths, one branch per input byte
+EXHAUSTIVE = """
+    #include <klee/klee.h>
+    int main(void) {
+      unsigned char b[10];
+      klee_make_symbolic(b, sizeof b, "b");
+      int n = 0;
+      for (int i = 0; i < 10; i++)
+        if (b[i] > 100)
+          n++;
+      return n;
+    }
+"""
+
+#: all the work is below one side of the first branch: 2^9 paths under b[0] == 42
+SKEWED = """
+    #include <klee/klee.h>
+    int main(void) {
+      unsigned char b[10];
+      klee_make_symbolic(b, sizeof b, "b");
+      if (b[0] != 42)
+        return 0;
+      int n = 0;
+      for (int i = 1; i < 10; i++)
+        if (b[i] > 100)
+          n++;
+      return n;
+    }
+"""
+
+
+def outcome(result: symex.Result) -> tuple[object, ...]:
+    """What must not depend on the number of workers: the paths (decision sequences) with
+    how each ended, the error sites and the coverage."""
+    paths = sorted((t.path, t.status.value, t.error.kind.value if t.error else None)
+                   for t in result.tests)
+    errors = sorted((e.kind.value, e.site) for e in result.errors)
+    return (paths, result.paths, errors, result.coverage.covered_lines,
+            result.coverage.covered_branches, result.coverage.covered_instructions)
+
+
+def no_duplicates(result: symex.Result) -> None:
+    paths = [t.path for t in result.tests]
+    assert len(paths) == len(set(paths))
+
+
+@pytest.fixture(scope="module")
+def exhaustive(tmp_path_factory: pytest.TempPathFactory) -> symex.Program:
+    return symex.compile(write(tmp_path_factory.mktemp("exhaustive"), "exhaustive.c", EXHAUSTIVE))
+
+
+@pytest.mark.parametrize("backend", ["in-process", "processes"])
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_exhaustive_program_same_paths_with_any_number_of_workers(
+        exhaustive: symex.Program, backend: str, workers: int) -> None:
+    alone = symex.explore(exhaustive)
+    assert alone.paths.completed == 2 ** 10
+    split = symex.explore(exhaustive, workers=workers, parallel_backend=backend)
+    assert outcome(split) == outcome(alone)
+    no_duplicates(split)
+    assert split.statistics.parallel is not None
+    assert split.statistics.parallel.workers == workers
+    assert split.statistics.parallel.backend == backend
+    if workers > 1:
+        # the tree was split: more than the root job ran, on more than one worker
+        assert split.statistics.parallel.jobs > 1
+        busy = [row for row in split.statistics.parallel.per_worker if row.instructions]
+        assert len(busy) > 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [2, 4])
+def test_regexp_same_paths_errors_and_coverage(workers: int) -> None:
+    program = symex.compile(PROGRAMS / "regexp.c")
+    alone = symex.explore(program)
+    split = symex.explore(program, workers=workers)
+    assert outcome(split) == outcome(alone)
+    no_duplicates(split)
+    assert alone.errors  # the matcher reads out of bounds: errors are compared, not absent
+
+
+def test_every_fork_kind_and_concretized_values_replay_on_other_workers() -> None:
+    # branches, an error check, a symbolic index, a switch and a printf of a symbolic byte:
+    # moved states rebuild through every kind of recorded answer
+    program = symex.compile(PROGRAMS / "memo" / "checks.c")
+    alone = symex.explore(program)
+    split = symex.explore(program, workers=3, parallel_backend="in-process", balance_ratio=1.0)
+    assert outcome(split) == outcome(alone)
+    assert split.statistics.parallel.jobs_moved > 0
+    assert split.statistics.parallel.replayed_events > 0
+    assert not [m for m in split.messages if "diverged" in m]
+
+
+def test_sym_stdin_tokenizer_with_depth_limit_same_paths() -> None:
+    program = symex.compile(PROGRAMS / "posix" / "tokens.c")
+    alone = symex.explore(program, sym_stdin=4, max_depth=12)
+    assert alone.paths.partial > 0  # the depth limit cuts paths: they must match too
+    for backend in ("in-process", "processes"):
+        split = symex.explore(program, sym_stdin=4, max_depth=12, workers=2,
+                              parallel_backend=backend)
+        assert outcome(split) == outcome(alone)
+        no_duplicates(split)
+
+
+def test_sigkill_of_a_worker_loses_no_path(exhaustive: symex.Program) -> None:
+    alone = symex.explore(exhaustive)
+    killed: list[int] = []
+
+    def kill_one(test: symex.TestCase) -> None:
+        # the hook runs in the coordinator: kill a worker process once 100 paths are in
+        if not killed and len(seen) >= 100:
+            worker = sorted(multiprocessing.active_children(), key=lambda p: p.name)[-1]
+            killed.append(worker.pid)
+            os.kill(worker.pid, signal.SIGKILL)
+        seen.append(test)
+
+    seen: list[symex.TestCase] = []
+    split = symex.explore(exhaustive, workers=2, hooks=symex.Hooks(on_path_end=kill_one))
+    assert killed
+    assert split.statistics.parallel.lost_workers == 1
+    assert outcome(split) == outcome(alone)
+    no_duplicates(split)
+    assert len(seen) == len(split.tests)  # a path reported twice reaches no hook twice
+    assert any("was lost (killed by signal 9)" in m for m in split.messages)
+
+
+def test_skewed_tree_moves_work_to_the_idle_worker(tmp_path: Path) -> None:
+    program = symex.compile(write(tmp_path, "skewed.c", SKEWED))
+    alone = symex.explore(program)
+    split = symex.explore(program, workers=2, parallel_backend="in-process")
+    assert outcome(split) == outcome(alone)
+    stats = split.statistics.parallel
+    assert stats.balancing_moves >= 1 and stats.jobs_moved >= 1
+    rows = {row.worker: row for row in stats.per_worker}
+    # worker 1 started with nothing: everything it did came by balancing
+    assert rows[1].jobs >= 1 and rows[1].completed > 0
+    assert rows[0].completed + rows[1].completed == alone.paths.completed
+
+
+def test_a_job_rebuilds_its_state_by_replay_and_explores_only_below_it(
+        exhaustive: symex.Program) -> None:
+    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup())
+    first = Worker(0, exhaustive, settings)
+    second = Worker(1, exhaustive, settings)
+    try:
+        first.step(StepOrder(jobs=((0, ROOT_JOB),), seconds=0.05))
+        report = first.step(StepOrder(give=1))
+        (job,) = report.exported
+        assert job.depth >= 1 and len(job.decisions()) == job.depth
+        rebuilt = second.step(StepOrder(jobs=((1, job),), seconds=60.0))
+        # everything below the job, nothing else: 2^(10 - depth) paths, each below it
+        assert rebuilt.completed == 2 ** (10 - job.depth)
+        assert all(t.path[:job.depth] == job.decisions() for t in rebuilt.tests)
+        assert rebuilt.replayed_events >= job.depth
+        assert rebuilt.finished_jobs == (1,)
+    finally:
+        first.close()
+        second.close()
+
+
+def test_replay_of_a_job_asks_the_solver_nothing(exhaustive: symex.Program) -> None:
+    # the job "b[0..8] > 100", written by hand in the documented event format: at each of
+    # the nine branches both sides were feasible (a split answer 2, tag 0), then the fork
+    # took the true side (decision 1, tag 3)
+    events = [2 << 2 | 0, 1 << 2 | 3] * 9
+    job = Job(encode_varints(events), depth=9)
+    assert job.decisions() == (1,) * 9
+    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup(),
+                              solver_chain=())
+    worker = Worker(0, exhaustive, settings)
+    try:
+        report = worker.step(StepOrder(jobs=((7, job),), seconds=60.0))
+    finally:
+        worker.close()
+    # the two paths below the job, and no others
+    assert sorted(t.path for t in report.tests) == [(1,) * 9 + (0,), (1,) * 10]
+    assert report.finished_jobs == (7,)
+    assert report.replayed_events == 18
+    # rebuilding nine forks asked nothing (without replay: a query per branch at least);
+    # the tenth branch needs the state's inputs and the other side's: two queries
+    assert report.solver_queries <= 2
+
+
+def test_max_time_halts_every_worker_and_reports_open_paths_as_partial(
+        exhaustive: symex.Program) -> None:
+    # a tiny time limit: the run stops, every open path ends as partial, nothing is lost
+    result = symex.explore(exhaustive, workers=2, max_time=0.3, searcher="bfs")
+    assert result.halted == "max-time reached"
+    no_duplicates(result)
+    assert result.paths.total == len(result.tests)
+    assert result.paths.partial > 0
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"workers": 0}, "workers must be a whole number of at least 1"),
+    ({"workers": 2, "parallel_backend": "mpi"}, "unknown parallel backend 'mpi'"),
+    ({"workers": 2, "record_tree": "t.db"}, "record_tree is not available with parallel"),
+    ({"workers": 2, "balance_ratio": 0.5}, "balance_ratio must be at least 1"),
+    ({"workers": 2, "searcher": "sideways"}, "sideways"),
+])
+def test_bad_parallel_options_are_refused(exhaustive: symex.Program, options: dict[str, object],
+                                          message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        symex.explore(exhaustive, **options)
+
+
+def test_cloud9_rule() -> None:
+    balancer = LoadBalancer(ratio=10)
+    # an idle worker gets half of the loaded one's states
+    assert balancer.moves({0: 8, 1: 0}) == [Move(0, 1, 4)]
+    # 9 < 10 x 1: no transfer; 10 >= 10 x 1: a transfer of half the difference
+    assert balancer.moves({0: 9, 1: 1}) == []
+    assert balancer.moves({0: 10, 1: 1}) == [Move(0, 1, 4)]
+    # most loaded with least loaded, second with second
+    assert balancer.moves({0: 40, 1: 0, 2: 20, 3: 1}) == [Move(0, 1, 20), Move(2, 3, 9)]
+    # a worker with one state keeps it
+    assert balancer.moves({0: 1, 1: 0}) == []
+    assert LoadBalancer(ratio=2).moves({0: 5, 1: 3}) == []
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "symex.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_cli_workers_write_one_output_directory_numbered_globally(tmp_path: Path) -> None:
+    source = write(tmp_path, "exhaustive.c", EXHAUSTIVE)
+    proc = run_cli("run", "--workers", "2", "-q", str(source), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "symex: explored 1024 paths: 1024 completed" in proc.stdout
+    assert "symex: 2 workers (processes)" in proc.stdout
+    out = tmp_path / "symex-out-0"
+    names = sorted(p.name for p in out.glob("*.ktest"))
+    # one directory, tests numbered 1..1024 without gaps, whichever worker found them
+    assert names == [f"test{n:06d}.ktest" for n in range(1, 1025)]
+    inputs = {read_ktest(out / name).objects[0].data for name in names}
+    assert len(inputs) == 1024  # 1024 different paths need 1024 different inputs
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--workers", "0"), "--workers 0: give at least 1 worker"),
+    (("--workers", "2", "--record-tree"), "not available with --workers yet"),
+    (("--workers", "2", "--balance-ratio", "0.5"), "give a ratio of at least 1"),
+])
+def test_cli_bad_parallel_options_give_one_line_and_status_2(tmp_path: Path, args: tuple[str, ...],
+                                                            message: str) -> None:
+    source = write(tmp_path, "exhaustive.c", EXHAUSTIVE)
+    proc = run_cli("run", *args, str(source), cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("symex: error: ") and message in lines[0]
+    assert not (tmp_path / "symex-out-0").exists()
