@@ -4,9 +4,11 @@ loses nothing; jobs rebuild their states by replay."""
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -280,3 +282,64 @@ def test_cli_bad_parallel_options_give_one_line_and_status_2(tmp_path: Path, arg
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("symex: error: ") and message in lines[0]
     assert not (tmp_path / "symex-out-0").exists()
+
+
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason="Ray is not installed (pip install 'symex[ray]')")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@needs_ray
+@pytest.mark.slow
+def test_local_ray_instance_same_paths(exhaustive: symex.Program) -> None:
+    alone = symex.explore(exhaustive)
+    split = symex.explore(exhaustive, workers=2, cluster="auto")
+    assert split.statistics.parallel.backend == "ray"
+    assert outcome(split) == outcome(alone)
+    no_duplicates(split)
+
+
+@needs_ray
+@pytest.mark.slow
+def test_ray_cluster_started_on_loopback_runs_the_exhaustive_test(tmp_path: Path) -> None:
+    # a real cluster: `ray start --head` on 127.0.0.1, then a separate process connects to it
+    port = free_port()
+    ray_cli = [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    started = subprocess.run(
+        ray_cli + ["start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                   "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats"],
+        capture_output=True, text=True, timeout=180, env=env)
+    assert started.returncode == 0, started.stderr
+    try:
+        source = write(tmp_path, "exhaustive.c", EXHAUSTIVE)
+        script = (
+            "import symex, sys\n"
+            f"p = symex.compile({str(source)!r})\n"
+            "alone = symex.explore(p)\n"
+            f"split = symex.explore(p, workers=2, cluster='127.0.0.1:{port}')\n"
+            "key = lambda r: sorted((t.path, t.status.value) for t in r.tests)\n"
+            "assert split.statistics.parallel.backend == 'ray'\n"
+            "assert key(split) == key(alone) and split.paths == alone.paths, 'paths differ'\n"
+            "print('same', split.paths.completed, split.statistics.parallel.jobs)\n")
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert proc.stdout.startswith("same 1024 ")
+    finally:
+        subprocess.run(ray_cli + ["stop", "--force"], capture_output=True, timeout=120, env=env)
+
+
+@needs_ray
+def test_unreachable_cluster_is_one_clear_line(tmp_path: Path) -> None:
+    source = write(tmp_path, "exhaustive.c", EXHAUSTIVE)
+    proc = run_cli("run", "--workers", "2", "--cluster", f"127.0.0.1:{free_port()}",
+                   str(source), cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot reach the Ray cluster at '127.0.0.1:" in lines[0]

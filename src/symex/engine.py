@@ -836,7 +836,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             restart_all_states: bool = False, stop_after_replay: bool = False,
             replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True,
             workers: int = 1, parallel_backend: str | None = None,
-            balance_ratio: float = 10.0) -> Result:
+            cluster: str | None = None, balance_ratio: float = 10.0) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -888,6 +888,9 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     Parallel exploration (:mod:`symex.parallel`, docs/parallel.md): ``workers=N`` splits the
     tree over N workers, local processes by default (``parallel_backend="processes"``;
     ``"in-process"`` runs them one step at a time in this process, for tests and debugging).
+    ``cluster``: run the workers as Ray actors (``pip install 'symex[ray]'``): ``"auto"``
+    starts a local Ray instance for the run, ``"HOST:PORT"`` or ``"ray://HOST:10001"``
+    connects to an existing cluster.
     Work moves by Cloud9's rule: when the most loaded worker has at least ``balance_ratio``
     times the live states of the least loaded one. The result is that of one run: the same
     paths, tests numbered as they arrive. ``max_time`` and ``max_instructions`` hold for the
@@ -919,7 +922,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     if (restart_all_states or stop_after_replay) and continue_with is None:
         raise ConfigError("restart_all_states and stop_after_replay replay a recorded tree; "
                           "pass continue_with=DIR as well")
-    if workers != 1 or parallel_backend is not None:
+    if workers != 1 or parallel_backend is not None or cluster is not None:
         settings = WorkerSettings(
             entry=entry, argv=argv, posix=posix,
             solver=solver if isinstance(solver, str) else "", solver_timeout=solver_timeout,
@@ -937,7 +940,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         # and explore() is where users ask for it
         from symex.parallel import explore_in_parallel
         return explore_in_parallel(
-            program, settings, workers=workers, backend=parallel_backend, solver=solver,
+            program, settings, workers=workers, backend=parallel_backend, cluster=cluster,
+            solver=solver,
             hooks=hooks or Hooks(), max_time=max_time, max_instructions=max_instructions,
             progress_interval=progress_interval, balance_ratio=balance_ratio,
             unsupported={"write_queries": write_queries, "record_tree": record_tree,

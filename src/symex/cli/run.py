@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import os
 import re
 import shutil
@@ -146,6 +147,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "parallel exploration", "split the execution tree over worker processes (docs/parallel.md)")
     parallel.add_argument("--workers", type=_count, default=1, metavar="N",
                           help="worker processes on this machine (default 1: no workers)")
+    parallel.add_argument("--cluster", metavar="ADDRESS",
+                          help="run the workers as Ray actors: 'auto' (a local Ray instance), "
+                               "HOST:PORT or ray://HOST:10001 (an existing cluster); needs "
+                               "pip install 'symex[ray]'")
     parallel.add_argument("--balance-ratio", type=float, default=10.0, metavar="X",
                           help="move work when the most loaded worker has X times the live "
                                "states of the least loaded (Cloud9's rule; default 10)")
@@ -302,7 +307,10 @@ def _validate(options: argparse.Namespace) -> None:
         raise ConfigError(f"--workers {options.workers}: give at least 1 worker")
     if not options.balance_ratio >= 1.0:
         raise ConfigError(f"--balance-ratio {options.balance_ratio}: give a ratio of at least 1")
-    if options.workers > 1 and (options.record_tree or options.continue_with
+    if options.cluster is not None and importlib.util.find_spec("ray") is None:
+        raise ConfigError("--cluster runs workers on Ray, which is not installed; install it "
+                          "with: pip install 'symex[ray]'")
+    if (options.workers > 1 or options.cluster) and (options.record_tree or options.continue_with
                                 or options.write_queries):
         raise ConfigError("--record-tree, --continue-with and --write-queries are not "
                           "available with --workers yet; run with one worker to use them")
@@ -443,7 +451,8 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                              stop_after_replay=options.stop_after_replay,
                              replay_searcher=options.replay_search or "dfs",
                              hash_constants=options.hash_constants,
-                             workers=options.workers, balance_ratio=options.balance_ratio,
+                             workers=options.workers, cluster=options.cluster,
+                             balance_ratio=options.balance_ratio,
                              **_tree_paths(options, out))
         except SymexError as exc:
             display.close()

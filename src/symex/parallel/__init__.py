@@ -21,23 +21,31 @@ from symex.ir.program import Program
 from symex.parallel.balancing import LoadBalancer
 from symex.parallel.coordinator import Coordinator
 from symex.parallel.jobs import Job
-from symex.parallel.pools import InProcessPool, ProcessPool, WorkerPool
+from symex.parallel.pools import InProcessPool, ProcessPool, RayPool, WorkerPool
 from symex.parallel.worker import Worker
 
 __all__ = ["BACKENDS", "Job", "explore_in_parallel"]
 
 #: the places workers can run, by the name ``explore(parallel_backend=)`` takes
-BACKENDS = ("processes", "in-process")
+BACKENDS = ("processes", "in-process", "ray")
 
 
 def explore_in_parallel(program: Program, settings: WorkerSettings, *, workers: int,
-                        backend: str | None, solver: Any, hooks: Hooks,
+                        backend: str | None, cluster: str | None, solver: Any, hooks: Hooks,
                         max_time: float | None, max_instructions: int | None,
                         progress_interval: float, balance_ratio: float,
                         unsupported: dict[str, Any]) -> Result:
     """``explore()`` with workers (its arguments checked and gathered in ``settings``)."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"workers must be a whole number of at least 1, not {workers!r}")
+    if cluster is not None:
+        if backend not in (None, "ray"):
+            raise ConfigError(f"cluster= runs workers on Ray; it cannot be combined with "
+                              f"parallel_backend={backend!r}")
+        if not isinstance(cluster, str) or not cluster.strip():
+            raise ConfigError("cluster must be 'auto' (a local Ray instance), 'HOST:PORT' or "
+                              "'ray://HOST:PORT'")
+        backend = "ray"
     backend = backend or "processes"
     if backend not in BACKENDS:
         raise ConfigError(f"unknown parallel backend {backend!r}; use one of: "
@@ -57,6 +65,9 @@ def explore_in_parallel(program: Program, settings: WorkerSettings, *, workers: 
     pool: WorkerPool
     if backend == "in-process":
         pool = InProcessPool(workers, program, settings)
+    elif backend == "ray":
+        Worker(0, program, settings).close()
+        pool = RayPool(workers, program, settings, cluster or "auto")
     else:
         # one worker built here first: a bad setting (searcher, solver not installed) is
         # reported at once, as by a run without workers, not from inside a process

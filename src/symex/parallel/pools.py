@@ -1,4 +1,5 @@
-"""Where workers run: in the coordinator's process, or one process each (``multiprocessing``).
+"""Where workers run: in the coordinator's process, one process each (``multiprocessing``),
+or one Ray actor each (``pip install 'symex[ray]'``).
 
 A pool carries :class:`~symex.parallel.worker.StepOrder` to worker ``i`` and brings back its
 :class:`~symex.parallel.worker.WorkerReport`; nothing else crosses. A worker that dies comes
@@ -22,8 +23,8 @@ from symex.engine import WorkerSettings
 from symex.ir.program import Program
 from symex.parallel.worker import StepOrder, Worker, WorkerReport
 
-__all__ = ["InProcessPool", "ProcessPool", "ProgramSource", "WorkerFailure", "WorkerLost",
-           "WorkerPool"]
+__all__ = ["InProcessPool", "ProcessPool", "ProgramSource", "RayPool", "WorkerFailure",
+           "WorkerLost", "WorkerPool"]
 
 #: seconds a closing pool waits for a worker process to exit before it is killed
 CLOSE_GRACE = 2.0
@@ -251,3 +252,127 @@ class ProcessPool:
                 process.join(CLOSE_GRACE)
         for connection in self.connections:
             connection.close()
+
+
+#: seconds to wait for a cluster's address to answer
+CONNECT_TIMEOUT = 5.0
+
+
+def check_reachable(address: str) -> None:
+    """ConfigError unless something listens at ``address`` (``HOST:PORT`` or
+    ``ray://HOST:PORT``)."""
+    import socket
+    from symex.errors import ConfigError
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"cluster address {address!r} is not HOST:PORT or ray://HOST:PORT "
+                          f"(or 'auto' for a local Ray instance)")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the Ray cluster at {address!r} ({exc.strerror or exc}); "
+                          f"start it with 'ray start --head' or give its address") from None
+
+
+class RayWorker:
+    """A :class:`Worker` inside a Ray actor (the program arrives as its IR text, through
+    Ray's object store)."""
+
+    def __init__(self, index: int, program: ProgramSource, settings: WorkerSettings) -> None:
+        self.worker = Worker(index, program.load(), settings)
+
+    def step(self, order: StepOrder) -> WorkerReport:
+        """One step of the worker."""
+        return self.worker.step(order)
+
+
+class RayPool:
+    """One Ray actor per worker: on a local Ray instance (``address`` ``"auto"``: started
+    here, stopped at the end) or on an existing cluster (``"HOST:PORT"`` or
+    ``"ray://HOST:10001"``). A dead actor (killed, its node lost) is replaced by a new one."""
+
+    kind = "ray"
+
+    def __init__(self, size: int, program: Program, settings: WorkerSettings,
+                 address: str) -> None:
+        from symex.errors import ConfigError
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError("Ray is not installed; install it with: pip install 'symex[ray]'") \
+                from None
+        self.ray = ray
+        self.size = size
+        self.started_ray = False
+        if not ray.is_initialized():
+            import os
+            if address != "auto":
+                # Ray waits a minute and more for an unreachable cluster, and may abort
+                # the process: a plain connection attempt says it at once
+                check_reachable(address)
+            try:
+                if address == "auto":
+                    ray.init(num_cpus=max(os.cpu_count() or 1, size), include_dashboard=False,
+                             log_to_driver=False, configure_logging=False)
+                else:
+                    ray.init(address=address, log_to_driver=False, configure_logging=False)
+            except Exception as exc:  # noqa: BLE001 - Ray raises several kinds for this
+                raise ConfigError(f"cannot connect to the Ray cluster at {address!r}: "
+                                  f"{' '.join(str(exc).split())[:300]}") from None
+            self.started_ray = True
+        cpus = ray.cluster_resources().get("CPU", 0)
+        if cpus < size:
+            self.close()
+            raise ConfigError(f"the Ray cluster has {cpus:g} CPUs, fewer than the {size} "
+                              f"workers asked for; ask for at most {int(cpus)} workers")
+        self.source = ray.put(ProgramSource.of(program))
+        self.settings = settings
+        self.actor_class = ray.remote(num_cpus=1)(RayWorker)
+        self.actors = [self._start(i) for i in range(size)]
+        self.in_flight: dict[Any, int] = {}
+
+    def _start(self, index: int) -> Any:
+        return self.actor_class.remote(index, self.source, self.settings)
+
+    def send(self, worker: int, order: StepOrder) -> None:
+        """Call the actor's step."""
+        self.in_flight[self.actors[worker].step.remote(order)] = worker
+
+    def receive(self, timeout: float) -> list[Arrival]:
+        """The steps that have returned."""
+        if not self.in_flight:
+            return []
+        ray = self.ray
+        ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=timeout)
+        if ready:
+            more, _ = ray.wait([r for r in self.in_flight if r not in ready],
+                               num_returns=len(self.in_flight) - len(ready), timeout=0)
+            ready += more
+        out: list[Arrival] = []
+        for ref in ready:
+            worker = self.in_flight.pop(ref)
+            try:
+                out.append(ray.get(ref))
+            except ray.exceptions.RayActorError as exc:
+                out.append(WorkerLost(worker, f"its Ray actor died: "
+                                              f"{' '.join(str(exc).split())[:200]}"))
+            except ray.exceptions.RayTaskError as exc:
+                out.append(WorkerFailure(worker, str(exc)))
+        return out
+
+    def replace(self, worker: int) -> bool:
+        """A new actor in place of a dead one."""
+        self.ray.kill(self.actors[worker], no_restart=True)
+        self.actors[worker] = self._start(worker)
+        return True
+
+    def close(self) -> None:
+        """Kill the actors; stop Ray if this pool started it."""
+        for actor in getattr(self, "actors", []):
+            try:
+                self.ray.kill(actor, no_restart=True)
+            except Exception:  # noqa: BLE001 - an actor already gone
+                pass
+        if self.started_ray:
+            self.ray.shutdown()
