@@ -60,14 +60,3 @@ def compile(source: str | os.PathLike[str], flags: Sequence[str] = ()) -> Progra
     program.path = str(Path(source))
     return program
 
-
-def load_ir_text(ir_text: str, path: str) -> Program:
-    """The program of a module already linked and printed (``Program.ir_text``), named
-    ``path``: how a worker process that shares no memory with its coordinator gets the
-    program (the same text lowers to the same program, addresses included)."""
-    try:
-        module = llvm.parse_assembly(ir_text)
-        module.verify()
-    except RuntimeError as exc:
-        raise LoadError(f"{path}: not valid LLVM IR: {str(exc).strip()}") from None
-    return Lowering(module, str(module), path).run()

@@ -20,6 +20,7 @@ from typing import Any, Protocol, Union
 import attrs
 
 from symex.engine import WorkerSettings
+from symex.ir.lower import lower_module
 from symex.ir.program import Program
 from symex.parallel.worker import StepOrder, Worker, WorkerReport
 
@@ -64,8 +65,7 @@ class ProgramSource:
 
     def load(self) -> Program:
         """The program, lowered in this process."""
-        from symex.loading import load_ir_text
-        return load_ir_text(self.ir_text, self.path)
+        return lower_module(self.ir_text, self.path)
 
 
 class WorkerPool(Protocol):
