@@ -113,9 +113,7 @@ class Executor:
         self.new_states: list[State] = []
         #: states that ended while another state was running (error siblings of a fork)
         self.ended: list[tuple[State, PathTerminated]] = []
-        self.next_state_id = 1
-        #: whether an initial state was made already
-        self.started = False
+        self.next_state_id = 0
         self.instructions = 0
         self.forks = 0
         self.on_fork: Callable[[State, State], None] | None = None
@@ -202,10 +200,9 @@ class Executor:
         return self.next_state_id - 1
 
     def initial_state(self, entry: Function, args: list[Any]) -> State:
-        """A state about to execute ``entry`` with ``args``; globals are mapped. The first
-        is state 0; later ones (a parallel worker starts one per job) get fresh ids."""
-        state = State(self.new_state_id() if self.started else 0, self.first_segment)
-        self.started = True
+        """A state about to execute ``entry`` with ``args``; globals are mapped. It takes the
+        next state id like a fork (a parallel worker starts one initial state per job)."""
+        state = State(self.new_state_id(), self.first_segment)
         objects = {}
         for g in self.program.globals.values():
             segment = g.address >> SEGMENT_SHIFT

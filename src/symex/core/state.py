@@ -155,6 +155,12 @@ class State:
         """Record the outcome of a fork (1/0 for a branch, the case index for a switch)."""
         self.path = (choice, self.path)
 
+    def last_decision(self) -> int:
+        """The decision this state took at the fork it just went through."""
+        path = self.path
+        assert path is not None, "a forked state has decided"
+        return int(path[0])
+
     def decisions(self) -> tuple[int, ...]:
         """The path as the sequence of its branch decisions, oldest first."""
         out = []

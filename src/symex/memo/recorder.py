@@ -391,7 +391,7 @@ class TreeRecorder:
         if node is not None:
             if (cursor.position == len(cursor.log) and node.status is NodeStatus.FORK
                     and node.kind == kind and node.hash == _signed(digest)
-                    and all(_decision(s) in node.decisions for s in states)):
+                    and all(s.last_decision() in node.decisions for s in states)):
                 self.replayed_instructions += live - cursor.replay_from
                 self.replayed_queries += node.queries
                 self._follow_recorded_children(node, states, live)
@@ -400,7 +400,7 @@ class TreeRecorder:
                                            f"recording {_describe(node.status)}", states)
             if not states:
                 return
-        taken = tuple(_decision(s) for s in states)
+        taken = tuple(s.last_decision() for s in states)
         first = self._next_id
         self._next_id = first + len(states)
         answers = cursor.answers
@@ -418,7 +418,7 @@ class TreeRecorder:
                                   live: int) -> None:
         by_decision = {d: child for d, child in node.children()}
         for state in states:
-            decision = _decision(state)
+            decision = state.last_decision()
             cursor = PathCursor(by_decision[decision], node.id, decision, live)
             state.memo = cursor
             child = self.recorded.get(cursor.node)
@@ -676,13 +676,6 @@ class TreeRecorder:
 
 _FORK_STATUS = int(NodeStatus.FORK)
 _DEFAULT_DECISIONS = {kind: default_decisions(kind) for kind in ForkKind}
-
-
-def _decision(state: State) -> int:
-    """The decision ``state`` took at the fork it just went through."""
-    path = state.path
-    assert path is not None, "a forked state has decided"
-    return int(path[0])
 
 
 def _signed(value: int) -> int:

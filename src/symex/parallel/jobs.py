@@ -228,10 +228,11 @@ class JobReplay:
         if cursor.recorded is None:
             self.live[cursor.job] += len(states) - 1
             for state in states:
-                state.memo = JobCursor(cursor.job, prefix, [_decision(state) << 2 | FORK_EVENT])
+                state.memo = JobCursor(cursor.job, prefix,
+                                       [state.last_decision() << 2 | FORK_EVENT])
             return
         event = cursor.script[cursor.position]
-        if event & 3 != FORK_EVENT or not any(_decision(s) == event >> 2 for s in states):
+        if event & 3 != FORK_EVENT or not any(s.last_decision() == event >> 2 for s in states):
             self._report_divergence(f"the job holds a {_event_name(event)} here, the replay "
                                     f"forked ({kind.name.lower()})")
             self._release(cursor.job)
@@ -240,7 +241,7 @@ class JobReplay:
             return
         self.replayed_events += 1
         for state in states:
-            if _decision(state) != event >> 2:
+            if state.last_decision() != event >> 2:
                 self._drop(state, JobCursor(cursor.job, None, []))
                 continue
             kept = JobCursor(cursor.job, prefix, [event], cursor.script, cursor.position + 1,
@@ -279,13 +280,6 @@ class JobReplay:
         self._report_divergence(why)
         raise PathTerminated(PathStatus.PARTIAL, f"job replay diverged: {why}",
                              emit_test=False)
-
-
-def _decision(state: State) -> int:
-    """The decision ``state`` took at the fork it just went through."""
-    path = state.path
-    assert path is not None, "a forked state has decided"
-    return int(path[0])
 
 
 def _event_name(event: int) -> str:
