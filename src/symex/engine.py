@@ -923,6 +923,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         raise ConfigError("restart_all_states and stop_after_replay replay a recorded tree; "
                           "pass continue_with=DIR as well")
     if workers != 1 or parallel_backend is not None or cluster is not None:
+        exit_kinds = error_kinds_to_exit_on(exit_on_error)
         settings = WorkerSettings(
             entry=entry, argv=argv, posix=posix,
             solver=solver if isinstance(solver, str) else "", solver_timeout=solver_timeout,
@@ -931,9 +932,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             max_depth=max_depth, max_states=max_states, max_forks=max_forks,
             max_memory=max_memory, emit_all_errors=emit_all_errors,
             max_stack_frames=max_stack_frames,
-            exit_on_error=(exit_on_error if isinstance(exit_on_error, bool)
-                           else frozenset([exit_on_error] if isinstance(exit_on_error, str)
-                                          else exit_on_error)),
+            exit_on_error=frozenset(kind.value for kind in exit_kinds) if exit_kinds else False,
             only_output_states_covering_new=only_output_states_covering_new,
             track_test_coverage=track_test_coverage)
         # the one import upward: parallel/ sits above this module and drives Exploration,

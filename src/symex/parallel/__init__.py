@@ -65,14 +65,12 @@ def explore_in_parallel(program: Program, settings: WorkerSettings, *, workers: 
     pool: WorkerPool
     if backend == "in-process":
         pool = InProcessPool(workers, program, settings)
-    elif backend == "ray":
-        Worker(0, program, settings).close()
-        pool = RayPool(workers, program, settings, cluster or "auto")
     else:
         # one worker built here first: a bad setting (searcher, solver not installed) is
         # reported at once, as by a run without workers, not from inside a process
         Worker(0, program, settings).close()
-        pool = ProcessPool(workers, program, settings)
+        pool = (RayPool(workers, program, settings, cluster or "auto") if backend == "ray"
+                else ProcessPool(workers, program, settings))
     try:
         coordinator = Coordinator(program, pool, hooks=hooks, max_time=max_time,
                                   max_instructions=max_instructions,

@@ -18,7 +18,6 @@ import collections
 import time
 from typing import Any
 
-import attrs
 
 from symex.core.coverage import CoverageMap
 from symex.core.outcome import PathStatus, ProgramError, TestCase
@@ -90,7 +89,8 @@ class Coordinator:
         self.blocks: set[tuple[str, int]] = set()
         self.branches: set[tuple[str, int, int]] = set()
         self.messages: list[str] = []
-        self.stats = ParallelStatistics(self.size, pool.kind)
+        #: jobs, balancing_moves, jobs_moved, lost_workers, reissued_jobs (ParallelStatistics)
+        self.counters = collections.Counter[str]()
         self.halting: str | None = None
         self.halt_sent: set[int] = set()
         #: open paths that were jobs never started when the run halted
@@ -181,7 +181,7 @@ class Coordinator:
             self.jobs_given[worker] += 1
         if jobs:
             self.loads[worker] += len(jobs)
-            self._count(jobs=self.stats.jobs + len(jobs))
+            self.counters["jobs"] += len(jobs)
         return tuple(jobs)
 
     def _add_pending(self, job: Job) -> tuple[int, Job]:
@@ -199,7 +199,7 @@ class Coordinator:
                  if w not in self.giving and w not in receiving and not self.routed.get(w)}
         for move in self.balancer.moves(loads):
             self.giving[move.source] = [move.target] * move.count
-            self._count(balancing_moves=self.stats.balancing_moves + 1)
+            self.counters["balancing_moves"] += 1
 
     # -- arrivals ----------------------------------------------------------------------------
 
@@ -225,7 +225,7 @@ class Coordinator:
             self.give_sent.discard(worker)
             targets = self.giving.pop(worker)
         if arrival.exported:
-            self._count(jobs_moved=self.stats.jobs_moved + len(arrival.exported))
+            self.counters["jobs_moved"] += len(arrival.exported)
         for index, job in enumerate(arrival.exported):
             entry = (self.next_job_id, job)
             self.next_job_id += 1
@@ -241,7 +241,6 @@ class Coordinator:
     def _test(self, test: TestCase) -> None:
         if test.path in self.seen_paths:
             self.duplicates[test.status] += 1
-            self._count(duplicate_paths=self.stats.duplicate_paths + 1)
             return
         self.seen_paths.add(test.path)
         self.tests.append(test)
@@ -261,8 +260,8 @@ class Coordinator:
         self.busy.discard(worker)
         self.messages.append(f"symex: worker {worker} was lost ({lost.why}); its "
                              f"{len(self.held[worker])} job(s) start again elsewhere")
-        self._count(lost_workers=self.stats.lost_workers + 1,
-                    reissued_jobs=self.stats.reissued_jobs + len(self.held[worker]))
+        self.counters["lost_workers"] += 1
+        self.counters["reissued_jobs"] += len(self.held[worker])
         for job_id, job in self.held[worker].items():
             self.pending.append((job_id, job))
         self.held[worker] = {}
@@ -292,9 +291,6 @@ class Coordinator:
 
     # -- counters ----------------------------------------------------------------------------
 
-    def _count(self, **changes: Any) -> None:
-        self.stats = attrs.evolve(self.stats, **changes)
-
     def _total(self, name: str) -> Any:
         return sum(getattr(r, name) for r in list(self.reports.values()) + self.retired)
 
@@ -310,8 +306,10 @@ class Coordinator:
                                r.replayed_events)
                      for r in sorted(self.reports.values(), key=lambda r: r.worker))
         in_flight = len(self.pending) + sum(len(v) for v in self.routed.values())
-        return attrs.evolve(self.stats, jobs_in_flight=in_flight,
-                            replayed_events=self._total("replayed_events"), per_worker=rows)
+        return ParallelStatistics(self.size, self.pool.kind, jobs_in_flight=in_flight,
+                                  duplicate_paths=sum(self.duplicates.values()),
+                                  replayed_events=self._total("replayed_events"),
+                                  per_worker=rows, **self.counters)
 
     def _snapshot(self, now: float, final: bool = False) -> ProgressSnapshot:
         paths = self._paths()

@@ -165,7 +165,7 @@ class ProcessPool:
     def __init__(self, size: int, program: Program, settings: WorkerSettings) -> None:
         self.size = size
         methods = multiprocessing.get_all_start_methods()
-        self.context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        self.context: Any = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         self.program: Program | ProgramSource = (
             program if self.context.get_start_method() == "fork" else ProgramSource.of(program))
         self.settings = settings
@@ -214,13 +214,14 @@ class ProcessPool:
         out, self.lost = self.lost, []
         if out:
             return out
-        waiting = {self.connections[w]: w for w in self.busy}
+        waiting: dict[Any, int] = {self.connections[w]: w for w in self.busy}
         if not waiting:
             return out
-        for connection in multiprocessing.connection.wait(list(waiting), timeout):
-            worker = waiting[connection]  # type: ignore[index]
+        ready: list[Any] = multiprocessing.connection.wait(list(waiting), timeout)
+        for connection in ready:
+            worker = waiting[connection]
             try:
-                arrival = connection.recv()  # type: ignore[union-attr]
+                arrival: Arrival = connection.recv()
             except (EOFError, ConnectionResetError, OSError):
                 out.append(self._lost(worker))
                 continue

@@ -81,7 +81,7 @@ class Worker:
         self.exploration.begin(program.functions[settings.entry], settings.argv, settings.posix)
         self._blocks_sent: set[tuple[str, int]] = set()
         self._branches_sent: set[tuple[str, int, int]] = set()
-        self._messages_sent = 0
+        self._messages_sent = (0, 0)
 
     def step(self, order: StepOrder) -> WorkerReport:
         """Carry out ``order`` (see :class:`StepOrder`) and report."""
@@ -113,9 +113,11 @@ class Worker:
         self._blocks_sent |= blocks
         branches = frozenset(coverage.branches - self._branches_sent)
         self._branches_sent |= branches
-        messages = run.executor.messages + self.replay.messages
-        new_messages = tuple(messages[self._messages_sent:])
-        self._messages_sent = len(messages)
+        # two lists that both grow: each is read on from where the last report left it
+        engine_messages, replay_messages = run.executor.messages, self.replay.messages
+        new_messages = tuple(engine_messages[self._messages_sent[0]:]
+                             + replay_messages[self._messages_sent[1]:])
+        self._messages_sent = (len(engine_messages), len(replay_messages))
         queries, solver_time = run.core_solver_counts()
         return WorkerReport(
             worker=self.index, tests=tests, completed=run.counts[PathStatus.COMPLETED],
