@@ -398,7 +398,6 @@ class Exploration:
         self.errors: list[ProgramError] = []
         self.error_sites: set[tuple[Any, ...]] = set()
         self.counts = {PathStatus.COMPLETED: 0, PathStatus.ERROR: 0, PathStatus.PARTIAL: 0}
-        self.live = 0
         self.peak = 0
         #: the live states by id
         self.states: dict[int, State] = {}
@@ -470,7 +469,6 @@ class Exploration:
         self._add_states(None, states)
         for s in states:
             self.states[s.id] = s
-        self.live += len(states)
         self.peak = max(self.peak, self.live)
         return states
 
@@ -485,6 +483,11 @@ class Exploration:
             if until is not None and time.monotonic() >= until:
                 return None
         return None
+
+    @property
+    def live(self) -> int:
+        """Live states."""
+        return len(self.states)
 
     @property
     def finished(self) -> bool:
@@ -518,7 +521,6 @@ class Exploration:
             for s in taken:
                 self.tree.remove(s)
                 del self.states[s.id]
-            self.live -= len(taken)
         return taken
 
     def _all_done(self) -> bool:
@@ -610,16 +612,16 @@ class Exploration:
                     self.tree.remove(s)
                 elif s is current and current not in removed:
                     removed.append(current)
-        self.live += len(added)
+        live = len(self.states) + len(added)
         if self.max_depth is not None:
             for s in [current] + added:
                 if s not in removed and s.depth > self.max_depth:
                     self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-depth reached",
                                                    limit=True))
                     removed.append(s)
-        if self.max_states is not None and self.live - len(removed) > self.max_states:
+        if self.max_states is not None and live - len(removed) > self.max_states:
             for s in reversed(added):
-                if self.live - len(removed) <= self.max_states:
+                if live - len(removed) <= self.max_states:
                     break
                 if s not in removed:
                     self._finish(s, PathTerminated(PathStatus.PARTIAL, "max-states reached",
@@ -634,7 +636,6 @@ class Exploration:
         for s in removed:
             self.tree.remove(s)
             states.pop(s.id, None)
-        self.live -= len(removed)
         self.peak = max(self.peak, self.live)
 
     def _limit_reached(self, start: float) -> str | None:
@@ -691,7 +692,6 @@ class Exploration:
                 self.tree.remove(state)
         self.replaying.clear()
         self.states.clear()
-        self.live = 0
 
     def _main_arguments(self, state: State, entry: Function, args: ArgvSpec) -> list[State]:
         """Set argc/argv (and envp) of main: the program name and the arguments of ``args``;
