@@ -213,6 +213,92 @@ def test_replay_of_a_job_asks_the_solver_nothing(exhaustive: symex.Program) -> N
     assert report.solver_queries <= 2
 
 
+def test_shared_solutions_answer_queries_a_worker_never_solved(exhaustive: symex.Program) -> None:
+    # Cloud9's distributed cache of solutions: the second worker explores the same subtree as
+    # the first, given the models the first one's solver found. Every query it asks is one
+    # the first solved (the exploration is the same, and every query here is satisfiable:
+    # each byte's branch is open both ways), so none reaches its own solver.
+    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup())
+    first = Worker(0, exhaustive, settings)
+    second = Worker(1, exhaustive, settings)
+    try:
+        solved = first.step(StepOrder(jobs=((0, ROOT_JOB),), seconds=60.0))
+        assert solved.completed == 2 ** 10 and solved.solver_queries > 0
+        assert len(solved.solutions) == solved.solver_queries  # each model is offered
+        answered = second.step(StepOrder(jobs=((0, ROOT_JOB),), seconds=60.0,
+                                         solutions=solved.solutions))
+    finally:
+        first.close()
+        second.close()
+    assert answered.completed == 2 ** 10
+    assert answered.solver_queries == 0
+    assert answered.shared_hits == solved.solver_queries
+    # the same tests: a model from elsewhere is the model the solver gave there
+    assert [t.objects for t in answered.tests] == [t.objects for t in solved.tests]
+
+
+def test_a_shared_solution_that_does_not_satisfy_the_query_is_not_used() -> None:
+    # a digest collision or a same-named array must never give a wrong answer: the model
+    # is checked by evaluation first
+    from symex import expr as E
+    from symex.solvers.shared import SharedSolutions
+
+    shared = SharedSolutions()
+    array = E.Array("b", 1)
+    above = E.ugt(E.read(E.UpdateList(array), E.const(0, 32)), E.const(100, 8))
+    key = shared.key([above])
+    shared.add([(key, (("b", bytes([7])),))])  # 7 > 100 is false
+    assert shared.lookup(key, [above], [array]) is None
+    shared.add([(key + 1, (("b", bytes([200])),))])
+    assert shared.lookup(key + 1, [above], [array]) == {array: bytes([200])}
+    assert shared.hits == 1
+
+
+def test_parallel_run_counts_shared_solutions(exhaustive: symex.Program) -> None:
+    alone = symex.explore(exhaustive)
+    split = symex.explore(exhaustive, workers=2, parallel_backend="in-process")
+    assert outcome(split) == outcome(alone)
+    stats = split.statistics.parallel
+    assert stats.shared_solutions > 0
+    assert stats.shared_cache_hits == sum(row.shared_hits for row in stats.per_worker)
+
+
+def test_coverage_reached_elsewhere_is_not_new_to_a_worker(exhaustive: symex.Program) -> None:
+    # global coverage: a worker told the blocks another reached neither reports them again
+    # nor, with only_output_states_covering_new, writes tests for paths that cover nothing new
+    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup(),
+                              only_output_states_covering_new=True)
+    first = Worker(0, exhaustive, settings)
+    second = Worker(1, exhaustive, settings)
+    try:
+        reached = first.step(StepOrder(jobs=((0, ROOT_JOB),), seconds=60.0))
+        told = second.step(StepOrder(jobs=((0, ROOT_JOB),), seconds=60.0,
+                                     covered=tuple(sorted(reached.blocks))))
+    finally:
+        first.close()
+        second.close()
+    assert reached.tests and reached.blocks
+    assert told.completed == 2 ** 10
+    assert told.tests == () and told.blocks == frozenset()
+
+
+@pytest.mark.parametrize("backend", ["in-process", "processes"])
+def test_portfolio_of_strategies_finds_the_same_paths_and_reports_each(
+        exhaustive: symex.Program, backend: str) -> None:
+    alone = symex.explore(exhaustive)
+    split = symex.explore(exhaustive, workers=3, parallel_backend=backend,
+                          portfolio="dfs,random-path,nurs:covnew")
+    assert outcome(split) == outcome(alone)
+    stats = split.statistics.parallel
+    assert [row.searcher for row in stats.per_worker] == ["dfs", "random-path", "nurs:covnew"]
+    strategies = {row.searcher: row for row in stats.per_strategy}
+    assert sorted(strategies) == ["dfs", "nurs:covnew", "random-path"]
+    assert all(row.workers == 1 for row in stats.per_strategy)
+    # every path is some strategy's (no worker was lost, so none was reported twice)
+    assert sum(row.completed for row in stats.per_strategy) == 2 ** 10
+    assert sum(row.instructions for row in stats.per_strategy) == split.statistics.instructions
+
+
 def test_max_time_halts_every_worker_and_reports_open_paths_as_partial(
         exhaustive: symex.Program) -> None:
     # a tiny time limit: the run stops, every open path ends as partial, nothing is lost
@@ -229,6 +315,10 @@ def test_max_time_halts_every_worker_and_reports_open_paths_as_partial(
     ({"workers": 2, "record_tree": "t.db"}, "record_tree is not available with parallel"),
     ({"workers": 2, "balance_ratio": 0.5}, "balance_ratio must be at least 1"),
     ({"workers": 2, "searcher": "sideways"}, "sideways"),
+    ({"workers": 2, "portfolio": "dfs,sideways"}, "unknown searcher 'sideways'"),
+    ({"workers": 2, "portfolio": "dfs,bfs,random-path"}, "needs at least 3 workers, not 2"),
+    ({"workers": 2, "portfolio": ["dfs"], "searcher": "bfs"}, "not both"),
+    ({"workers": 2, "portfolio": " , "}, "names no search strategy"),
 ])
 def test_bad_parallel_options_are_refused(exhaustive: symex.Program, options: dict[str, object],
                                           message: str) -> None:
@@ -269,10 +359,33 @@ def test_cli_workers_write_one_output_directory_numbered_globally(tmp_path: Path
     assert len(inputs) == 1024  # 1024 different paths need 1024 different inputs
 
 
+def test_cli_portfolio_reports_each_strategy(tmp_path: Path) -> None:
+    source = write(tmp_path, "exhaustive.c", EXHAUSTIVE)
+    proc = run_cli("run", "--workers", "2", "--portfolio", "dfs,bfs", str(source), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "symex: explored 1024 paths: 1024 completed" in proc.stdout
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("symex:   ")]
+    assert [line.split(" (")[0] for line in lines] == ["symex:   bfs", "symex:   dfs"]
+    assert all("(1 worker)" in line for line in lines)
+    completed = [int(line.split("): ")[1].split(" completed")[0]) for line in lines]
+    assert sum(completed) == 1024
+    # run.stats has a row per worker, read back by 'symex stats --workers'
+    table = run_cli("stats", "--workers", "--csv", "symex-out-0", cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    header, *rows = [line.split(",") for line in table.stdout.splitlines()]
+    workers = [dict(zip(header, row)) for row in rows]
+    assert [(w["Worker"], w["Searcher"]) for w in workers] == [("0", "dfs"), ("1", "bfs")]
+    assert sum(int(w["Completed"]) for w in workers) == 1024
+    totals = run_cli("stats", "--csv", "symex-out-0", cwd=tmp_path).stdout.splitlines()
+    instructions = int(dict(zip(totals[0].split(","), totals[1].split(",")))["Instrs"])
+    assert sum(int(w["Instrs"]) for w in workers) == instructions
+
+
 @pytest.mark.parametrize("args, message", [
     (("--workers", "0"), "--workers 0: give at least 1 worker"),
     (("--workers", "2", "--record-tree"), "not available with --workers yet"),
     (("--workers", "2", "--balance-ratio", "0.5"), "give a ratio of at least 1"),
+    (("--workers", "2", "--portfolio", "dfs,bfs,random-path"), "needs at least 3 workers"),
 ])
 def test_cli_bad_parallel_options_give_one_line_and_status_2(tmp_path: Path, args: tuple[str, ...],
                                                             message: str) -> None:

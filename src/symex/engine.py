@@ -122,6 +122,24 @@ class WorkerRow:
     solver_queries: int
     solver_time: float
     replayed_events: int
+    searcher: str = ""
+    shared_hits: int = 0
+    """Queries its shared solution cache answered with models other workers found."""
+
+
+@attrs.frozen
+class StrategyRow:
+    """What the workers of one search strategy did together (a portfolio has several)."""
+
+    searcher: str
+    workers: int
+    instructions: int
+    completed: int
+    errors: int
+    partial: int
+    covered_lines: int
+    """Source lines this strategy's workers reached first (the others learn of a line once
+    it is reached and do not count it again)."""
 
 
 @attrs.frozen
@@ -144,7 +162,12 @@ class ParallelStatistics:
     """Paths reported twice (after a lost worker) and dropped."""
     replayed_events: int = 0
     """Answers and forks that rebuilt moved states without the solver."""
+    shared_solutions: int = 0
+    """Models workers' solvers found and offered to the others."""
+    shared_cache_hits: int = 0
+    """Queries answered by models another worker found (Cloud9's distributed cache)."""
     per_worker: tuple[WorkerRow, ...] = ()
+    per_strategy: tuple[StrategyRow, ...] = ()
 
 
 @attrs.frozen
@@ -317,6 +340,20 @@ class WorkerSettings:
     exit_on_error: bool | frozenset[str] = False
     only_output_states_covering_new: bool = False
     track_test_coverage: bool = False
+    portfolio: tuple[str, ...] = ()
+    """Search strategies workers take in turn (worker i: ``portfolio[i % len]``); empty:
+    every worker uses ``searcher``."""
+
+    def for_worker(self, index: int) -> WorkerSettings:
+        """The settings worker ``index`` explores with (its portfolio strategy)."""
+        if not self.portfolio:
+            return self
+        return attrs.evolve(self, searcher=self.portfolio[index % len(self.portfolio)])
+
+    def searcher_name(self) -> str:
+        """The search strategy as the command line names it (``random-path+nurs:covnew``
+        for several interleaved)."""
+        return self.searcher if isinstance(self.searcher, str) else "+".join(self.searcher)
 
     def exploration_arguments(self) -> dict[str, Any]:
         """The keyword arguments of :class:`Exploration` these settings give."""
@@ -815,6 +852,27 @@ def tree_identity(program: Program, entry: str, argv: ArgvSpec,
                            describe_inputs(entry, argv.words(), posix.stdin, posix.host_files))
 
 
+def portfolio_strategies(portfolio: str | Sequence[str] | None, workers: int,
+               searcher: str | Sequence[str]) -> tuple[str, ...]:
+    """``explore(portfolio=)`` as a tuple of strategy names (empty: no portfolio), checked
+    against ``workers`` and ``searcher``; ConfigError says what to change."""
+    if portfolio is None:
+        return ()
+    items = [portfolio] if isinstance(portfolio, str) else list(portfolio)
+    names = tuple(n.strip() for item in items for n in str(item).split(",") if n.strip())
+    if not names:
+        raise ConfigError("portfolio names no search strategy; give some of: "
+                          "dfs, bfs, random-state, random-path, nurs:covnew")
+    if searcher != "dfs":
+        raise ConfigError("pass searcher or portfolio, not both: a portfolio gives every "
+                          "worker its strategy")
+    if not isinstance(workers, bool) and isinstance(workers, int) and workers < len(names):
+        raise ConfigError(f"a portfolio of {len(names)} strategies needs at least "
+                          f"{len(names)} workers, not {workers}; pass workers={len(names)} "
+                          f"or more")
+    return names
+
+
 def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: int = 0,
             max_time: float | None = None, max_instructions: int | None = None,
             max_depth: int | None = None, max_states: int | None = None,
@@ -836,7 +894,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             restart_all_states: bool = False, stop_after_replay: bool = False,
             replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True,
             workers: int = 1, parallel_backend: str | None = None,
-            cluster: str | None = None, balance_ratio: float = 10.0) -> Result:
+            cluster: str | None = None, balance_ratio: float = 10.0,
+            portfolio: str | Sequence[str] | None = None) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -895,6 +954,9 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     times the live states of the least loaded one. The result is that of one run: the same
     paths, tests numbered as they arrive. ``max_time`` and ``max_instructions`` hold for the
     whole run; ``max_states``, ``max_forks`` and ``max_memory`` for each worker.
+    ``portfolio``: search strategies the workers take in turn (``["dfs", "random-path",
+    "nurs:covnew"]``, or one string with commas; at least one worker each) instead of
+    ``searcher``; ``Result.statistics.parallel.per_strategy`` tells what each found.
     """
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
@@ -922,7 +984,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     if (restart_all_states or stop_after_replay) and continue_with is None:
         raise ConfigError("restart_all_states and stop_after_replay replay a recorded tree; "
                           "pass continue_with=DIR as well")
-    if workers != 1 or parallel_backend is not None or cluster is not None:
+    strategies = portfolio_strategies(portfolio, workers, searcher)
+    if workers != 1 or parallel_backend is not None or cluster is not None or strategies:
         exit_kinds = error_kinds_to_exit_on(exit_on_error)
         settings = WorkerSettings(
             entry=entry, argv=argv, posix=posix,
@@ -934,7 +997,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             max_stack_frames=max_stack_frames,
             exit_on_error=frozenset(kind.value for kind in exit_kinds) if exit_kinds else False,
             only_output_states_covering_new=only_output_states_covering_new,
-            track_test_coverage=track_test_coverage)
+            track_test_coverage=track_test_coverage, portfolio=strategies)
         # the one import upward: parallel/ sits above this module and drives Exploration,
         # and explore() is where users ask for it
         from symex.parallel import explore_in_parallel

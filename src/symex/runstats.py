@@ -4,7 +4,11 @@ Table ``stats`` has one row per snapshot (columns named as KLEE's where the mean
 ``WallTime``, ``Instructions``, ``CoveredInstructions``, ``UncoveredInstructions``,
 ``NumStates``, ``NumQueries``, ``SolverTime``; plus line and branch coverage, forks, path
 counts, tests and memory; and MoKlee's ``Irepl``, ``Inew``, ``Ilost``, ``SDiv``, ``SPrepl``,
-``Qrepl``, ``PTTime``, ``TreeBytes``, ``TreeNodes`` for runs over a recorded tree). Table ``solver_layers(name, value)`` holds the solver chain's
+``Qrepl``, ``PTTime``, ``TreeBytes``, ``TreeNodes`` for runs over a recorded tree; and for a
+run with workers ``Workers``, ``JobsInFlight``, ``BalancingMoves``, ``JobsMoved``,
+``SharedCacheHits``). Table ``workers`` has a row per worker for each row of ``stats`` of a
+run with workers (its ``Row``, ``Worker``, ``Searcher`` and the worker's counters, see
+:data:`WORKER_COLUMNS`). Table ``solver_layers(name, value)`` holds the solver chain's
 counters, written when the run ends. Each row is committed on its own, so the file is a valid
 database whenever the run is interrupted. :func:`read_run_stats` reads it back for
 ``symex stats``.
@@ -21,7 +25,8 @@ import attrs
 
 from symex.errors import SymexError
 
-__all__ = ["COLUMNS", "RunStats", "RunStatsError", "RunStatsWriter", "read_run_stats"]
+__all__ = ["COLUMNS", "WORKER_COLUMNS", "RunStats", "RunStatsError", "RunStatsWriter",
+           "read_run_stats"]
 
 #: column name -> (SQL type, attribute of the progress snapshot, or None when derived)
 COLUMNS: dict[str, tuple[str, str | None]] = {
@@ -52,15 +57,41 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "PTTime": ("REAL", "memo.tree_time"),
     "TreeBytes": ("INTEGER", "memo.tree_bytes"),
     "TreeNodes": ("INTEGER", "memo.tree_nodes"),
+    # parallel exploration (zero for a run without workers); see symex.parallel
+    "Workers": ("INTEGER", "parallel.workers"),
+    "JobsInFlight": ("INTEGER", "parallel.jobs_in_flight"),
+    "BalancingMoves": ("INTEGER", "parallel.balancing_moves"),
+    "JobsMoved": ("INTEGER", "parallel.jobs_moved"),
+    "SharedCacheHits": ("INTEGER", "parallel.shared_cache_hits"),
+}
+
+#: ``workers`` table: column name -> (SQL type, attribute of a ``WorkerRow``)
+WORKER_COLUMNS: dict[str, tuple[str, str]] = {
+    "Worker": ("INTEGER", "worker"),
+    "Searcher": ("TEXT", "searcher"),
+    "Instructions": ("INTEGER", "instructions"),
+    "CompletedPaths": ("INTEGER", "completed"),
+    "ErrorPaths": ("INTEGER", "errors"),
+    "PartialPaths": ("INTEGER", "partial"),
+    "Jobs": ("INTEGER", "jobs"),
+    "NumQueries": ("INTEGER", "solver_queries"),
+    "SolverTime": ("REAL", "solver_time"),
+    "ReplayedEvents": ("INTEGER", "replayed_events"),
+    "SharedCacheHits": ("INTEGER", "shared_hits"),
 }
 
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS stats (Row INTEGER PRIMARY KEY, "
     + ", ".join(f"{name} {sql}" for name, (sql, _) in COLUMNS.items()) + ")",
     "CREATE TABLE IF NOT EXISTS solver_layers (name TEXT PRIMARY KEY, value REAL)",
+    "CREATE TABLE IF NOT EXISTS workers (Row INTEGER NOT NULL, "
+    + ", ".join(f"{name} {sql}" for name, (sql, _) in WORKER_COLUMNS.items())
+    + ", PRIMARY KEY (Row, Worker))",
 )
 _INSERT = (f"INSERT INTO stats ({', '.join(COLUMNS)}) "
            f"VALUES ({', '.join('?' for _ in COLUMNS)})")
+_INSERT_WORKER = (f"INSERT INTO workers (Row, {', '.join(WORKER_COLUMNS)}) "
+                  f"VALUES (?, {', '.join('?' for _ in WORKER_COLUMNS)})")
 
 
 class RunStatsError(SymexError):
@@ -69,10 +100,12 @@ class RunStatsError(SymexError):
 
 def _row(snapshot: Any) -> tuple[Any, ...]:
     values = []
-    memo = getattr(snapshot, "memo", None)
+    parts = {"memo": getattr(snapshot, "memo", None),
+             "parallel": getattr(snapshot, "parallel", None)}
     for name, (_, attribute) in COLUMNS.items():
-        if attribute is not None and attribute.startswith("memo."):
-            values.append(getattr(memo, attribute[5:]) if memo is not None else 0)
+        if attribute is not None and "." in attribute:
+            part, field = attribute.split(".")
+            values.append(getattr(parts[part], field) if parts[part] is not None else 0)
         elif attribute is not None:
             values.append(getattr(snapshot, attribute))
         else:  # UncoveredInstructions
@@ -109,7 +142,15 @@ class RunStatsWriter:
         self._write(snapshot)
 
     def _write(self, snapshot: Any) -> None:
-        self._db.execute(_INSERT, _row(snapshot))
+        parallel = getattr(snapshot, "parallel", None)
+        with self._db:  # the stats row and its worker rows in one transaction
+            self._db.execute("BEGIN")
+            row = self._db.execute(_INSERT, _row(snapshot)).lastrowid
+            if parallel is not None:
+                self._db.executemany(_INSERT_WORKER, [
+                    (row, *(getattr(worker, attribute) for _, attribute in
+                            WORKER_COLUMNS.values()))
+                    for worker in parallel.per_worker])
         self._last_written = snapshot.elapsed
         self._pending = None
         self.rows += 1
@@ -131,12 +172,15 @@ class RunStatsWriter:
 
 @attrs.frozen
 class RunStats:
-    """What ``symex stats`` needs from one ``run.stats``: the last row and the solver counters."""
+    """What ``symex stats`` needs from one ``run.stats``: the last row, the solver counters and
+    the workers' rows of the last row."""
 
     last: dict[str, float]
     """Column name -> value of the last row (all zero for a run that wrote no row)."""
     rows: int
     solver_layers: dict[str, float]
+    workers: tuple[dict[str, Any], ...] = ()
+    """Per worker (a run with workers), :data:`WORKER_COLUMNS` -> value, of the last row."""
 
     @property
     def total_instructions(self) -> int:
@@ -176,6 +220,12 @@ def read_run_stats(path: str | os.PathLike[str]) -> RunStats:
             row = db.execute("SELECT * FROM stats ORDER BY Row DESC LIMIT 1").fetchone()
             layers = {name: value for name, value in
                       db.execute("SELECT name, value FROM solver_layers ORDER BY name")}
+            has_workers = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' "
+                                     "AND name = 'workers'").fetchone()[0]
+            workers = tuple(
+                dict(worker) for worker in db.execute(
+                    "SELECT * FROM workers WHERE Row = ? ORDER BY Worker", (row["Row"],))
+            ) if has_workers and row is not None else ()
         finally:
             db.close()
     except sqlite3.Error as exc:
@@ -185,4 +235,5 @@ def read_run_stats(path: str | os.PathLike[str]) -> RunStats:
     # a column the file lacks (written by an older symex) reads as zero
     last = {name: (float(row[name]) if name in present and row[name] is not None else 0.0)
             for name in COLUMNS}
-    return RunStats(last=last, rows=count, solver_layers=layers)
+    return RunStats(last=last, rows=count, solver_layers=layers,
+                    workers=tuple({k: v for k, v in w.items() if k != "Row"} for w in workers))

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
-from symex.engine import Hooks, Result, explore, tree_identity
+from symex.engine import Hooks, Result, explore, portfolio_strategies, tree_identity
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError, SymexError
 from symex.loading import compile, load
@@ -151,6 +151,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                           help="run the workers as Ray actors: 'auto' (a local Ray instance), "
                                "HOST:PORT or ray://HOST:10001 (an existing cluster); needs "
                                "pip install 'symex[ray]'")
+    parallel.add_argument("--portfolio", metavar="LIST",
+                          help="search strategies the workers take in turn, comma-separated "
+                               "(dfs,random-path,nurs:covnew); each needs a worker")
     parallel.add_argument("--balance-ratio", type=float, default=10.0, metavar="X",
                           help="move work when the most loaded worker has X times the live "
                                "states of the least loaded (Cloud9's rule; default 10)")
@@ -227,8 +230,16 @@ def _print_summary(result: Result, directory: str) -> None:
     if w is not None:
         write(f"symex: {w.workers} workers ({w.backend}): {w.jobs} jobs, {w.balancing_moves} "
               f"balancing moves ({w.jobs_moved} jobs moved), {w.replayed_events} decisions "
-              f"replayed" + (f"; {w.lost_workers} workers lost, {w.reissued_jobs} jobs "
-                             f"re-issued" if w.lost_workers else "") + "\n")
+              f"replayed, {w.shared_cache_hits} queries answered by other workers' "
+              f"solutions" + (f"; {w.lost_workers} workers lost, {w.reissued_jobs} jobs "
+                              f"re-issued" if w.lost_workers else "") + "\n")
+        if len(w.per_strategy) > 1:
+            for row in w.per_strategy:
+                workers = f"{row.workers} worker" + ("s" if row.workers != 1 else "")
+                write(f"symex:   {row.searcher} ({workers}): {row.completed} "
+                      f"completed, {row.errors} errors, {row.partial} partial, "
+                      f"{row.covered_lines} lines reached first, {row.instructions} "
+                      f"instructions\n")
     if result.halted:
         write(f"symex: stopped early: {result.halted}\n")
     write(f"symex: output directory: {directory}\n")
@@ -305,6 +316,7 @@ def _validate(options: argparse.Namespace) -> None:
                           "a recorded tree; add --continue-with DIR")
     if options.workers < 1:
         raise ConfigError(f"--workers {options.workers}: give at least 1 worker")
+    portfolio_strategies(options.portfolio, options.workers, options.search or "dfs")
     if not options.balance_ratio >= 1.0:
         raise ConfigError(f"--balance-ratio {options.balance_ratio}: give a ratio of at least 1")
     if options.cluster is not None and importlib.util.find_spec("ray") is None:
@@ -453,6 +465,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                              hash_constants=options.hash_constants,
                              workers=options.workers, cluster=options.cluster,
                              balance_ratio=options.balance_ratio,
+                             portfolio=options.portfolio,
                              **_tree_paths(options, out))
         except SymexError as exc:
             display.close()

@@ -5,7 +5,8 @@ States, Queries, CacheHits, CacheMisses, one time column per solver layer, and M
 columns for runs over a recorded execution tree: Irepl, Inew, Ilost (instructions replayed,
 new, lost to divergences), SDiv (diverged states), SPrepl (pruned states), Qrepl (queries the
 replay saved), PTTime(s) (tree upkeep), TreeBytes and BytesPerNode. A ``Total`` row
-follows when several directories are given. A rich table on a terminal, aligned plain text
+follows when several directories are given. ``--workers`` prints instead a row per worker of
+runs with workers (``symex run --workers N``), from their last snapshot. A rich table on a terminal, aligned plain text
 otherwise, CSV with ``--csv``.
 """
 
@@ -19,7 +20,8 @@ from pathlib import Path
 from symex.errors import SymexError
 from symex.runstats import RunStats, read_run_stats
 
-__all__ = ["BASIC_COLUMNS", "add_parser", "main", "stats_table"]
+__all__ = ["BASIC_COLUMNS", "WORKER_TABLE_COLUMNS", "add_parser", "main", "stats_table",
+           "worker_table"]
 
 BASIC_COLUMNS = ("Path", "Instrs", "Time(s)", "ICov(%)", "BCov(%)", "ICount", "TSolver(%)")
 _EXTRA_COLUMNS = ("States", "Queries", "CacheHits", "CacheMisses")
@@ -39,6 +41,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     stats.add_argument("directories", nargs="+", metavar="DIR", help="a symex-out-N directory")
     stats.add_argument("--print-all", action="store_true",
                        help="also states, queries, cache hits and misses, per-layer solver times")
+    stats.add_argument("--workers", action="store_true",
+                       help="a row per worker of runs with workers (--workers N)")
     stats.add_argument("--csv", action="store_true", help="comma-separated values, for scripts")
 
 
@@ -93,10 +97,7 @@ def _total(rows: list[list[object]], runs: list[RunStats], print_all: bool) -> l
     return total
 
 
-def stats_table(directories: list[str], print_all: bool = False) -> tuple[list[str], list[list[object]]]:
-    """Header and rows (a ``Total`` row last when several directories) for ``directories``.
-
-    Raises :class:`SymexError` naming the first directory that is not a symex output directory."""
+def _read_runs(directories: list[str]) -> list[RunStats]:
     runs = []
     for directory in directories:
         if not Path(directory).is_dir():
@@ -105,6 +106,35 @@ def stats_table(directories: list[str], print_all: bool = False) -> tuple[list[s
             raise SymexError(f"{directory} is not a symex output directory (it has no run.stats); "
                              f"pass a directory written by 'symex run'")
         runs.append(read_run_stats(Path(directory) / "run.stats"))
+    return runs
+
+
+#: ``--workers`` columns: (title, run.stats ``workers`` column)
+WORKER_TABLE_COLUMNS = (("Worker", "Worker"), ("Searcher", "Searcher"),
+                        ("Instrs", "Instructions"), ("Completed", "CompletedPaths"),
+                        ("Errors", "ErrorPaths"), ("Partial", "PartialPaths"), ("Jobs", "Jobs"),
+                        ("Queries", "NumQueries"), ("TSolver(s)", "SolverTime"),
+                        ("Replayed", "ReplayedEvents"), ("SharedHits", "SharedCacheHits"))
+
+
+def worker_table(directories: list[str]) -> tuple[list[str], list[list[object]]]:
+    """Header and a row per worker of each directory's run (none for a run without workers).
+
+    Raises :class:`SymexError` as :func:`stats_table` does."""
+    header = ["Path"] + [title for title, _ in WORKER_TABLE_COLUMNS]
+    rows: list[list[object]] = []
+    for directory, run in zip(directories, _read_runs(directories)):
+        for worker in run.workers:
+            rows.append([directory] + [round(worker[column], 2) if column == "SolverTime"
+                                       else worker[column] for _, column in WORKER_TABLE_COLUMNS])
+    return header, rows
+
+
+def stats_table(directories: list[str], print_all: bool = False) -> tuple[list[str], list[list[object]]]:
+    """Header and rows (a ``Total`` row last when several directories) for ``directories``.
+
+    Raises :class:`SymexError` naming the first directory that is not a symex output directory."""
+    runs = _read_runs(directories)
     layer_columns = _layer_time_columns(runs) if print_all else []
     header = list(BASIC_COLUMNS)
     if print_all:
@@ -123,7 +153,10 @@ def _text(value: object) -> str:
 def main(options: argparse.Namespace) -> int:
     """Run ``symex stats`` with parsed ``options``; the exit status."""
     try:
-        header, rows = stats_table(options.directories, options.print_all)
+        if options.workers:
+            header, rows = worker_table(options.directories)
+        else:
+            header, rows = stats_table(options.directories, options.print_all)
     except SymexError as exc:
         sys.stderr.write(f"symex stats: error: {' '.join(str(exc).split())}\n")
         return 2

@@ -15,7 +15,7 @@ import math
 import struct
 import sys
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import immutables
 
@@ -180,7 +180,8 @@ class Executor:
         if code is None:
             code = [[] for _ in fn.blocks]
             self.code[fn.name] = code
-            self.coverage[fn.name] = bytearray(len(fn.blocks))
+            # marks made before the first compile (mark_covered_elsewhere) are kept
+            self.coverage.setdefault(fn.name, bytearray(len(fn.blocks)))
             for block, block_code in zip(fn.blocks, code):
                 for ins in block.instructions:
                     block_code.append(self.compile(fn, code, ins))
@@ -448,6 +449,22 @@ class Executor:
         self.coverage_map.reach_block(fn, block)
         if self.on_new_coverage is not None:
             self.on_new_coverage(state, fn, block)
+
+    def mark_covered_elsewhere(self, blocks: Iterable[tuple[str, int]]) -> None:
+        """Blocks (function name, index) that other parallel workers reached: no longer new
+        here, so coverage-guided search and ``only_output_states_covering_new`` judge by the
+        whole run's coverage. This executor's own coverage map does not count them."""
+        coverage = self.coverage
+        functions = self.program.functions
+        for name, block in blocks:
+            covered = coverage.get(name)
+            if covered is None:
+                fn = functions.get(name)
+                if fn is None:
+                    continue
+                covered = coverage[name] = bytearray(len(fn.blocks))
+            if block < len(covered):
+                covered[block] = 1
 
     def check_fault(self, state: State, bad: Any, kind: ErrorKind, message: str) -> None:
         """If ``bad`` (width-1 value) can hold, report ``kind``: on this state when it must hold,

@@ -3,7 +3,6 @@ resumed by later runs.
 
 * :mod:`symex.memo.format` -- the file format (``tree.db``), documented in docs/memo.md;
 * :mod:`symex.memo.store` -- the database: opening, checking, reading, batched writing;
-* :mod:`symex.memo.hashing` -- deterministic hashes for divergence detection;
 * :mod:`symex.memo.recorder` -- :class:`TreeRecorder`, which records and replays during
   :func:`symex.explore`;
 * :mod:`symex.memo.opening` -- which tree a run uses (new, continued, copied);

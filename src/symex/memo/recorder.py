@@ -10,7 +10,7 @@ condition are feasible, values chosen from its inputs) instead of the solver, an
 segment's end (a fork, the path's end, or the instruction where a limit cut it) compares the
 digest of what decided it with the recorded one: the kind and the structure of every
 condition and value it was answered on, where it forked or ended, and its instruction count
-(:mod:`symex.memo.hashing`). Every constraint a path gains comes from one of those (a fork's
+(:mod:`symex.expr.digest`). Every constraint a path gains comes from one of those (a fork's
 condition, an answered condition, a concretized value), so they are not hashed again. At a replayed fork, children whose subtrees hold nothing left to explore are
 pruned; the others replay their own segments, or explore where nothing was recorded. A state
 that reaches a cut segment's last recorded instruction explores on from there, recording into
@@ -45,7 +45,7 @@ from symex.memo.format import (
     split_inputs,
     unpack_inputs,
 )
-from symex.memo.hashing import StructureHasher, mix, mix_words, name_hash
+from symex.expr.digest import StructureHasher, mix, mix_words, name_hash
 from symex.memo.store import TreeStore
 
 __all__ = ["MemoStatistics", "PathCursor", "RecordedNode", "TreeRecorder", "ROOT"]

@@ -66,9 +66,11 @@ def explore_in_parallel(program: Program, settings: WorkerSettings, *, workers: 
     if backend == "in-process":
         pool = InProcessPool(workers, program, settings)
     else:
-        # one worker built here first: a bad setting (searcher, solver not installed) is
-        # reported at once, as by a run without workers, not from inside a process
-        Worker(0, program, settings).close()
+        # a worker per strategy built here first: a bad setting (searcher, solver not
+        # installed) is reported at once, as by a run without workers, not from inside a
+        # process
+        for index in range(max(1, len(settings.portfolio))):
+            Worker(index, program, settings).close()
         pool = (RayPool(workers, program, settings, cluster or "auto") if backend == "ray"
                 else ProcessPool(workers, program, settings))
     try:

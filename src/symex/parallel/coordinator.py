@@ -29,6 +29,7 @@ from symex.engine import (
     ProgressSnapshot,
     Result,
     Statistics,
+    StrategyRow,
     WorkerRow,
     resident_mb,
 )
@@ -38,6 +39,7 @@ from symex.parallel.balancing import LoadBalancer
 from symex.parallel.jobs import ROOT_JOB, Job
 from symex.parallel.pools import WorkerFailure, WorkerLost, WorkerPool
 from symex.parallel.worker import StepOrder, WorkerReport
+from symex.solvers.shared import Solution
 
 __all__ = ["Coordinator"]
 
@@ -47,6 +49,8 @@ STEP_SECONDS = 0.1
 SHORT_STEP_SECONDS = 0.02
 #: seconds the coordinator waits for reports before it looks at limits and progress again
 WAIT_SECONDS = 0.05
+#: shared solutions the coordinator passes on; later ones stay with the worker that found them
+SHARED_SOLUTIONS_KEPT = 200_000
 
 
 class Coordinator:
@@ -89,6 +93,13 @@ class Coordinator:
         self.blocks: set[tuple[str, int]] = set()
         self.branches: set[tuple[str, int, int]] = set()
         self.messages: list[str] = []
+        #: what workers learnt, in arrival order (solutions with the worker that found them),
+        #: and how far into each list every worker has been told
+        self.solution_log: list[tuple[int, Solution]] = []
+        self.block_log: list[tuple[str, int]] = []
+        self.told: dict[int, tuple[int, int]] = dict.fromkeys(range(self.size), (0, 0))
+        #: blocks each search strategy's workers reached first
+        self.strategy_blocks: dict[str, set[tuple[str, int]]] = collections.defaultdict(set)
         #: jobs, balancing_moves, jobs_moved, lost_workers, reissued_jobs (ParallelStatistics)
         self.counters = collections.Counter[str]()
         self.halting: str | None = None
@@ -166,10 +177,11 @@ class Coordinator:
                 # it explores on a moment too: a worker whose states all replay has none
                 # to give yet, and must still get on
                 order = StepOrder(jobs=self._hand(worker, jobs), give=count,
-                                  seconds=SHORT_STEP_SECONDS)
+                                  seconds=SHORT_STEP_SECONDS, **self._news(worker))
             elif jobs or self.loads[worker]:
                 seconds = SHORT_STEP_SECONDS if someone_idle else STEP_SECONDS
-                order = StepOrder(jobs=self._hand(worker, jobs), seconds=seconds)
+                order = StepOrder(jobs=self._hand(worker, jobs), seconds=seconds,
+                                  **self._news(worker))
             else:
                 continue
             self.busy.add(worker)
@@ -183,6 +195,15 @@ class Coordinator:
             self.loads[worker] += len(jobs)
             self.counters["jobs"] += len(jobs)
         return tuple(jobs)
+
+    def _news(self, worker: int) -> dict[str, Any]:
+        """What the others learnt since ``worker`` was last told: solutions their solvers
+        found, blocks they reached."""
+        solutions_told, blocks_told = self.told[worker]
+        self.told[worker] = (len(self.solution_log), len(self.block_log))
+        return dict(solutions=tuple(s for origin, s in self.solution_log[solutions_told:]
+                                    if origin != worker),
+                    covered=tuple(self.block_log[blocks_told:]))
 
     def _add_pending(self, job: Job) -> tuple[int, Job]:
         entry = (self.next_job_id, job)
@@ -218,8 +239,14 @@ class Coordinator:
         for job_id in arrival.finished_jobs:
             self.held[worker].pop(job_id, None)
         self.messages.extend(arrival.messages)
-        self.blocks |= arrival.blocks
+        new_blocks = arrival.blocks - self.blocks
+        self.blocks |= new_blocks
+        self.block_log.extend(sorted(new_blocks))
+        self.strategy_blocks[arrival.searcher] |= new_blocks
         self.branches |= arrival.branches
+        room = SHARED_SOLUTIONS_KEPT - len(self.solution_log)
+        if room > 0:
+            self.solution_log.extend((worker, s) for s in arrival.solutions[:room])
         targets: list[int] = []
         if worker in self.give_sent:
             self.give_sent.discard(worker)
@@ -272,6 +299,7 @@ class Coordinator:
             self.retired.append(self.reports.pop(worker))
         self.loads[worker] = 0
         self.halt_sent.discard(worker)
+        self.told[worker] = (0, 0)  # a replacement knows nothing yet
         if not self.pool.replace(worker):
             self.alive.discard(worker)
             if not self.alive:
@@ -303,13 +331,29 @@ class Coordinator:
     def _parallel_statistics(self) -> ParallelStatistics:
         rows = tuple(WorkerRow(r.worker, r.instructions, r.completed, r.errors, r.partial,
                                self.jobs_given[r.worker], r.solver_queries, r.solver_time,
-                               r.replayed_events)
+                               r.replayed_events, r.searcher, r.shared_hits)
                      for r in sorted(self.reports.values(), key=lambda r: r.worker))
         in_flight = len(self.pending) + sum(len(v) for v in self.routed.values())
         return ParallelStatistics(self.size, self.pool.kind, jobs_in_flight=in_flight,
                                   duplicate_paths=sum(self.duplicates.values()),
                                   replayed_events=self._total("replayed_events"),
-                                  per_worker=rows, **self.counters)
+                                  shared_solutions=len(self.solution_log),
+                                  shared_cache_hits=self._total("shared_hits"),
+                                  per_worker=rows, per_strategy=self._strategies(),
+                                  **self.counters)
+
+    def _strategies(self) -> tuple[StrategyRow, ...]:
+        """Per search strategy: its workers' counters summed (lost workers' included)."""
+        by_searcher: dict[str, list[WorkerReport]] = collections.defaultdict(list)
+        for report in list(self.reports.values()) + self.retired:
+            by_searcher[report.searcher].append(report)
+        lines_of = self.coverage.lines_of
+        return tuple(
+            StrategyRow(name, len({r.worker for r in reports}),
+                        sum(r.instructions for r in reports), sum(r.completed for r in reports),
+                        sum(r.errors for r in reports), sum(r.partial for r in reports),
+                        len(lines_of(self.strategy_blocks[name])))
+            for name, reports in sorted(by_searcher.items()))
 
     def _snapshot(self, now: float, final: bool = False) -> ProgressSnapshot:
         paths = self._paths()

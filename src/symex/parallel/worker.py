@@ -19,21 +19,26 @@ from symex.ir.program import Program
 from symex.parallel.jobs import Job, JobReplay
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver
+from symex.solvers.shared import SharedSolutions, Solution
 
 __all__ = ["StepOrder", "Worker", "WorkerReport"]
 
 
 @attrs.frozen
 class StepOrder:
-    """What a worker does in one step, in this order: start the ``jobs`` (id, job), take
-    ``give`` exploring states out as jobs for others (the shallowest first), then explore for
-    ``seconds`` (0: not at all), or with ``halt`` end every open path as partial, that
-    being the reason."""
+    """What a worker does in one step, in this order: take in what the others learnt
+    (``solutions``, ``covered``), start the ``jobs`` (id, job), take ``give`` exploring states
+    out as jobs for others (the shallowest first), then explore for ``seconds`` (0: not at
+    all), or with ``halt`` end every open path as partial, that being the reason."""
 
     jobs: tuple[tuple[int, Job], ...] = ()
     give: int = 0
     seconds: float = 0.0
     halt: str | None = None
+    solutions: tuple[Solution, ...] = ()
+    """Models other workers' solvers found (the shared solution cache)."""
+    covered: tuple[tuple[str, int], ...] = ()
+    """Blocks other workers reached (coverage-guided search steers by the run's coverage)."""
 
 
 @attrs.frozen
@@ -64,6 +69,12 @@ class WorkerReport:
     stopped: str | None = None
     """Why the worker stopped on its own (exit-on-error, max-memory), which halts the run."""
     messages: tuple[str, ...] = ()
+    searcher: str = ""
+    """The worker's search strategy (they differ in a portfolio)."""
+    solutions: tuple[Solution, ...] = ()
+    """Models this worker's solver found, for the others."""
+    shared_hits: int = 0
+    """Queries answered by models other workers found."""
 
 
 class Worker:
@@ -71,9 +82,12 @@ class Worker:
 
     def __init__(self, index: int, program: Program, settings: WorkerSettings) -> None:
         self.index = index
+        settings = settings.for_worker(index)
+        self.searcher = settings.searcher_name()
         core = create_core_solver(settings.solver, timeout=settings.solver_timeout)
         self._core = core
-        solver: Solver = with_chain(core, settings.solver_chain) if settings.solver_chain else core
+        self.shared = SharedSolutions()
+        solver: Solver = with_chain(core, settings.solver_chain, shared=self.shared)
         self.solver = solver
         self.replay = JobReplay()
         self.exploration = Exploration(program, solver, hooks=Hooks(), memo=self.replay,
@@ -86,6 +100,10 @@ class Worker:
     def step(self, order: StepOrder) -> WorkerReport:
         """Carry out ``order`` (see :class:`StepOrder`) and report."""
         run = self.exploration
+        if order.solutions:
+            self.shared.add(order.solutions)
+        if order.covered:
+            run.executor.mark_covered_elsewhere(order.covered)
         for job_id, job in order.jobs:
             self.replay.next_job = (job_id, job)
             run.start_paths()
@@ -126,7 +144,8 @@ class Worker:
             blocks=blocks, branches=branches, instructions=run.executor.instructions,
             forks=run.executor.forks, solver_queries=queries, solver_time=solver_time,
             replayed_events=self.replay.replayed_events, memory_mb=resident_mb(),
-            stopped=stopped, messages=new_messages)
+            stopped=stopped, messages=new_messages, searcher=self.searcher,
+            solutions=self.shared.take_found(), shared_hits=self.shared.hits)
 
     def close(self) -> None:
         """Release the solver."""

@@ -7,9 +7,13 @@ Use :func:`create_solver` to get a solver by name; the interface lives in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from symex.solvers.base import Query, Solver, SolverBase, SolverStatistics, Validity
 from symex.solvers.config import PortfolioConfig, SolverConfig, parse_config
+
+if TYPE_CHECKING:
+    from symex.solvers.shared import SharedSolutions
 
 __all__ = [
     "create_core_solver",
@@ -63,10 +67,12 @@ def create_core_solver(
     return SessionSolver(parsed, timeout=timeout)
 
 
-def with_chain(solver: SolverBase, chain: Sequence[str]) -> SolverBase:
-    """``solver`` behind the named chain layers (itself when ``chain`` is empty)."""
+def with_chain(solver: SolverBase, chain: Sequence[str], *,
+               shared: SharedSolutions | None = None) -> SolverBase:
+    """``solver`` behind the named chain layers (itself when ``chain`` is empty); ``shared``
+    gives the chain's cex layer the models other parallel workers found."""
     if not chain:
         return solver
     from symex.solvers.chain import build_chain
 
-    return build_chain(solver, chain)
+    return build_chain(solver, chain, shared=shared)

@@ -14,7 +14,9 @@ passes the rest, reduced, to an inner :class:`SolverBase`. Layers, in order (eac
     the same constraint set (order-independent) and query give the remembered answer.
 ``cex``
     KLEE's counter-example cache: an unsatisfiable subset makes a superset unsatisfiable, and
-    remembered models (most recent first) are tried on the query before the core solver runs.
+    remembered models (most recent first) are tried on the query before the core solver runs;
+    a parallel worker's chain also looks up the models other workers found
+    (:class:`~symex.solvers.shared.SharedSolutions`).
 
 Like KLEE, the chain relies on the path condition being satisfiable: with an unsatisfiable one,
 independence may answer from the part of it that is satisfiable.
@@ -36,6 +38,7 @@ from symex.solvers.base import SolverBase, SolverStatistics
 
 if TYPE_CHECKING:
     from symex.expr import Array, Expr
+    from symex.solvers.shared import SharedSolutions
 
 __all__ = [
     "CHAIN_LAYERS",
@@ -131,7 +134,8 @@ class ChainSolver(SolverBase):
     ``inner``'s primitives ``_check``/``_model``; :class:`symex.errors.SolverUnknown` from it
     passes through (and is never cached). ``cache_size`` bounds the query cache (entries),
     ``cex_models`` the models and ``cex_unsat`` the unsatisfiable sets the counter-example
-    cache keeps.
+    cache keeps; ``shared`` (:mod:`symex.solvers.shared`) lets the cex layer take models other
+    parallel workers found, and offer its own.
     """
 
     inner: SolverBase
@@ -139,6 +143,8 @@ class ChainSolver(SolverBase):
     layers: tuple[str, ...]
     """The enabled layers, in chain order."""
     statistics: ChainStatistics
+    shared: SharedSolutions | None
+    """Models other parallel workers found, tried by the cex layer before the core solver."""
 
     def __init__(
         self,
@@ -148,6 +154,7 @@ class ChainSolver(SolverBase):
         cache_size: int = 100_000,
         cex_models: int = 64,
         cex_unsat: int = 1024,
+        shared: SharedSolutions | None = None,
     ) -> None:
         """Wrap ``inner``; raises ConfigError for an unknown layer name."""
         requested = tuple(layers)
@@ -166,6 +173,7 @@ class ChainSolver(SolverBase):
         self._independence = "independence" in self.layers
         self._cache_on = "cache" in self.layers
         self._cex_on = "cex" in self.layers
+        self.shared = shared
         self._cache_size = cache_size
         self._check_cache: OrderedDict[tuple[frozenset[Expr], Expr | None], bool] = OrderedDict()
         self._model_cache: OrderedDict[frozenset[Expr], _Model | None] = OrderedDict()
@@ -357,6 +365,16 @@ class ChainSolver(SolverBase):
             return found[0]
         ordered = tuple(dict.fromkeys(ordered))
         arrays = self._arrays_of_set(ordered)
+        shared = self.shared
+        key = 0
+        if shared is not None:
+            started = time.perf_counter()
+            key = shared.key(ordered)
+            found_elsewhere = shared.lookup(key, ordered, arrays)
+            layer.time += time.perf_counter() - started
+            if found_elsewhere is not None:
+                self._cex_models.appendleft((query, found_elsewhere))
+                return found_elsewhere
         answer = self._inner_model(ordered, (), arrays)
         started = time.perf_counter()
         if answer is None:
@@ -368,6 +386,8 @@ class ChainSolver(SolverBase):
             assignment = _expr.Assignment(model)
             if all(assignment.evaluate(c) for c in ordered):
                 self._cex_models.appendleft((query, model))
+                if shared is not None:
+                    shared.publish(key, model)
         layer.time += time.perf_counter() - started
         return model
 
@@ -561,10 +581,11 @@ class ChainSolver(SolverBase):
         return f"ChainSolver({self.inner!r}, layers={self.layers!r})"
 
 
-def build_chain(solver: SolverBase, layers: Iterable[str] = CHAIN_LAYERS) -> SolverBase:
+def build_chain(solver: SolverBase, layers: Iterable[str] = CHAIN_LAYERS, *,
+                shared: SharedSolutions | None = None) -> SolverBase:
     """``solver`` behind a :class:`ChainSolver` of ``layers``; ``solver`` itself when
-    ``layers`` is empty (no chain, no overhead)."""
+    ``layers`` is empty (no chain, no overhead, and nothing shared)."""
     layers = tuple(layers)
     if not layers:
         return solver
-    return ChainSolver(solver, layers)
+    return ChainSolver(solver, layers, shared=shared)

@@ -1,6 +1,8 @@
-"""Deterministic 64-bit hashes of expressions and segments, for divergence detection.
+"""Deterministic 64-bit hashes of expressions, the same in every process.
 
-A recorded segment keeps a digest of what decided it: the kinds and structure of the
+Two users: the memo's divergence detection (:mod:`symex.memo.recorder`) and the parallel
+workers' shared solutions (:mod:`symex.solvers.shared`), which key a query by the digests of
+its constraints. A recorded segment keeps a digest of what decided it: the kinds and structure of the
 conditions the path was decided on, the constraints it gained, where it forked or ended.
 Replaying the segment computes the digest again; a different one means the program or its
 environment changed (MoKlee's divergence). Python's ``hash`` of strings changes from process
