@@ -27,8 +27,8 @@ from typing import Any, Callable
 
 import symex
 from symex.engine import Hooks
-from symex.progress import ProgressDisplay, ProgressMode
-from symex.runstats import RunStatsWriter
+from symex.output.progress import ProgressDisplay, ProgressMode
+from symex.output.runstats import RunStatsWriter
 
 TESTS = Path(__file__).resolve().parent.parent / "tests" / "programs"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import symex
-from symex.coverage_report import write_html_report, write_lcov
+from symex.output.coverage_report import write_html_report, write_lcov
 from symex.engine import Coverage
 
 SOURCE = """\

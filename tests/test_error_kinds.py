@@ -19,7 +19,7 @@ import pytest
 
 import symex
 from symex import ErrorKind, PathStatus, Result, TestCase
-from symex.ktest import KTest, KTestObject
+from symex.output.ktest import KTest, KTestObject
 from symex.replay import NativeOutcome, build_native, run_native
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="native replay needs gcc")

@@ -1,4 +1,4 @@
-"""Tests of symex.ktest against real KLEE test cases and the documented byte layout."""
+"""Tests of symex.output.ktest against real KLEE test cases and the documented byte layout."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from symex.errors import SymexError
-from symex.ktest import KTest, KTestError, KTestObject, read_ktest, write_ktest
+from symex.output.ktest import KTest, KTestError, KTestObject, read_ktest, write_ktest
 
 CORPUS = Path("/work/shared/corpora/ktest")
 KTEST_FILES = sorted(CORPUS.glob("*/*.ktest"))
@@ -148,7 +148,7 @@ def test_error_type_and_missing_file(tmp_path: Path) -> None:
 
 
 def _read_ktest_independently(data: bytes) -> tuple[list[bytes], list[tuple[bytes, bytes]]]:
-    """A reader written from the format description alone (not from symex.ktest): magic, version,
+    """A reader written from the format description alone (not from symex.output.ktest): magic, version,
     args, symArgvs/symArgvLen from version 2 on, objects; big-endian 32-bit integers."""
     assert data[:5] in (b"KTEST", b"BOUT\n")
     pos = 5

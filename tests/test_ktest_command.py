@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from symex.ktest import KTest, KTestObject, write_ktest
+from symex.output.ktest import KTest, KTestObject, write_ktest
 
 CORPUS = Path("/work/shared/corpora/ktest")
 KTEST_FILES = sorted(CORPUS.glob("*/*.ktest"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from symex.ktest import read_ktest
+from symex.output.ktest import read_ktest
 
 ROOT = Path(__file__).parents[1]
 

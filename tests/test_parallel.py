@@ -17,7 +17,7 @@ import pytest
 
 import symex
 from symex.errors import ConfigError
-from symex.ktest import read_ktest
+from symex.output.ktest import read_ktest
 from symex.parallel.balancing import LoadBalancer, Move
 from symex.parallel.worker import StepOrder, Worker
 from symex.engine import WorkerSettings

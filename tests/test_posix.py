@@ -17,7 +17,7 @@ import pytest
 import symex
 from symex.core.outcome import PathStatus
 from symex.errors import ConfigError
-from symex.ktest import KTest, KTestObject, read_ktest
+from symex.output.ktest import KTest, KTestObject, read_ktest
 from symex.replay import build_native, replay_command_line, replay_environment, run_native
 from symex.symargs import ArgvSpec, SymArg, SymFiles, SymStdin, SymStdout, replay_argv
 from c_programs import COMPILERS, needs_gcc

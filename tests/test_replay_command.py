@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from symex.ktest import KTest, KTestObject, write_ktest
+from symex.output.ktest import KTest, KTestObject, write_ktest
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="native replay needs gcc")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from symex.errors import CompileError, SymexError
-from symex.ktest import KTest, KTestObject, write_ktest
+from symex.output.ktest import KTest, KTestObject, write_ktest
 from symex.replay import (
     NativeOutcome,
     ReplayTarget,

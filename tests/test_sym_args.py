@@ -16,7 +16,7 @@ import pytest
 
 import symex
 from symex.errors import ConfigError
-from symex.ktest import KTest, read_ktest
+from symex.output.ktest import KTest, read_ktest
 from symex.replay import build_native, replay_command_line, run_native
 from symex.symargs import ArgvSpec, SymArg, SymArgs, replay_argv
 

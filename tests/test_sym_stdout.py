@@ -16,7 +16,7 @@ from pathlib import Path
 
 import symex
 from symex.core.outcome import PathStatus
-from symex.ktest import read_ktest
+from symex.output.ktest import read_ktest
 from symex.symargs import SymStdout
 
 SOURCE = r"""

@@ -16,7 +16,7 @@ import pytest
 import symex
 from symex.core.outcome import PathStatus, TestCase
 from symex.errors import SymexError
-from symex.testcomp import COVER_BRANCHES, TestCompWriter, nondet_inputs, render_nondet
+from symex.output.testcomp import COVER_BRANCHES, TestCompWriter, nondet_inputs, render_nondet
 
 PROGRAM = r"""
 extern int __VERIFIER_nondet_int(void);

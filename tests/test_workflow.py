@@ -103,7 +103,7 @@ def symex(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[st
 def read_ktest_from_format_description(data: bytes) -> tuple[list[bytes], list[tuple[bytes, bytes]]]:
     """KLEE's .ktest layout as documented: magic "KTEST" (or legacy "BOUT\\n"), version, then
     big-endian 32-bit counts and lengths: args, symArgvs and symArgvLen (version >= 2),
-    objects as (name, size, bytes). Written for this test, not taken from symex.ktest."""
+    objects as (name, size, bytes). Written for this test, not taken from symex.output.ktest."""
     assert data[:5] in (b"KTEST", b"BOUT\n"), data[:5]
     offset = 5
 

@@ -23,7 +23,7 @@ import attrs
 
 from symex.errors import CompileError, SymexError
 from symex.ir.compile import include_dir, shipped_headers_digest
-from symex.ktest import KTest, write_ktest
+from symex.output.ktest import KTest, write_ktest
 from symex.symargs import replay_argv
 
 __all__ = [

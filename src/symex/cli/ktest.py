@@ -14,7 +14,7 @@ import string
 import sys
 from typing import TextIO
 
-from symex.ktest import KTest, KTestError, read_ktest
+from symex.output.ktest import KTest, KTestError, read_ktest
 
 __all__ = ["add_parser", "format_ktest", "main"]
 

@@ -16,7 +16,7 @@ import sys
 from typing import TextIO
 
 from symex.errors import SymexError
-from symex.ktest import read_ktest
+from symex.output.ktest import read_ktest
 from symex.replay import (build_native, describe_outcome, find_replay_targets, replay_command_line,
                           replay_environment, reproduces, run_native)
 

@@ -6,9 +6,9 @@ MIN MAX N`` stand for symbolic arguments among the concrete ones, in place
 (:mod:`symex.symargs`). The same two options before PROGRAM put their arguments first.
 
 Options to :func:`symex.explore` (KLEE's names where the meaning is the same), an output
-directory ``symex-out-N`` filled while the run goes (:mod:`symex.output`, :mod:`symex.runstats`),
-a progress line (:mod:`symex.progress`), and a summary at the end. Bad input (unknown option,
-missing file, bad value, compile error) prints one line and exits with status 2; Ctrl-C ends
+directory ``symex-out-N`` filled while the run goes (:mod:`symex.output.directory`,
+:mod:`symex.output.runstats`), a progress line (:mod:`symex.output.progress`), and a summary
+at the end. Bad input (unknown option, missing file, bad value, compile error) prints one line and exits with status 2; Ctrl-C ends
 the run cleanly with status 130, and everything written so far stays valid.
 """
 
@@ -37,9 +37,9 @@ from symex.loading import compile, load
 from symex.memo.format import TREE_FILE
 from symex.memo.opening import check_identity, find_tree
 from symex.memo.store import TreeStore
-from symex.output import OutputDirectory, RunSummary
-from symex.progress import ProgressDisplay, ProgressMode
-from symex.runstats import RunStatsWriter
+from symex.output.directory import OutputDirectory, RunSummary
+from symex.output.progress import ProgressDisplay, ProgressMode
+from symex.output.runstats import RunStatsWriter
 from symex.solvers.config import parse_config
 from symex.symargs import ArgvSpec
 
@@ -425,7 +425,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
     suite = None
     if options.test_format == "testcomp":
         try:
-            from symex.testcomp import TestCompWriter
+            from symex.output.testcomp import TestCompWriter
             suite = TestCompWriter(out.path / "test-suite", options.program)
         except (ImportError, SymexError) as exc:
             warnings.append(f"symex: warning: no Test-Comp suite written: {exc}")
@@ -517,7 +517,7 @@ def _finish(options: argparse.Namespace, program: Any, out: OutputDirectory, res
         suite.close()
     cov = result.coverage
     try:
-        from symex.coverage_report import write_html_report, write_lcov
+        from symex.output.coverage_report import write_html_report, write_lcov
     except ImportError as exc:
         warnings.append(f"symex: warning: no coverage report written: {exc}")
     else:

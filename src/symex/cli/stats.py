@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from symex.errors import SymexError
-from symex.runstats import RunStats, read_run_stats
+from symex.output.runstats import RunStats, read_run_stats
 
 __all__ = ["BASIC_COLUMNS", "WORKER_TABLE_COLUMNS", "add_parser", "main", "stats_table",
            "worker_table"]

@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from symex.atomic_write import write_atomically
+from symex.output.atomic_write import write_atomically
 
 if TYPE_CHECKING:
     from symex.engine import Coverage

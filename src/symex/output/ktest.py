@@ -18,7 +18,7 @@ from pathlib import Path
 
 import attrs
 
-from symex.atomic_write import write_atomically
+from symex.output.atomic_write import write_atomically
 from symex.errors import SymexError
 
 __all__ = ["KTEST_VERSION", "KTest", "KTestError", "KTestObject", "read_ktest", "write_ktest"]

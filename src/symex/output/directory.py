@@ -21,8 +21,8 @@ import attrs
 
 from symex.core.outcome import ProgramError, TestCase
 from symex.errors import SymexError
-from symex.atomic_write import write_atomically
-from symex.ktest import KTest, KTestObject
+from symex.output.atomic_write import write_atomically
+from symex.output.ktest import KTest, KTestObject
 
 __all__ = ["LAST_LINK", "OutputDirectory", "OutputDirectoryError", "RunSummary",
            "assembly_line", "read_info", "write_atomically"]
