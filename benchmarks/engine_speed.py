@@ -45,6 +45,7 @@ import attrs
 
 import symex
 from symex.core.memory import ObjectKind
+from symex.description import RunDescription
 from symex.engine import Exploration, Hooks
 from symex.ir.compile import find_compiler
 from symex.ir.program import Access, Program, ValueKind
@@ -222,9 +223,7 @@ def _heap_per_state(program: Program, solver: Solver, count: int,
                     object_size: int) -> tuple[float, list[tuple[str, int]]]:
     """Heap growth per child over forking ``count`` children of one state, each writing one
     word into a shared ``object_size``-byte object through the executor's write path."""
-    run = Exploration(program, solver, searcher="dfs", seed=0, max_time=None, max_instructions=None,
-                      max_depth=None, max_states=None, emit_all_errors=False, max_stack_frames=1024,
-                      hooks=Hooks())
+    run = Exploration(program, solver, RunDescription.build(max_stack_frames=1024), hooks=Hooks())
     executor = run.executor
     parent = executor.initial_state(program.functions["main"], [0, 0])
     run.tree.add_root(parent)

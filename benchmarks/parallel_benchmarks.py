@@ -21,11 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import symex
-from symex.engine import WorkerSettings
-from symex.env.posix import PosixSetup
+from symex.description import RunDescription
 from symex.parallel.jobs import ROOT_JOB
 from symex.parallel.worker import StepOrder, Worker
-from symex.symargs import ArgvSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,7 +71,7 @@ def rebuild_cost(quick: bool) -> None:
     print("| program | jobs rebuilt | events replayed | replay per event (us) | "
           "explore per fork (us) | ratio |")
     print("|---|---|---|---|---|---|")
-    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup())
+    settings = RunDescription()
     for name, program in programs(quick):
         seconds, alone = timed(program)
         per_fork = seconds / max(alone.statistics.forks, 1)

@@ -20,11 +20,9 @@ from symex.errors import ConfigError
 from symex.output.ktest import read_ktest
 from symex.parallel.balancing import LoadBalancer, Move
 from symex.parallel.worker import StepOrder, Worker
-from symex.engine import WorkerSettings
-from symex.env.posix import PosixSetup
+from symex.description import RunDescription
 from symex.memo.format import encode_varints
 from symex.parallel.jobs import ROOT_JOB, Job
-from symex.symargs import ArgvSpec
 
 from c_programs import write
 
@@ -171,7 +169,7 @@ def test_skewed_tree_moves_work_to_the_idle_worker(tmp_path: Path) -> None:
 
 def test_a_job_rebuilds_its_state_by_replay_and_explores_only_below_it(
         exhaustive: symex.Program) -> None:
-    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup())
+    settings = RunDescription()
     first = Worker(0, exhaustive, settings)
     second = Worker(1, exhaustive, settings)
     try:
@@ -197,8 +195,7 @@ def test_replay_of_a_job_asks_the_solver_nothing(exhaustive: symex.Program) -> N
     events = [2 << 2 | 0, 1 << 2 | 3] * 9
     job = Job(encode_varints(events), depth=9)
     assert job.decisions() == (1,) * 9
-    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup(),
-                              solver_chain=())
+    settings = RunDescription.build(solver_chain=())
     worker = Worker(0, exhaustive, settings)
     try:
         report = worker.step(StepOrder(jobs=((7, job),), seconds=60.0))
@@ -218,7 +215,7 @@ def test_shared_solutions_answer_queries_a_worker_never_solved(exhaustive: symex
     # the first, given the models the first one's solver found. Every query it asks is one
     # the first solved (the exploration is the same, and every query here is satisfiable:
     # each byte's branch is open both ways), so none reaches its own solver.
-    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup())
+    settings = RunDescription()
     first = Worker(0, exhaustive, settings)
     second = Worker(1, exhaustive, settings)
     try:
@@ -266,8 +263,7 @@ def test_parallel_run_counts_shared_solutions(exhaustive: symex.Program) -> None
 def test_coverage_reached_elsewhere_is_not_new_to_a_worker(exhaustive: symex.Program) -> None:
     # global coverage: a worker told the blocks another reached neither reports them again
     # nor, with only_output_states_covering_new, writes tests for paths that cover nothing new
-    settings = WorkerSettings(entry="main", argv=ArgvSpec(()), posix=PosixSetup(),
-                              only_output_states_covering_new=True)
+    settings = RunDescription.build(only_output_states_covering_new=True)
     first = Worker(0, exhaustive, settings)
     second = Worker(1, exhaustive, settings)
     try:

@@ -18,7 +18,9 @@ from symex.engine import (
     Result,
     Statistics,
     explore,
+    run_exploration,
 )
+from symex.description import RunDescription
 from symex.errors import (
     CompileError,
     CompilerNotFound,
@@ -38,7 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CompileError", "CompilerNotFound", "ConfigError", "Coverage", "Error", "ErrorKind", "Hooks",
-    "LoadError", "PathCounts", "PathStatus", "ProgramError", "ProgressSnapshot", "Result", "SolverError",
-    "SolverUnknown", "Statistics", "SymexError", "TestCase", "compile", "explore", "load",
-    "solver",
+    "LoadError", "PathCounts", "PathStatus", "ProgramError", "ProgressSnapshot", "Result",
+    "RunDescription", "SolverError", "SolverUnknown", "Statistics", "SymexError", "TestCase",
+    "compile", "explore", "load", "run_exploration", "solver",
 ]

@@ -19,24 +19,21 @@ import attrs
 
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
 from symex.core.memory import ObjectKind
-from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError, TestCase
+from symex.core.outcome import Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, make_searcher
 from symex.core.state import State
 from symex.env import default_externals
+from symex.description import DEFAULT_CHAIN, RunDescription, error_kinds_to_exit_on
 from symex.env.posix import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings
 from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.memo.opening import TreeIdentity, describe_inputs, open_recorder
-from symex.memo.recorder import MemoStatistics, TreeRecorder
+from symex.memo.recorder import MemoStatistics
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver, SolverBase
 from symex.solvers.chain import ChainStatistics
-from symex.symargs import ArgvItem, ArgvSpec, SymFiles, SymStdin
-
-#: the solver chain in front of the solver by default: all of KLEE's layers (with them, the
-#: regexp benchmark sends 10 queries to z3 instead of 3,524; see docs/benchmarks.md)
-DEFAULT_CHAIN = ("trivial", "independence", "cache", "cex")
+from symex.symargs import ArgvItem, ArgvSpec
 
 #: instructions a state may run before the engine checks limits and asks the searcher again
 TIME_SLICE = 10_000
@@ -317,107 +314,35 @@ class PathMemo(Protocol):
         ...
 
 
-@attrs.frozen
-class WorkerSettings:
-    """How a parallel worker explores: everything :func:`explore` was asked besides the
-    program, the hooks and the run-wide limits (time, instructions), which the coordinator
-    keeps. A plain picklable value, sent to worker processes and Ray actors."""
-
-    entry: str
-    argv: ArgvSpec
-    posix: PosixSetup
-    solver: str = "z3"
-    solver_timeout: float | None = None
-    solver_chain: tuple[str, ...] = DEFAULT_CHAIN
-    searcher: str | tuple[str, ...] = "dfs"
-    seed: int = 0
-    max_depth: int | None = None
-    max_states: int | None = None
-    max_forks: int | None = None
-    max_memory: float | None = None
-    emit_all_errors: bool = False
-    max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES
-    exit_on_error: bool | frozenset[str] = False
-    only_output_states_covering_new: bool = False
-    track_test_coverage: bool = False
-    portfolio: tuple[str, ...] = ()
-    """Search strategies workers take in turn (worker i: ``portfolio[i % len]``); empty:
-    every worker uses ``searcher``."""
-
-    def for_worker(self, index: int) -> WorkerSettings:
-        """The settings worker ``index`` explores with (its portfolio strategy)."""
-        if not self.portfolio:
-            return self
-        return attrs.evolve(self, searcher=self.portfolio[index % len(self.portfolio)])
-
-    def searcher_name(self) -> str:
-        """The search strategy as the command line names it (``random-path+nurs:covnew``
-        for several interleaved)."""
-        return self.searcher if isinstance(self.searcher, str) else "+".join(self.searcher)
-
-    def exploration_arguments(self) -> dict[str, Any]:
-        """The keyword arguments of :class:`Exploration` these settings give."""
-        return dict(searcher=self.searcher, seed=self.seed, max_time=None,
-                    max_instructions=None, max_depth=self.max_depth,
-                    max_states=self.max_states, emit_all_errors=self.emit_all_errors,
-                    max_stack_frames=self.max_stack_frames, max_forks=self.max_forks,
-                    max_memory=self.max_memory, exit_on_error=self.exit_on_error,
-                    only_output_states_covering_new=self.only_output_states_covering_new,
-                    track_test_coverage=self.track_test_coverage)
-
-
-def error_kinds_to_exit_on(exit_on_error: bool | Collection[str]) -> frozenset[ErrorKind] | None:
-    """The error kinds that halt exploration (None: none do), from ``explore(exit_on_error=)``."""
-    if exit_on_error is True:
-        return frozenset(ErrorKind)
-    if exit_on_error is False or exit_on_error is None:
-        return None
-    names = [exit_on_error] if isinstance(exit_on_error, str) else list(exit_on_error)
-    kinds = set()
-    for name in names:
-        try:
-            kinds.add(ErrorKind(name))
-        except ValueError:
-            valid = ", ".join(k.value for k in ErrorKind)
-            raise ConfigError(f"unknown error kind {name!r} in exit_on_error; "
-                              f"use True or some of: {valid}") from None
-    return frozenset(kinds) if kinds else None
-
-
 class Exploration:
     """One run of :func:`explore` (kept as an object so the loop stays readable)."""
 
-    def __init__(self, program: Program, solver: Solver, *, searcher: str | Sequence[str],
-                 seed: int, max_time: float | None, max_instructions: int | None,
-                 max_depth: int | None, max_states: int | None, emit_all_errors: bool,
-                 max_stack_frames: int, hooks: Hooks, max_forks: int | None = None,
-                 max_memory: float | None = None,
-                 exit_on_error: bool | Collection[str] = False,
-                 only_output_states_covering_new: bool = False,
-                 track_test_coverage: bool = False, progress_interval: float = 2.0,
-                 memo: PathMemo | None = None,
-                 replay_searcher: str | Sequence[str] = "dfs") -> None:
+    def __init__(self, program: Program, solver: Solver, description: RunDescription, *,
+                 hooks: Hooks, memo: PathMemo | None = None) -> None:
         self.program = program
         self.solver = solver
+        self.description = description
         self.hooks = hooks
-        self.max_time = max_time
-        self.max_instructions = max_instructions
-        self.max_depth = max_depth
-        self.max_states = max_states
-        self.max_memory = max_memory
-        self.emit_all_errors = emit_all_errors
-        self.exit_kinds = error_kinds_to_exit_on(exit_on_error)
-        self.only_new = only_output_states_covering_new
-        self.track_test_coverage = track_test_coverage
-        self.progress_interval = progress_interval
+        limits, output, search = description.limits, description.output, description.search
+        self.max_time = limits.max_time
+        self.max_instructions = limits.max_instructions
+        self.max_depth = limits.max_depth
+        self.max_states = limits.max_states
+        self.max_memory = limits.max_memory
+        self.emit_all_errors = output.emit_all_errors
+        self.exit_kinds = error_kinds_to_exit_on(output.exit_on_error)
+        self.only_new = output.only_output_states_covering_new
+        self.track_test_coverage = output.track_test_coverage
+        self.progress_interval = description.progress_interval
         last = max([g.address for g in program.globals.values()]
                    + [f.address for f in program.functions.values()] + [0])
         self.executor = Executor(program, solver, default_externals(),
                                  first_segment=(last >> SEGMENT_SHIFT) + 1,
-                                 max_stack_frames=max_stack_frames, max_forks=max_forks,
-                                 track_path_blocks=track_test_coverage)
+                                 max_stack_frames=limits.max_stack_frames,
+                                 max_forks=limits.max_forks,
+                                 track_path_blocks=output.track_test_coverage)
         self.tree = ExecutionTree()
-        self.searcher = make_searcher(searcher, seed=seed, tree=self.tree,
+        self.searcher = make_searcher(search.searcher, seed=search.seed, tree=self.tree,
                                       coverage=self.executor.coverage)
         #: the recorded tree (None: the run records none); states replaying it are chosen by
         #: their own searcher, before any state that explores beyond it
@@ -425,7 +350,8 @@ class Exploration:
         self.replay_searcher = None
         if memo is not None:
             memo.attach(self.executor)
-            self.replay_searcher = make_searcher(replay_searcher, seed=seed, tree=self.tree,
+            self.replay_searcher = make_searcher(search.replay_searcher, seed=search.seed,
+                                                 tree=self.tree,
                                                  coverage=self.executor.coverage)
         self.replaying: set[int] = set()
         self.executor.on_fork = self._forked
@@ -461,10 +387,9 @@ class Exploration:
 
     # -- the loop -----------------------------------------------------------------------
 
-    def run(self, entry: Function, args: ArgvSpec, posix: PosixSetup | None = None) -> Result:
-        """Explore from ``entry`` until no state is left or a limit halts exploration;
-        ``posix``: concrete stdin and readable host files of the initial world."""
-        self.begin(entry, args, posix)
+    def run(self) -> Result:
+        """Explore from the entry until no state is left or a limit halts exploration."""
+        self.begin()
         self.start_paths()
         try:
             halted = self.advance()
@@ -474,13 +399,15 @@ class Exploration:
             self._deliver_pending()
         return self.conclude(halted)
 
-    def begin(self, entry: Function, args: ArgvSpec, posix: PosixSetup | None = None) -> None:
-        """Set what every path starts from (the clock of the run starts here)."""
+    def begin(self) -> None:
+        """Set what every path starts from: the description's inputs (the clock of the run
+        starts here)."""
         self.start = time.monotonic()
         self.next_progress = self.start + self.progress_interval
-        self.entry = entry
-        self.args = args
-        self.posix = posix or PosixSetup()
+        inputs = self.description.inputs
+        self.entry = self.program.functions[inputs.entry]
+        self.args = inputs.argv
+        self.posix = inputs.posix
 
     def start_paths(self) -> list[State]:
         """Start the program once more from its entry: one initial state (one per argument
@@ -852,27 +779,6 @@ def tree_identity(program: Program, entry: str, argv: ArgvSpec,
                            describe_inputs(entry, argv.words(), posix.stdin, posix.host_files))
 
 
-def portfolio_strategies(portfolio: str | Sequence[str] | None, workers: int,
-               searcher: str | Sequence[str]) -> tuple[str, ...]:
-    """``explore(portfolio=)`` as a tuple of strategy names (empty: no portfolio), checked
-    against ``workers`` and ``searcher``; ConfigError says what to change."""
-    if portfolio is None:
-        return ()
-    items = [portfolio] if isinstance(portfolio, str) else list(portfolio)
-    names = tuple(n.strip() for item in items for n in str(item).split(",") if n.strip())
-    if not names:
-        raise ConfigError("portfolio names no search strategy; give some of: "
-                          "dfs, bfs, random-state, random-path, nurs:covnew")
-    if searcher != "dfs":
-        raise ConfigError("pass searcher or portfolio, not both: a portfolio gives every "
-                          "worker its strategy")
-    if not isinstance(workers, bool) and isinstance(workers, int) and workers < len(names):
-        raise ConfigError(f"a portfolio of {len(names)} strategies needs at least "
-                          f"{len(names)} workers, not {workers}; pass workers={len(names)} "
-                          f"or more")
-    return names
-
-
 def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: int = 0,
             max_time: float | None = None, max_instructions: int | None = None,
             max_depth: int | None = None, max_states: int | None = None,
@@ -958,89 +864,69 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     "nurs:covnew"]``, or one string with commas; at least one worker each) instead of
     ``searcher``; ``Result.statistics.parallel.per_strategy`` tells what each found.
     """
+    description = RunDescription.build(
+        searcher=searcher, seed=seed, max_time=max_time, max_instructions=max_instructions,
+        max_depth=max_depth, max_states=max_states,
+        solver=solver if isinstance(solver, str) else "", solver_timeout=solver_timeout,
+        write_queries=write_queries, solver_chain=solver_chain, emit_all_errors=emit_all_errors,
+        max_stack_frames=max_stack_frames, entry=entry, args=args, max_forks=max_forks,
+        max_memory=max_memory, exit_on_error=exit_on_error,
+        only_output_states_covering_new=only_output_states_covering_new,
+        track_test_coverage=track_test_coverage, progress_interval=progress_interval,
+        sym_args=sym_args, sym_files=sym_files, sym_stdin=sym_stdin, stdin=stdin,
+        host_files=host_files, record_tree=record_tree, continue_with=continue_with,
+        restart_all_states=restart_all_states, stop_after_replay=stop_after_replay,
+        replay_searcher=replay_searcher, hash_constants=hash_constants, workers=workers,
+        parallel_backend=parallel_backend, cluster=cluster, balance_ratio=balance_ratio,
+        portfolio=portfolio)
+    return run_exploration(program, description, hooks=hooks,
+                           solver=None if isinstance(solver, str) else solver)
+
+
+def run_exploration(program: Program, description: RunDescription, *,
+                    hooks: Hooks | None = None, solver: Solver | None = None) -> Result:
+    """Explore ``program`` as ``description`` says (:mod:`symex.description`); what
+    :func:`explore` does with its keyword arguments. ``solver``: a solver object to use
+    instead of building ``description.solver.config`` (not closed here; not with workers)."""
+    inputs, spec, tree = description.inputs, description.solver, description.tree
+    entry = inputs.entry
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
                           f"pass entry=NAME with a defined function")
-    if isinstance(args, str):
-        raise ConfigError("args must be a sequence of strings, not one string; pass [ARG]")
-    extra = sym_args.items if isinstance(sym_args, ArgvSpec) else tuple(sym_args or ())
-    concrete = tuple(a.decode("utf-8", "surrogateescape") if isinstance(a, bytes) else a
-                     for a in (args or ()))
-    environment: tuple[ArgvItem, ...] = ()
-    if sym_files is not None:
-        environment += (SymFiles(*sym_files),)
-    if sym_stdin is not None:
-        environment += (SymStdin(sym_stdin),)
-    if stdin is not None and (sym_stdin is not None or any(isinstance(i, SymStdin) for i in extra)):
-        raise ConfigError("stdin and sym_stdin both give standard input; pass one of them")
-    argv = ArgvSpec(concrete + tuple(extra) + environment)
-    posix = PosixSetup.make(stdin, host_files)
-    replay_names = [replay_searcher] if isinstance(replay_searcher, str) else list(replay_searcher)
-    if any("random-path" in name for name in replay_names):
-        # random-path walks the tree of all live states, replaying or not: it cannot order
-        # the replaying ones alone
-        raise ConfigError("replay_searcher cannot be random-path; use dfs, bfs, random-state "
-                          "or nurs:covnew")
-    if (restart_all_states or stop_after_replay) and continue_with is None:
-        raise ConfigError("restart_all_states and stop_after_replay replay a recorded tree; "
-                          "pass continue_with=DIR as well")
-    strategies = portfolio_strategies(portfolio, workers, searcher)
-    if workers != 1 or parallel_backend is not None or cluster is not None or strategies:
-        exit_kinds = error_kinds_to_exit_on(exit_on_error)
-        settings = WorkerSettings(
-            entry=entry, argv=argv, posix=posix,
-            solver=solver if isinstance(solver, str) else "", solver_timeout=solver_timeout,
-            solver_chain=tuple(solver_chain),
-            searcher=searcher if isinstance(searcher, str) else tuple(searcher), seed=seed,
-            max_depth=max_depth, max_states=max_states, max_forks=max_forks,
-            max_memory=max_memory, emit_all_errors=emit_all_errors,
-            max_stack_frames=max_stack_frames,
-            exit_on_error=frozenset(kind.value for kind in exit_kinds) if exit_kinds else False,
-            only_output_states_covering_new=only_output_states_covering_new,
-            track_test_coverage=track_test_coverage, portfolio=strategies)
+    hooks = hooks or Hooks()
+    if description.parallel_wanted:
         # the one import upward: parallel/ sits above this module and drives Exploration,
         # and explore() is where users ask for it
         from symex.parallel import explore_in_parallel
-        return explore_in_parallel(
-            program, settings, workers=workers, backend=parallel_backend, cluster=cluster,
-            solver=solver,
-            hooks=hooks or Hooks(), max_time=max_time, max_instructions=max_instructions,
-            progress_interval=progress_interval, balance_ratio=balance_ratio,
-            unsupported={"write_queries": write_queries, "record_tree": record_tree,
-                         "continue_with": continue_with})
-    owns_solver = isinstance(solver, str)
-    core = create_core_solver(solver, timeout=solver_timeout) if isinstance(solver, str) else solver
+        return explore_in_parallel(program, description, hooks=hooks, solver=solver)
+    if solver is None and not spec.config:
+        raise ConfigError("no solver: pass a configuration string (such as 'z3') or a "
+                          "solver object")
+    owns_solver = solver is None
+    core = create_core_solver(spec.config, timeout=spec.timeout) if solver is None else solver
     query_log = recorder = None
     try:
         backend: Solver = core
-        if write_queries is not None:
+        if spec.write_queries is not None:
             if not isinstance(core, SolverBase):
                 raise ConfigError("write_queries needs a solver built by symex (a SolverBase)")
             # imported here: recording pulls in the SMT-LIB writer, which plain runs do not need
             from symex.solvers.recording import QueryRecorder
             # inside the chain: the log holds exactly the queries that reached the core solver
-            query_log = backend = QueryRecorder(core, write_queries)
-        if solver_chain:
+            query_log = backend = QueryRecorder(core, spec.write_queries)
+        if spec.chain:
             if not isinstance(backend, SolverBase):
                 raise ConfigError("solver_chain needs a solver built by symex (a SolverBase)")
-            backend = with_chain(backend, solver_chain)
-        if record_tree is not None or continue_with is not None:
+            backend = with_chain(backend, spec.chain)
+        if tree.used:
             recorder, memo_messages = open_recorder(
-                tree_identity(program, entry, argv, posix), record_tree=record_tree, continue_with=continue_with,
-                hash_constants=hash_constants, restart_all_states=restart_all_states,
-                stop_after_replay=stop_after_replay)
+                tree_identity(program, entry, inputs.argv, inputs.posix),
+                record_tree=tree.record_tree, continue_with=tree.continue_with,
+                hash_constants=tree.hash_constants, restart_all_states=tree.restart_all_states,
+                stop_after_replay=tree.stop_after_replay)
             recorder.messages[:0] = memo_messages
-        run = Exploration(program, backend, searcher=searcher, seed=seed, max_time=max_time,
-                          max_instructions=max_instructions, max_depth=max_depth,
-                          max_states=max_states, emit_all_errors=emit_all_errors,
-                          max_stack_frames=max_stack_frames, hooks=hooks or Hooks(),
-                          max_forks=max_forks, max_memory=max_memory,
-                          exit_on_error=exit_on_error,
-                          only_output_states_covering_new=only_output_states_covering_new,
-                          track_test_coverage=track_test_coverage,
-                          progress_interval=progress_interval, memo=recorder,
-                          replay_searcher=replay_searcher)
-        return run.run(program.functions[entry], argv, posix)
+        run = Exploration(program, backend, description, hooks=hooks, memo=recorder)
+        return run.run()
     finally:
         if recorder is not None:
             recorder.close()

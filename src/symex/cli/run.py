@@ -30,7 +30,8 @@ from typing import Any, Callable
 
 from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
-from symex.engine import Hooks, Result, explore, portfolio_strategies, tree_identity
+from symex.description import RunDescription, portfolio_strategies
+from symex.engine import Hooks, Result, run_exploration, tree_identity
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError, SymexError
 from symex.loading import compile, load
@@ -448,25 +449,26 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
     result: Result | None = None
     try:
         try:
-            result = explore(program, searcher=options.search or "dfs", seed=options.seed,
-                             max_time=options.max_time, max_instructions=options.max_instructions,
-                             max_depth=options.max_depth, max_states=options.max_states,
-                             max_forks=options.max_forks, max_memory=options.max_memory,
-                             exit_on_error=_exit_on_error(options),
-                             only_output_states_covering_new=options.only_output_states_covering_new,
-                             track_test_coverage=options.write_cov,
-                             progress_interval=_snapshot_interval(display),
-                             solver=options.solver, emit_all_errors=options.emit_all_errors,
-                             write_queries=options.write_queries, sym_args=argv, hooks=hooks,
-                             stdin=_stdin_bytes(options), host_files=options.host_files,
-                             restart_all_states=options.restart_all_states,
-                             stop_after_replay=options.stop_after_replay,
-                             replay_searcher=options.replay_search or "dfs",
-                             hash_constants=options.hash_constants,
-                             workers=options.workers, cluster=options.cluster,
-                             balance_ratio=options.balance_ratio,
-                             portfolio=options.portfolio,
-                             **_tree_paths(options, out))
+            description = RunDescription.build(
+                searcher=options.search or "dfs", seed=options.seed,
+                max_time=options.max_time, max_instructions=options.max_instructions,
+                max_depth=options.max_depth, max_states=options.max_states,
+                max_forks=options.max_forks, max_memory=options.max_memory,
+                exit_on_error=_exit_on_error(options),
+                only_output_states_covering_new=options.only_output_states_covering_new,
+                track_test_coverage=options.write_cov,
+                progress_interval=_snapshot_interval(display),
+                solver=options.solver, emit_all_errors=options.emit_all_errors,
+                write_queries=options.write_queries, sym_args=argv,
+                stdin=_stdin_bytes(options), host_files=options.host_files,
+                restart_all_states=options.restart_all_states,
+                stop_after_replay=options.stop_after_replay,
+                replay_searcher=options.replay_search or "dfs",
+                hash_constants=options.hash_constants,
+                workers=options.workers, cluster=options.cluster,
+                balance_ratio=options.balance_ratio, portfolio=options.portfolio,
+                **_tree_paths(options, out))
+            result = run_exploration(program, description, hooks=hooks)
         except SymexError as exc:
             display.close()
             sys.stderr.write(f"symex: error: {' '.join(str(exc).split())}\n")

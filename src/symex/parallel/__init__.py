@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.engine import Hooks, Result, WorkerSettings
+from symex.description import RunDescription
+from symex.engine import Hooks, Result
 from symex.errors import ConfigError
 from symex.ir.program import Program
 from symex.parallel.balancing import LoadBalancer
@@ -30,12 +31,12 @@ __all__ = ["BACKENDS", "Job", "explore_in_parallel"]
 BACKENDS = ("processes", "in-process", "ray")
 
 
-def explore_in_parallel(program: Program, settings: WorkerSettings, *, workers: int,
-                        backend: str | None, cluster: str | None, solver: Any, hooks: Hooks,
-                        max_time: float | None, max_instructions: int | None,
-                        progress_interval: float, balance_ratio: float,
-                        unsupported: dict[str, Any]) -> Result:
-    """``explore()`` with workers (its arguments checked and gathered in ``settings``)."""
+def explore_in_parallel(program: Program, description: RunDescription, *, hooks: Hooks,
+                        solver: Any = None) -> Result:
+    """``explore()`` with workers: ``description.parallel`` says how many and where;
+    ``solver`` must be None (each worker builds its own from ``description.solver``)."""
+    parallel = description.parallel
+    workers, backend, cluster = parallel.workers, parallel.backend, parallel.cluster
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"workers must be a whole number of at least 1, not {workers!r}")
     if cluster is not None:
@@ -50,9 +51,12 @@ def explore_in_parallel(program: Program, settings: WorkerSettings, *, workers: 
     if backend not in BACKENDS:
         raise ConfigError(f"unknown parallel backend {backend!r}; use one of: "
                           f"{', '.join(BACKENDS)}")
-    if not isinstance(solver, str):
+    if solver is not None or not description.solver.config:
         raise ConfigError("parallel workers build their own solvers: pass solver as a "
                           "configuration string (such as 'z3'), not a solver object")
+    unsupported = {"write_queries": description.solver.write_queries,
+                   "record_tree": description.tree.record_tree,
+                   "continue_with": description.tree.continue_with}
     for name, value in unsupported.items():
         if value is not None:
             raise ConfigError(f"{name} is not available with parallel workers yet; "
@@ -60,25 +64,26 @@ def explore_in_parallel(program: Program, settings: WorkerSettings, *, workers: 
     if hooks.on_fork is not None or hooks.on_new_coverage is not None:
         raise ConfigError("hooks.on_fork and hooks.on_new_coverage see states inside one "
                           "process; they are not available with parallel workers")
-    if not balance_ratio >= 1.0:
-        raise ConfigError(f"balance_ratio must be at least 1, not {balance_ratio!r}")
+    if not parallel.balance_ratio >= 1.0:
+        raise ConfigError(f"balance_ratio must be at least 1, not {parallel.balance_ratio!r}")
     pool: WorkerPool
     if backend == "in-process":
-        pool = InProcessPool(workers, program, settings)
+        pool = InProcessPool(workers, program, description)
     else:
         # a worker per strategy built here first: a bad setting (searcher, solver not
         # installed) is reported at once, as by a run without workers, not from inside a
         # process
-        for index in range(max(1, len(settings.portfolio))):
-            Worker(index, program, settings).close()
-        pool = (RayPool(workers, program, settings, cluster or "auto") if backend == "ray"
-                else ProcessPool(workers, program, settings))
+        for index in range(max(1, len(description.search.portfolio))):
+            Worker(index, program, description).close()
+        pool = (RayPool(workers, program, description, cluster or "auto") if backend == "ray"
+                else ProcessPool(workers, program, description))
     try:
-        coordinator = Coordinator(program, pool, hooks=hooks, max_time=max_time,
-                                  max_instructions=max_instructions,
-                                  emit_all_errors=settings.emit_all_errors,
-                                  progress_interval=progress_interval,
-                                  balancer=LoadBalancer(balance_ratio))
+        limits = description.limits
+        coordinator = Coordinator(program, pool, hooks=hooks, max_time=limits.max_time,
+                                  max_instructions=limits.max_instructions,
+                                  emit_all_errors=description.output.emit_all_errors,
+                                  progress_interval=description.progress_interval,
+                                  balancer=LoadBalancer(parallel.balance_ratio))
         return coordinator.run()
     finally:
         pool.close()

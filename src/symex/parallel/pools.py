@@ -19,7 +19,7 @@ from typing import Any, Protocol, Union
 
 import attrs
 
-from symex.engine import WorkerSettings
+from symex.description import RunDescription
 from symex.ir.lower import lower_module
 from symex.ir.program import Program
 from symex.parallel.worker import StepOrder, Worker, WorkerReport
@@ -98,7 +98,7 @@ class InProcessPool:
 
     kind = "in-process"
 
-    def __init__(self, size: int, program: Program, settings: WorkerSettings) -> None:
+    def __init__(self, size: int, program: Program, settings: RunDescription) -> None:
         self.size = size
         self.workers = [Worker(i, program, settings) for i in range(size)]
         self.orders: collections.deque[tuple[int, StepOrder]] = collections.deque()
@@ -124,7 +124,7 @@ class InProcessPool:
             worker.close()
 
 
-def serve(index: int, program: Program | ProgramSource, settings: WorkerSettings,
+def serve(index: int, program: Program | ProgramSource, settings: RunDescription,
           connection: multiprocessing.connection.Connection) -> None:
     """A worker process's life: build the worker, then answer orders until told to stop
     (``None``) or the coordinator is gone."""
@@ -162,7 +162,7 @@ class ProcessPool:
 
     kind = "processes"
 
-    def __init__(self, size: int, program: Program, settings: WorkerSettings) -> None:
+    def __init__(self, size: int, program: Program, settings: RunDescription) -> None:
         self.size = size
         methods = multiprocessing.get_all_start_methods()
         self.context: Any = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -280,7 +280,7 @@ class RayWorker:
     """A :class:`Worker` inside a Ray actor (the program arrives as its IR text, through
     Ray's object store)."""
 
-    def __init__(self, index: int, program: ProgramSource, settings: WorkerSettings) -> None:
+    def __init__(self, index: int, program: ProgramSource, settings: RunDescription) -> None:
         self.worker = Worker(index, program.load(), settings)
 
     def step(self, order: StepOrder) -> WorkerReport:
@@ -295,7 +295,7 @@ class RayPool:
 
     kind = "ray"
 
-    def __init__(self, size: int, program: Program, settings: WorkerSettings,
+    def __init__(self, size: int, program: Program, settings: RunDescription,
                  address: str) -> None:
         from symex.errors import ConfigError
         try:

@@ -14,7 +14,8 @@ from typing import Any
 import attrs
 
 from symex.core.outcome import PathStatus, TestCase
-from symex.engine import Exploration, Hooks, WorkerSettings, resident_mb
+from symex.description import RunDescription
+from symex.engine import Exploration, Hooks, resident_mb
 from symex.ir.program import Program
 from symex.parallel.jobs import Job, JobReplay
 from symex.solvers import create_core_solver, with_chain
@@ -80,19 +81,20 @@ class WorkerReport:
 class Worker:
     """One worker's exploration (module docstring)."""
 
-    def __init__(self, index: int, program: Program, settings: WorkerSettings) -> None:
+    def __init__(self, index: int, program: Program, description: RunDescription) -> None:
         self.index = index
-        settings = settings.for_worker(index)
-        self.searcher = settings.searcher_name()
-        core = create_core_solver(settings.solver, timeout=settings.solver_timeout)
+        description = description.for_worker(index)
+        self.searcher = description.search.searcher_name()
+        spec = description.solver
+        core = create_core_solver(spec.config, timeout=spec.timeout)
         self._core = core
         self.shared = SharedSolutions()
-        solver: Solver = with_chain(core, settings.solver_chain, shared=self.shared)
+        solver: Solver = with_chain(core, spec.chain, shared=self.shared)
         self.solver = solver
         self.replay = JobReplay()
-        self.exploration = Exploration(program, solver, hooks=Hooks(), memo=self.replay,
-                                       **settings.exploration_arguments())
-        self.exploration.begin(program.functions[settings.entry], settings.argv, settings.posix)
+        self.exploration = Exploration(program, solver, description, hooks=Hooks(),
+                                       memo=self.replay)
+        self.exploration.begin()
         self._blocks_sent: set[tuple[str, int]] = set()
         self._branches_sent: set[tuple[str, int, int]] = set()
         self._messages_sent = (0, 0)

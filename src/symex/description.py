@@ -1,0 +1,291 @@
+"""``RunDescription``: everything a run is asked to do, as one frozen, picklable value.
+
+The command line, :func:`symex.explore`, parallel workers (in other processes, on Ray
+nodes) and the testing service all describe a run the same way:
+
+    description = RunDescription.build(max_time=60, sym_stdin=8, workers=4)
+    result = symex.run_exploration(program, description)
+
+``explore(program, **kwargs)`` is ``run_exploration(program, RunDescription.build(**kwargs))``.
+:meth:`RunDescription.build` takes :func:`symex.explore`'s keyword arguments, checks them
+(a :class:`~symex.errors.ConfigError` saying what to change) and groups them: the inputs, the
+limits, the search, the solver, what paths yield, the recorded tree and the workers. The
+program travels beside it (a :class:`~symex.ir.program.Program` here, its IR text to other
+processes), and so do the hooks, which are callbacks of the caller's process.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Collection, Sequence
+
+import attrs
+
+from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
+from symex.core.outcome import ErrorKind
+from symex.env.posix import PosixSetup
+from symex.errors import ConfigError
+from symex.symargs import ArgvItem, ArgvSpec, SymFiles, SymStdin
+
+__all__ = [
+    "DEFAULT_CHAIN",
+    "Inputs",
+    "Limits",
+    "Parallelism",
+    "PathOutput",
+    "RunDescription",
+    "Search",
+    "SolverSpec",
+    "TreeOptions",
+    "error_kinds_to_exit_on",
+    "portfolio_strategies",
+]
+
+#: the solver chain in front of the solver by default: all of KLEE's layers (with them, the
+#: regexp benchmark sends 10 queries to z3 instead of 3,524; see docs/benchmarks.md)
+DEFAULT_CHAIN = ("trivial", "independence", "cache", "cex")
+
+
+@attrs.frozen
+class Inputs:
+    """Where the program starts and what it gets: the entry function, its command line
+    (concrete and symbolic arguments, symbolic files and stdin) and the concrete world."""
+
+    entry: str = "main"
+    argv: ArgvSpec = ArgvSpec(())
+    posix: PosixSetup = PosixSetup()
+
+
+@attrs.frozen
+class Limits:
+    """When exploration stops, or a path does. With workers, ``max_time`` and
+    ``max_instructions`` hold for the whole run, the others for each worker."""
+
+    max_time: float | None = None
+    max_instructions: int | None = None
+    max_depth: int | None = None
+    max_states: int | None = None
+    max_forks: int | None = None
+    max_memory: float | None = None
+    max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES
+
+
+@attrs.frozen
+class Search:
+    """How the next state is chosen."""
+
+    searcher: str | tuple[str, ...] = "dfs"
+    seed: int = 0
+    portfolio: tuple[str, ...] = ()
+    """Strategies workers take in turn (worker i: ``portfolio[i % len]``); empty: none."""
+    replay_searcher: str | tuple[str, ...] = "dfs"
+    """The order states replaying a recorded tree are chosen in."""
+
+    def searcher_name(self) -> str:
+        """The strategy as the command line names it (``random-path+nurs:covnew`` for
+        several interleaved)."""
+        return self.searcher if isinstance(self.searcher, str) else "+".join(self.searcher)
+
+
+@attrs.frozen
+class SolverSpec:
+    """The solver a run builds: a configuration string (docs/usage.md), its timeout, the
+    chain of KLEE's layers in front of it, and where to log the queries that reach it."""
+
+    config: str = "z3"
+    """Empty when the caller hands :func:`symex.run_exploration` a solver object instead."""
+    timeout: float | None = None
+    chain: tuple[str, ...] = DEFAULT_CHAIN
+    write_queries: str | None = None
+
+
+@attrs.frozen
+class PathOutput:
+    """What ended paths yield."""
+
+    emit_all_errors: bool = False
+    exit_on_error: frozenset[str] = frozenset()
+    """Error kinds whose first occurrence halts the run (empty: none)."""
+    only_output_states_covering_new: bool = False
+    track_test_coverage: bool = False
+
+
+@attrs.frozen
+class TreeOptions:
+    """Memoized exploration (docs/memo.md): the tree recorded, or continued."""
+
+    record_tree: str | None = None
+    continue_with: str | None = None
+    restart_all_states: bool = False
+    stop_after_replay: bool = False
+    hash_constants: bool = True
+
+    @property
+    def used(self) -> bool:
+        """Whether the run records or continues a tree."""
+        return self.record_tree is not None or self.continue_with is not None
+
+
+@attrs.frozen
+class Parallelism:
+    """Workers (docs/parallel.md)."""
+
+    workers: int = 1
+    backend: str | None = None
+    """``processes`` (the default with workers), ``in-process`` or ``ray``."""
+    cluster: str | None = None
+    balance_ratio: float = 10.0
+
+    @property
+    def wanted(self) -> bool:
+        """Whether the run has workers (even one: a backend or a cluster asks for them)."""
+        return self.workers != 1 or self.backend is not None or self.cluster is not None
+
+
+@attrs.frozen
+class RunDescription:
+    """One run, besides its program and hooks (module docstring)."""
+
+    inputs: Inputs = Inputs()
+    limits: Limits = Limits()
+    search: Search = Search()
+    solver: SolverSpec = SolverSpec()
+    output: PathOutput = PathOutput()
+    tree: TreeOptions = TreeOptions()
+    parallel: Parallelism = Parallelism()
+    progress_interval: float = 2.0
+    """Seconds between two progress snapshots (``Hooks.on_progress``)."""
+
+    @classmethod
+    def build(cls, *, searcher: str | Sequence[str] = "dfs", seed: int = 0,
+              max_time: float | None = None, max_instructions: int | None = None,
+              max_depth: int | None = None, max_states: int | None = None,
+              solver: str = "z3", solver_timeout: float | None = None,
+              write_queries: str | os.PathLike[str] | None = None,
+              solver_chain: Sequence[str] = DEFAULT_CHAIN,
+              emit_all_errors: bool = False, max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES,
+              entry: str = "main", args: Sequence[str | bytes] | None = None,
+              max_forks: int | None = None, max_memory: float | None = None,
+              exit_on_error: bool | str | Collection[str] = False,
+              only_output_states_covering_new: bool = False, track_test_coverage: bool = False,
+              progress_interval: float = 2.0,
+              sym_args: ArgvSpec | Sequence[ArgvItem] | None = None,
+              sym_files: tuple[int, int] | None = None, sym_stdin: int | None = None,
+              stdin: bytes | str | None = None,
+              host_files: Sequence[str | os.PathLike[str]] | None = None,
+              record_tree: str | os.PathLike[str] | None = None,
+              continue_with: str | os.PathLike[str] | None = None,
+              restart_all_states: bool = False, stop_after_replay: bool = False,
+              replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True,
+              workers: int = 1, parallel_backend: str | None = None,
+              cluster: str | None = None, balance_ratio: float = 10.0,
+              portfolio: str | Sequence[str] | None = None) -> RunDescription:
+        """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
+        host files are read now. ``solver`` is a configuration string ("" when the caller
+        brings a solver object)."""
+        if isinstance(args, str):
+            raise ConfigError("args must be a sequence of strings, not one string; pass [ARG]")
+        extra = sym_args.items if isinstance(sym_args, ArgvSpec) else tuple(sym_args or ())
+        concrete = tuple(a.decode("utf-8", "surrogateescape") if isinstance(a, bytes) else a
+                         for a in (args or ()))
+        environment: tuple[ArgvItem, ...] = ()
+        if sym_files is not None:
+            environment += (SymFiles(*sym_files),)
+        if sym_stdin is not None:
+            environment += (SymStdin(sym_stdin),)
+        if stdin is not None and (sym_stdin is not None
+                                  or any(isinstance(i, SymStdin) for i in extra)):
+            raise ConfigError("stdin and sym_stdin both give standard input; pass one of them")
+        replay_names = ([replay_searcher] if isinstance(replay_searcher, str)
+                        else list(replay_searcher))
+        if any("random-path" in name for name in replay_names):
+            # random-path walks the tree of all live states, replaying or not: it cannot
+            # order the replaying ones alone
+            raise ConfigError("replay_searcher cannot be random-path; use dfs, bfs, "
+                              "random-state or nurs:covnew")
+        if (restart_all_states or stop_after_replay) and continue_with is None:
+            raise ConfigError("restart_all_states and stop_after_replay replay a recorded "
+                              "tree; pass continue_with=DIR as well")
+        exit_kinds = error_kinds_to_exit_on(exit_on_error)
+        return cls(
+            inputs=Inputs(entry, ArgvSpec(concrete + tuple(extra) + environment),
+                          PosixSetup.make(stdin, host_files)),
+            limits=Limits(max_time, max_instructions, max_depth, max_states, max_forks,
+                          max_memory, max_stack_frames),
+            search=Search(_names(searcher), seed, portfolio_strategies(portfolio, workers,
+                                                                       searcher),
+                          _names(replay_searcher)),
+            solver=SolverSpec(solver, solver_timeout, tuple(solver_chain),
+                              _path(write_queries)),
+            output=PathOutput(emit_all_errors,
+                              frozenset(k.value for k in exit_kinds) if exit_kinds
+                              else frozenset(),
+                              only_output_states_covering_new, track_test_coverage),
+            tree=TreeOptions(_path(record_tree), _path(continue_with), restart_all_states,
+                             stop_after_replay, hash_constants),
+            parallel=Parallelism(workers, parallel_backend, cluster, balance_ratio),
+            progress_interval=progress_interval)
+
+    @property
+    def parallel_wanted(self) -> bool:
+        """Whether the run has workers: asked for, or implied by a portfolio."""
+        return self.parallel.wanted or bool(self.search.portfolio)
+
+    def for_worker(self, index: int) -> RunDescription:
+        """What parallel worker ``index`` runs: its portfolio strategy, and no run-wide limit
+        (the coordinator keeps time and instructions for the whole run)."""
+        search = self.search
+        if search.portfolio:
+            search = attrs.evolve(search,
+                                  searcher=search.portfolio[index % len(search.portfolio)])
+        return attrs.evolve(self, search=search,
+                            limits=attrs.evolve(self.limits, max_time=None,
+                                                max_instructions=None))
+
+
+def _names(searcher: str | Sequence[str]) -> str | tuple[str, ...]:
+    return searcher if isinstance(searcher, str) else tuple(searcher)
+
+
+def _path(path: str | os.PathLike[str] | None) -> str | None:
+    return None if path is None else os.fspath(path)
+
+
+def error_kinds_to_exit_on(exit_on_error: bool | str | Collection[str] | None
+                           ) -> frozenset[ErrorKind] | None:
+    """The error kinds that halt exploration (None: none do), from ``explore(exit_on_error=)``."""
+    if exit_on_error is True:
+        return frozenset(ErrorKind)
+    if exit_on_error is False or exit_on_error is None:
+        return None
+    names = [exit_on_error] if isinstance(exit_on_error, str) else list(exit_on_error)
+    kinds = set()
+    for name in names:
+        try:
+            kinds.add(ErrorKind(name))
+        except ValueError:
+            valid = ", ".join(k.value for k in ErrorKind)
+            raise ConfigError(f"unknown error kind {name!r} in exit_on_error; "
+                              f"use True or some of: {valid}") from None
+    return frozenset(kinds) if kinds else None
+
+
+def portfolio_strategies(portfolio: str | Sequence[str] | None, workers: int,
+                         searcher: str | Sequence[str]) -> tuple[str, ...]:
+    """``explore(portfolio=)`` as a tuple of strategy names (empty: no portfolio), checked
+    against ``workers`` and ``searcher``; ConfigError says what to change."""
+    if portfolio is None:
+        return ()
+    items = [portfolio] if isinstance(portfolio, str) else list(portfolio)
+    names = tuple(n.strip() for item in items for n in str(item).split(",") if n.strip())
+    if not names:
+        raise ConfigError("portfolio names no search strategy; give some of: "
+                          "dfs, bfs, random-state, random-path, nurs:covnew")
+    if searcher != "dfs":
+        raise ConfigError("pass searcher or portfolio, not both: a portfolio gives every "
+                          "worker its strategy")
+    if not isinstance(workers, bool) and isinstance(workers, int) and workers < len(names):
+        raise ConfigError(f"a portfolio of {len(names)} strategies needs at least "
+                          f"{len(names)} workers, not {workers}; pass workers={len(names)} "
+                          f"or more")
+    return names
