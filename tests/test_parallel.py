@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -295,14 +296,101 @@ def test_portfolio_of_strategies_finds_the_same_paths_and_reports_each(
     assert sum(row.instructions for row in stats.per_strategy) == split.statistics.instructions
 
 
-def test_max_time_halts_every_worker_and_reports_open_paths_as_partial(
-        exhaustive: symex.Program) -> None:
-    # a tiny time limit: the run stops, every open path ends as partial, nothing is lost
-    result = symex.explore(exhaustive, workers=2, max_time=0.3, searcher="bfs")
+def test_max_time_halts_every_worker_and_reports_open_paths_as_partial() -> None:
+    # a time limit far below the run's length (regexp takes seconds): the run stops, every
+    # open path ends as partial, nothing is lost; bfs keeps many paths open at once
+    program = symex.compile(PROGRAMS / "regexp.c")
+    result = symex.explore(program, workers=2, max_time=0.5, searcher="bfs")
     assert result.halted == "max-time reached"
     no_duplicates(result)
     assert result.paths.total == len(result.tests)
     assert result.paths.partial > 0
+    # a partial path of the frontier carries the inputs that lead down its path
+    assert all(t.objects for t in result.tests if t.status is symex.PathStatus.PARTIAL)
+
+
+def finished(result: symex.Result) -> set[tuple[object, ...]]:
+    """The paths that ended for good (not cut by a halt), with how they ended."""
+    return {(t.path, t.status.value) for t in result.tests
+            if not (t.status is symex.PathStatus.PARTIAL and t.reason == result.halted)}
+
+
+@pytest.mark.parametrize("backend", ["in-process", "processes"])
+def test_a_halted_run_resumes_from_its_journal(backend: str, tmp_path: Path) -> None:
+    # a time limit stops the first run; the second goes on from the journal's frontier:
+    # together they find every path of one uninterrupted run, none twice
+    program = symex.compile(PROGRAMS / "regexp.c")
+    alone = symex.explore(program)
+    journal = tmp_path / "jobs.db"
+    first = symex.explore(program, workers=2, parallel_backend=backend, max_time=1.0,
+                          journal=journal)
+    assert first.halted == "max-time reached" and first.paths.partial > 0
+    second = symex.explore(program, workers=2, parallel_backend=backend,
+                           continue_with=journal)
+    assert second.halted is None
+    assert finished(first).isdisjoint(finished(second))
+    assert finished(first) | finished(second) == finished(alone)
+    assert first.paths.completed + second.paths.completed == alone.paths.completed
+    assert any("resuming a parallel run" in m for m in second.messages)
+    # the second run extended the journal in place: a third finds nothing left
+    third = symex.explore(program, workers=2, parallel_backend=backend, continue_with=journal)
+    assert third.paths.total == 0
+    assert any("nothing is left to explore" in m for m in third.messages)
+
+
+def test_a_journal_of_another_program_is_refused(exhaustive: symex.Program,
+                                                 tmp_path: Path) -> None:
+    with pytest.raises(symex.SymexError, match="does not exist"):
+        symex.explore(exhaustive, workers=2, continue_with=tmp_path / "missing")
+    symex.explore(exhaustive, workers=2, parallel_backend="in-process",
+                  journal=tmp_path / "jobs.db")
+    other = symex.compile(write(tmp_path, "skewed.c", SKEWED))
+    with pytest.raises(symex.SymexError, match="belongs to another run"):
+        symex.explore(other, workers=2, continue_with=tmp_path / "jobs.db")
+
+
+@pytest.mark.slow
+def test_cli_run_whose_coordinator_was_killed_resumes(tmp_path: Path) -> None:
+    # SIGKILL of the coordinator process itself (its workers see the pipe close and exit);
+    # --continue-with finds the rest: the journal's finished paths and the resumed run's
+    # paths are all of regexp's 5,204 paths, none twice
+    source = tmp_path / "regexp.c"
+    source.write_text((PROGRAMS / "regexp.c").read_text())
+    out = tmp_path / "symex-out-0"
+    run = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--workers", "2", "-q",
+                            str(source)], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(out.glob("*.ktest"))) < 1000:
+            assert run.poll() is None, "the run ended before it was killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        run.send_signal(signal.SIGKILL)
+    finally:
+        run.wait(timeout=60)
+    written = len(list(out.glob("*.ktest")))
+    resumed = run_cli("run", "--workers", "2", "--continue-with", "symex-out-0", "-q",
+                      str(source), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    messages = (tmp_path / "symex-out-1" / "messages.txt").read_text()
+    before = int(messages.split("open job(s), ")[1].split(" path(s)")[0])
+    assert 0 < before <= written  # every path the journal calls finished has its test file
+    line = next(l for l in resumed.stdout.splitlines() if l.startswith("symex: explored"))
+    explored = int(line.split("explored ")[1].split(" paths")[0])
+    assert before + explored == 5204
+
+
+def test_cli_continue_with_a_parallel_run_needs_workers(tmp_path: Path) -> None:
+    source = write(tmp_path, "exhaustive.c", EXHAUSTIVE)
+    assert run_cli("run", "--workers", "2", "-q", str(source), cwd=tmp_path).returncode == 0
+    proc = run_cli("run", "--continue-with", "symex-out-0", str(source), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "continue it with --workers N" in proc.stderr
+    again = run_cli("run", "--workers", "2", "--continue-with", "symex-out-0", str(source),
+                    cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "symex: explored 0 paths" in again.stdout
 
 
 @pytest.mark.parametrize("options, message", [

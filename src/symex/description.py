@@ -135,6 +135,9 @@ class Parallelism:
     """``processes`` (the default with workers), ``in-process`` or ``ray``."""
     cluster: str | None = None
     balance_ratio: float = 10.0
+    journal: str | None = None
+    """Where the coordinator keeps its journal of open jobs and finished paths, so that a
+    killed run can be resumed (``TreeOptions.continue_with`` names it then); None: nowhere."""
 
     @property
     def wanted(self) -> bool:
@@ -179,7 +182,8 @@ class RunDescription:
               replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True,
               workers: int = 1, parallel_backend: str | None = None,
               cluster: str | None = None, balance_ratio: float = 10.0,
-              portfolio: str | Sequence[str] | None = None) -> RunDescription:
+              portfolio: str | Sequence[str] | None = None,
+              journal: str | os.PathLike[str] | None = None) -> RunDescription:
         """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
         host files are read now. ``solver`` is a configuration string ("" when the caller
         brings a solver object)."""
@@ -223,7 +227,8 @@ class RunDescription:
                               only_output_states_covering_new, track_test_coverage),
             tree=TreeOptions(_path(record_tree), _path(continue_with), restart_all_states,
                              stop_after_replay, hash_constants),
-            parallel=Parallelism(workers, parallel_backend, cluster, balance_ratio),
+            parallel=Parallelism(workers, parallel_backend, cluster, balance_ratio,
+                                 _path(journal)),
             progress_interval=progress_interval)
 
     @property

@@ -801,7 +801,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True,
             workers: int = 1, parallel_backend: str | None = None,
             cluster: str | None = None, balance_ratio: float = 10.0,
-            portfolio: str | Sequence[str] | None = None) -> Result:
+            portfolio: str | Sequence[str] | None = None,
+            journal: str | os.PathLike[str] | None = None) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -863,6 +864,10 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     ``portfolio``: search strategies the workers take in turn (``["dfs", "random-path",
     "nurs:covnew"]``, or one string with commas; at least one worker each) instead of
     ``searcher``; ``Result.statistics.parallel.per_strategy`` tells what each found.
+    ``journal=PATH``: the coordinator keeps its open jobs and finished paths there (SQLite),
+    and a run killed or halted is resumed with ``continue_with=PATH`` (or its directory) and
+    workers: the open jobs run again, the finished paths are not reported twice
+    (docs/parallel.md).
     """
     description = RunDescription.build(
         searcher=searcher, seed=seed, max_time=max_time, max_instructions=max_instructions,
@@ -878,7 +883,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         restart_all_states=restart_all_states, stop_after_replay=stop_after_replay,
         replay_searcher=replay_searcher, hash_constants=hash_constants, workers=workers,
         parallel_backend=parallel_backend, cluster=cluster, balance_ratio=balance_ratio,
-        portfolio=portfolio)
+        portfolio=portfolio, journal=journal)
     return run_exploration(program, description, hooks=hooks,
                            solver=None if isinstance(solver, str) else solver)
 

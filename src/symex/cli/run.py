@@ -41,6 +41,7 @@ from symex.memo.store import TreeStore
 from symex.output.directory import OutputDirectory, RunSummary
 from symex.output.progress import ProgressDisplay, ProgressMode
 from symex.output.runstats import RunStatsWriter
+from symex.parallel.journal import JOURNAL_FILE, RunJournal
 from symex.solvers.config import parse_config
 from symex.symargs import ArgvSpec
 
@@ -323,10 +324,18 @@ def _validate(options: argparse.Namespace) -> None:
     if options.cluster is not None and importlib.util.find_spec("ray") is None:
         raise ConfigError("--cluster runs workers on Ray, which is not installed; install it "
                           "with: pip install 'symex[ray]'")
-    if (options.workers > 1 or options.cluster) and (options.record_tree or options.continue_with
-                                or options.write_queries):
-        raise ConfigError("--record-tree, --continue-with and --write-queries are not "
-                          "available with --workers yet; run with one worker to use them")
+    if _parallel(options) and (options.record_tree or options.write_queries
+                               or options.restart_all_states or options.stop_after_replay
+                               or options.replay_search):
+        raise ConfigError("--record-tree, --write-queries, --restart-all-states, "
+                          "--stop-after-replay and --replay-search are not available with "
+                          "--workers yet; run with one worker to use them")
+    if options.continue_with and not _parallel(options):
+        where = Path(options.continue_with)
+        if (where / JOURNAL_FILE).is_file() and not (where / TREE_FILE).is_file():
+            raise ConfigError(f"{options.continue_with} is the output of a run with workers "
+                              f"(it has {JOURNAL_FILE}, no {TREE_FILE}); continue it with "
+                              f"--workers N")
     parse_config(options.solver)
     if not os.path.exists(options.program):
         raise ConfigError(f"{options.program}: no such file; give a .c, .ll or .bc file")
@@ -395,18 +404,31 @@ def main(options: argparse.Namespace) -> int:
 
 
 def _check_tree(options: argparse.Namespace, program: Any, argv: ArgvSpec) -> None:
-    """Refuse a --continue-with tree that is missing, damaged, newer, or recorded for another
-    program or other inputs (raises TreeFileError)."""
+    """Refuse a --continue-with tree (a journal, with workers) that is missing, damaged,
+    newer, or recorded for another program or other inputs (raises TreeFileError or
+    JournalError)."""
+    identity = tree_identity(program, "main", argv,
+                             PosixSetup.make(_stdin_bytes(options), options.host_files))
+    if _parallel(options):
+        RunJournal.check(options.continue_with, identity)
+        return
     store = TreeStore.open(find_tree(options.continue_with), writable=False)
     try:
-        check_identity(store, tree_identity(
-            program, "main", argv, PosixSetup.make(_stdin_bytes(options), options.host_files)))
+        check_identity(store, identity)
     finally:
         store.close()
 
 
+def _parallel(options: argparse.Namespace) -> bool:
+    """Whether the run has workers."""
+    return bool(options.workers > 1 or options.cluster or options.portfolio)
+
+
 def _tree_paths(options: argparse.Namespace, out: OutputDirectory) -> dict[str, Any]:
-    """explore()'s record_tree / continue_with for the memo options."""
+    """explore()'s record_tree / continue_with for the memo options; with workers, the
+    coordinator's journal (always kept) and the journal to resume."""
+    if _parallel(options):
+        return {"continue_with": options.continue_with, "journal": out.path / JOURNAL_FILE}
     if options.continue_with:
         return {"continue_with": options.continue_with,
                 "record_tree": out.path / TREE_FILE if options.record_tree else None}

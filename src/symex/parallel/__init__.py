@@ -16,12 +16,13 @@ from __future__ import annotations
 from typing import Any
 
 from symex.description import RunDescription
-from symex.engine import Hooks, Result
+from symex.engine import Hooks, Result, tree_identity
 from symex.errors import ConfigError
 from symex.ir.program import Program
 from symex.parallel.balancing import LoadBalancer
 from symex.parallel.coordinator import Coordinator
 from symex.parallel.jobs import Job
+from symex.parallel.journal import RunJournal
 from symex.parallel.pools import InProcessPool, ProcessPool, RayPool, WorkerPool
 from symex.parallel.worker import Worker
 
@@ -55,8 +56,7 @@ def explore_in_parallel(program: Program, description: RunDescription, *, hooks:
         raise ConfigError("parallel workers build their own solvers: pass solver as a "
                           "configuration string (such as 'z3'), not a solver object")
     unsupported = {"write_queries": description.solver.write_queries,
-                   "record_tree": description.tree.record_tree,
-                   "continue_with": description.tree.continue_with}
+                   "record_tree": description.tree.record_tree}
     for name, value in unsupported.items():
         if value is not None:
             raise ConfigError(f"{name} is not available with parallel workers yet; "
@@ -77,13 +77,32 @@ def explore_in_parallel(program: Program, description: RunDescription, *, hooks:
             Worker(index, program, description).close()
         pool = (RayPool(workers, program, description, cluster or "auto") if backend == "ray"
                 else ProcessPool(workers, program, description))
+    journal = None
     try:
+        journal = open_journal(program, description)
         limits = description.limits
         coordinator = Coordinator(program, pool, hooks=hooks, max_time=limits.max_time,
                                   max_instructions=limits.max_instructions,
                                   emit_all_errors=description.output.emit_all_errors,
                                   progress_interval=description.progress_interval,
-                                  balancer=LoadBalancer(parallel.balance_ratio))
+                                  balancer=LoadBalancer(parallel.balance_ratio),
+                                  journal=journal,
+                                  resume=description.tree.continue_with is not None)
         return coordinator.run()
     finally:
         pool.close()
+        if journal is not None:
+            journal.close()
+
+
+def open_journal(program: Program, description: RunDescription) -> RunJournal | None:
+    """The run's journal: the one ``continue_with`` names (a copy at ``journal``, if given),
+    a new one at ``journal``, or none."""
+    inputs = description.inputs
+    identity = tree_identity(program, inputs.entry, inputs.argv, inputs.posix)
+    target = description.parallel.journal
+    if description.tree.continue_with is not None:
+        return RunJournal.resume(description.tree.continue_with, identity, target)
+    if target is not None:
+        return RunJournal.create(target, identity)
+    return None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -37,6 +38,7 @@ from symex.errors import SymexError
 from symex.ir.program import Program
 from symex.parallel.balancing import LoadBalancer
 from symex.parallel.jobs import ROOT_JOB, Job
+from symex.parallel.journal import RunJournal
 from symex.parallel.pools import WorkerFailure, WorkerLost, WorkerPool
 from symex.parallel.worker import StepOrder, WorkerReport
 from symex.solvers.shared import Solution
@@ -59,8 +61,13 @@ class Coordinator:
     def __init__(self, program: Program, pool: WorkerPool, *, hooks: Hooks,
                  max_time: float | None, max_instructions: int | None,
                  emit_all_errors: bool, progress_interval: float,
-                 balancer: LoadBalancer | None = None) -> None:
+                 balancer: LoadBalancer | None = None, journal: RunJournal | None = None,
+                 resume: bool = False) -> None:
         self.pool = pool
+        #: where open jobs and finished paths are kept (None: nowhere); with ``resume``, the
+        #: run goes on from it instead of from the root
+        self.journal = journal
+        self.resume = resume
         self.hooks = hooks
         self.max_time = max_time
         self.max_instructions = max_instructions
@@ -116,7 +123,10 @@ class Coordinator:
         """Explore until every job is done or a limit halts the run."""
         self.start = time.monotonic()
         next_progress = self.start + self.progress_interval
-        self._add_pending(ROOT_JOB)
+        if self.resume and self.journal is not None:
+            self._resume(self.journal)
+        else:
+            self._record([self._add_pending(ROOT_JOB)], (), ())
         while True:
             try:
                 self._check_limits()
@@ -205,6 +215,29 @@ class Coordinator:
                                     if origin != worker),
                     covered=tuple(self.block_log[blocks_told:]))
 
+    def _resume(self, journal: RunJournal) -> None:
+        """Start from a journal: its open jobs are pending, its finished paths are done."""
+        jobs = journal.open_jobs()
+        finished = journal.finished_paths()
+        self.seen_paths.update(finished)
+        self.next_job_id = journal.next_job_id()
+        self.pending.extend(jobs)
+        self.messages.append(f"symex: resuming a parallel run: {len(jobs)} open job(s), "
+                             f"{len(finished)} path(s) finished before")
+        if not jobs:
+            self.messages.append("symex: the run was finished: nothing is left to explore")
+
+    def _record(self, opened: list[tuple[int, Job]], finished: Iterable[int],
+                tests: Iterable[TestCase]) -> None:
+        """Tell the journal (if any) about new jobs, finished ones and paths that ended for
+        good (not those a halt cut: their jobs stay open)."""
+        if self.journal is None:
+            return
+        halt = self.halting
+        self.journal.record(opened, finished, (
+            t for t in tests if not (t.status is PathStatus.PARTIAL and halt is not None
+                                     and t.reason == halt)))
+
     def _add_pending(self, job: Job) -> tuple[int, Job]:
         entry = (self.next_job_id, job)
         self.next_job_id += 1
@@ -251,24 +284,31 @@ class Coordinator:
         if worker in self.give_sent:
             self.give_sent.discard(worker)
             targets = self.giving.pop(worker)
-        if arrival.exported:
+        if arrival.exported and worker not in self.halt_sent and arrival.stopped is None:
             self.counters["jobs_moved"] += len(arrival.exported)
+        opened = []
         for index, job in enumerate(arrival.exported):
             entry = (self.next_job_id, job)
+            opened.append(entry)
             self.next_job_id += 1
             if index < len(targets) and targets[index] in self.alive:
                 self.routed[targets[index]].append(entry)
             else:
                 self.pending.append(entry)
-        for test in arrival.tests:
-            self._test(test)
         if arrival.stopped is not None and self.halting is None:
+            # first: the worker cut its open paths for this reason, and the journal must
+            # not take them for finished
             self.halting = arrival.stopped
+        new_tests = [test for test in arrival.tests if self._test(test)]
+        # after the hooks (the tests' files are written): a kill before this commit costs
+        # this report's paths a second exploration on resume, never a lost test
+        self._record(opened, arrival.finished_jobs, new_tests)
 
-    def _test(self, test: TestCase) -> None:
+    def _test(self, test: TestCase) -> bool:
+        """Take a reported path (False: one seen before, dropped)."""
         if test.path in self.seen_paths:
             self.duplicates[test.status] += 1
-            return
+            return False
         self.seen_paths.add(test.path)
         self.tests.append(test)
         if test.error is not None:
@@ -280,6 +320,7 @@ class Coordinator:
                 self.hooks.on_error(test.error, test)
         if self.hooks.on_path_end is not None:
             self.hooks.on_path_end(test)
+        return True
 
     def _lost(self, lost: WorkerLost) -> None:
         """Re-issue what a dead worker held, and replace it if the pool can."""

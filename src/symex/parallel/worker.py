@@ -30,7 +30,9 @@ class StepOrder:
     """What a worker does in one step, in this order: take in what the others learnt
     (``solutions``, ``covered``), start the ``jobs`` (id, job), take ``give`` exploring states
     out as jobs for others (the shallowest first), then explore for ``seconds`` (0: not at
-    all), or with ``halt`` end every open path as partial, that being the reason."""
+    all), or with ``halt`` stop: every exploring state goes back as a job (the frontier;
+    the coordinator reports each as a partial path, ``halt`` being the reason) and the
+    states still rebuilding a job end as partial."""
 
     jobs: tuple[tuple[int, Job], ...] = ()
     give: int = 0
@@ -113,17 +115,32 @@ class Worker:
         if order.give:
             exported = tuple(self.replay.job_of(s) for s in run.take_states(order.give))
         stopped = None
+        finished: list[int] = []
         if order.halt is not None:
-            run.halt_remaining(order.halt)
+            exported += self._halt(order.halt, finished)
         elif order.seconds > 0 and not run.finished:
             stopped = run.advance(until=time.monotonic() + order.seconds)
             if stopped is None and run.finished:
                 stopped = run.stop_reason
             if stopped is not None:
-                run.halt_remaining(stopped)
-        return self._report(exported, stopped)
+                exported += self._halt(stopped, finished)
+        finished += self.replay.take_finished()
+        return self._report(exported, stopped, tuple(finished))
 
-    def _report(self, exported: tuple[Job, ...], stopped: str | None) -> WorkerReport:
+    def _halt(self, reason: str, finished: list[int]) -> tuple[Job, ...]:
+        """End the exploration here: the exploring states go back as jobs (the frontier a
+        resumed run starts from; the coordinator reports them as partial paths), the ones
+        still rebuilding a job end as partial. ``finished`` gets the jobs finished before
+        the cut; the jobs the cut ended are not finished, and stay open."""
+        run = self.exploration
+        frontier = tuple(self.replay.job_of(s) for s in run.take_states(len(run.states)))
+        finished += self.replay.take_finished()
+        run.halt_remaining(reason)
+        self.replay.take_finished()  # cut, not finished
+        return frontier
+
+    def _report(self, exported: tuple[Job, ...], stopped: str | None,
+                finished: tuple[int, ...]) -> WorkerReport:
         run = self.exploration
         tests = tuple(run.tests)
         run.tests.clear()
@@ -142,7 +159,7 @@ class Worker:
         return WorkerReport(
             worker=self.index, tests=tests, completed=run.counts[PathStatus.COMPLETED],
             errors=run.counts[PathStatus.ERROR], partial=run.counts[PathStatus.PARTIAL],
-            live=run.live, exported=exported, finished_jobs=tuple(self.replay.take_finished()),
+            live=run.live, exported=exported, finished_jobs=finished,
             blocks=blocks, branches=branches, instructions=run.executor.instructions,
             forks=run.executor.forks, solver_queries=queries, solver_time=solver_time,
             replayed_events=self.replay.replayed_events, memory_mb=resident_mb(),
