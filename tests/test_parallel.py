@@ -411,7 +411,7 @@ def test_bad_parallel_options_are_refused(exhaustive: symex.Program, options: di
 
 
 def test_cloud9_rule() -> None:
-    balancer = LoadBalancer(ratio=10)
+    balancer = LoadBalancer(ratio=10, max_jobs=None, low_water=0)  # Cloud9's, as published
     # an idle worker gets half of the loaded one's states
     assert balancer.moves({0: 8, 1: 0}) == [Move(0, 1, 4)]
     # 9 < 10 x 1: no transfer; 10 >= 10 x 1: a transfer of half the difference
@@ -421,7 +421,17 @@ def test_cloud9_rule() -> None:
     assert balancer.moves({0: 40, 1: 0, 2: 20, 3: 1}) == [Move(0, 1, 20), Move(2, 3, 9)]
     # a worker with one state keeps it
     assert balancer.moves({0: 1, 1: 0}) == []
-    assert LoadBalancer(ratio=2).moves({0: 5, 1: 3}) == []
+    assert LoadBalancer(ratio=2, max_jobs=None, low_water=0).moves({0: 5, 1: 3}) == []
+
+
+def test_default_balancing_moves_few_jobs_and_before_a_worker_runs_dry() -> None:
+    balancer = LoadBalancer()
+    # one job per move (the shallowest state holds most of the work under dfs)
+    assert balancer.moves({0: 40, 1: 0, 2: 20, 3: 0}) == [Move(0, 1, 1), Move(2, 3, 1)]
+    # a worker down to its last state counts as idle: 9 states are enough to give one
+    assert balancer.moves({0: 9, 1: 1}) == [Move(0, 1, 1)]
+    assert balancer.moves({0: 9, 1: 2}) == []  # 9 < 10 x 2
+    assert balancer.moves({0: 1, 1: 0}) == []  # the giver keeps its last state
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

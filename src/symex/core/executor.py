@@ -123,6 +123,8 @@ class Executor:
         self.memo: DecisionMemo | None = None
         #: the state run() is executing, whose count of instructions lags (see live_instructions)
         self._running: State | None = None
+        #: symbolic input arrays by (name, size), one object per name for every path
+        self._input_arrays: dict[tuple[str, int], E.Array] = {}
 
     # -- running ------------------------------------------------------------------------
 
@@ -449,6 +451,19 @@ class Executor:
         self.coverage_map.reach_block(fn, block)
         if self.on_new_coverage is not None:
             self.on_new_coverage(state, fn, block)
+
+    def input_array(self, name: str, size: int) -> E.Array:
+        """The symbolic array of the input called ``name`` (unique on its path). Every path
+        that makes an input of that name and size gets the same object: paths that start
+        again from the entry (a parallel worker's jobs, a replayed tree) then build the same
+        expressions as each other, so the solver chain's caches, keyed by expression
+        identity, answer across them. Paths never share inputs they could disagree on: a
+        name is unique within a path, and different paths' constraints never meet."""
+        key = (name, size)
+        array = self._input_arrays.get(key)
+        if array is None:
+            array = self._input_arrays[key] = E.Array(name, size)
+        return array
 
     def mark_covered_elsewhere(self, blocks: Iterable[tuple[str, int]]) -> None:
         """Blocks (function name, index) that other parallel workers reached: no longer new

@@ -33,7 +33,7 @@ def make_symbolic(ex: Executor, state: State, address: int, size: int, name: str
     os, offset = ex.resolve(state, address, size, "klee_make_symbolic on")
     if type(offset) is not int:
         offset = ex.concretize(state, offset, 32, "klee_make_symbolic address")
-    array = E.Array(unique, size)
+    array = ex.input_array(unique, size)
     updates = E.UpdateList(array)
     os = state.writable(os)
     os.write_bytes(offset, [E.read(updates, E.const(i, 32)) for i in range(size)])

@@ -46,7 +46,7 @@ from symex.solvers.shared import Solution
 __all__ = ["Coordinator"]
 
 #: seconds a worker explores between two reports
-STEP_SECONDS = 0.1
+STEP_SECONDS = 0.03
 #: a shorter step while some worker is idle, so work reaches it sooner
 SHORT_STEP_SECONDS = 0.02
 #: seconds the coordinator waits for reports before it looks at limits and progress again

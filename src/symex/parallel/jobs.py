@@ -44,6 +44,10 @@ class Job:
     depth: int = 0
     """Forks on the path (the cost of rebuilding the state grows with it)."""
     inputs: tuple[tuple[str, bytes], ...] | None = None
+    hints: tuple[tuple[tuple[str, bytes], ...], ...] = ()
+    """Models the sending worker's solver found recently (array name -> bytes each): the
+    receiver tries them on its first queries below the job, as the sender's
+    counter-example cache would have, instead of starting with a cold cache."""
 
     def decisions(self) -> tuple[int, ...]:
         """The path's fork decisions, oldest first (Cloud9's encoding of a job)."""

@@ -11,6 +11,7 @@ replacement); one that fails on its own (it could not start, or raised) comes ba
 from __future__ import annotations
 
 import collections
+import gc
 import multiprocessing
 import multiprocessing.connection
 import signal
@@ -181,7 +182,13 @@ class ProcessPool:
         process = self.context.Process(target=serve, name=f"symex-worker-{index}",
                                        args=(index, self.program, self.settings, theirs),
                                        daemon=True)
-        process.start()
+        # a forked worker's collector would walk (and so copy page by page) every object it
+        # inherits: frozen, they stay shared
+        gc.freeze()
+        try:
+            process.start()
+        finally:
+            gc.unfreeze()
         theirs.close()
         self.processes[index] = process
         self.connections[index] = mine

@@ -20,9 +20,13 @@ from symex.ir.program import Program
 from symex.parallel.jobs import Job, JobReplay
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver
+from symex.solvers.chain import ChainSolver
 from symex.solvers.shared import SharedSolutions, Solution
 
-__all__ = ["StepOrder", "Worker", "WorkerReport"]
+__all__ = ["HINT_MODELS", "StepOrder", "Worker", "WorkerReport"]
+
+#: models from the giver's counter-example cache sent along with the jobs it hands over
+HINT_MODELS = 64
 
 
 @attrs.frozen
@@ -109,16 +113,20 @@ class Worker:
         if order.covered:
             run.executor.mark_covered_elsewhere(order.covered)
         for job_id, job in order.jobs:
+            self._adopt_hints(job)
             self.replay.next_job = (job_id, job)
             run.start_paths()
         exported: tuple[Job, ...] = ()
         if order.give:
-            exported = tuple(self.replay.job_of(s) for s in run.take_states(order.give))
+            hints = self._hints()
+            exported = tuple(attrs.evolve(self.replay.job_of(s), hints=hints)
+                             for s in run.take_states(order.give))
         stopped = None
         finished: list[int] = []
         if order.halt is not None:
             exported += self._halt(order.halt, finished)
-        elif order.seconds > 0 and not run.finished:
+        elif order.seconds > 0 and not run.finished and not exported:
+            # (a worker that handed work over answers at once: the receiver waits for it)
             stopped = run.advance(until=time.monotonic() + order.seconds)
             if stopped is None and run.finished:
                 stopped = run.stop_reason
@@ -126,6 +134,23 @@ class Worker:
                 exported += self._halt(stopped, finished)
         finished += self.replay.take_finished()
         return self._report(exported, stopped, tuple(finished))
+
+    def _hints(self) -> tuple[tuple[tuple[str, bytes], ...], ...]:
+        """The models this worker's solver chain would try first, by array name."""
+        if not isinstance(self.solver, ChainSolver):
+            return ()
+        return tuple(tuple((array.name, bytes(data)) for array, data in model.items())
+                     for model in self.solver.recent_models(HINT_MODELS))
+
+    def _adopt_hints(self, job: Job) -> None:
+        """Seed the solver chain with the models a job brought (its inputs, and its
+        sender's recent models), on this process's arrays."""
+        if not isinstance(self.solver, ChainSolver):
+            return
+        named = list(reversed(job.hints)) + ([job.inputs] if job.inputs else [])
+        arrays = self.exploration.executor.input_array
+        self.solver.adopt_models({arrays(name, len(data)): data for name, data in model}
+                                 for model in named)
 
     def _halt(self, reason: str, finished: list[int]) -> tuple[Job, ...]:
         """End the exploration here: the exploring states go back as jobs (the frontier a

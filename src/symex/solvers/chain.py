@@ -415,6 +415,22 @@ class ChainSolver(SolverBase):
             del self._cex_models[index]
             self._cex_models.appendleft(entry)
 
+    def recent_models(self, count: int) -> list[_Model]:
+        """The ``count`` models the counter-example cache would try first."""
+        return [model for _, model in list(self._cex_models)[:count]]
+
+    def adopt_models(self, models: Iterable[_Model]) -> None:
+        """Models found elsewhere (a parallel worker that handed over work) for the
+        counter-example cache to try after its own, while it has room (they never push its
+        own out); they answer no subset lookup (no query is known for them)."""
+        if not self._cex_on:
+            return
+        cache = self._cex_models
+        for model in models:
+            if cache.maxlen is not None and len(cache) >= cache.maxlen:
+                return
+            cache.append((frozenset(), model))
+
     # -- models --------------------------------------------------------------------------
 
     def _model_chain(
