@@ -189,6 +189,29 @@ def test_a_job_rebuilds_its_state_by_replay_and_explores_only_below_it(
         second.close()
 
 
+def test_initial_split_hands_the_first_forks_to_the_other_workers(
+        exhaustive: symex.Program) -> None:
+    # Cloud9's static split: the root explores until there is a state per worker, then all
+    # but one go back as jobs; the four subtrees together are the whole tree, once
+    first = Worker(0, exhaustive, RunDescription())
+    second = Worker(1, exhaustive, RunDescription())
+    try:
+        split = first.step(StepOrder(jobs=((0, ROOT_JOB),), seconds=60.0, split=4))
+        assert len(split.exported) == 3 and split.live == 1
+        # one branch per byte, dfs: three forks down one path leave states of depth 1, 2,
+        # 3 and 3; the three shallowest go
+        assert sorted(job.depth for job in split.exported) == [1, 2, 3]
+        rest = second.step(StepOrder(jobs=tuple(enumerate(split.exported, start=1)),
+                                     seconds=60.0))
+        own = first.step(StepOrder(seconds=60.0))
+    finally:
+        first.close()
+        second.close()
+    paths = [t.path for t in split.tests + rest.tests + own.tests]
+    assert len(paths) == len(set(paths)) == 2 ** 10
+    assert rest.finished_jobs == (1, 2, 3)
+
+
 def test_replay_of_a_job_asks_the_solver_nothing(exhaustive: symex.Program) -> None:
     # the job "b[0..8] > 100", written by hand in the documented event format: at each of
     # the nine branches both sides were feasible (a split answer 2, tag 0), then the fork

@@ -436,15 +436,18 @@ class Exploration:
         self.peak = max(self.peak, self.live)
         return states
 
-    def advance(self, until: float | None = None) -> str | None:
+    def advance(self, until: float | None = None, live: int | None = None) -> str | None:
         """Run time slices until no state is left or a limit halts exploration (then why,
-        else None), or until the monotonic clock passes ``until`` (None, states left)."""
+        else None), or until the monotonic clock passes ``until`` or there are ``live``
+        live states (None, states left)."""
         while not self._all_done():
             halted = self._limit_reached(self.start)
             if halted:
                 return halted
             self._step()
             if until is not None and time.monotonic() >= until:
+                return None
+            if live is not None and len(self.states) >= live:
                 return None
         return None
 

@@ -188,6 +188,10 @@ class Coordinator:
                 # to give yet, and must still get on
                 order = StepOrder(jobs=self._hand(worker, jobs), give=count,
                                   seconds=SHORT_STEP_SECONDS, **self._news(worker))
+            elif jobs and jobs[0][1] is ROOT_JOB and self.size > 1:
+                # Cloud9's initial static split: the root's first forks, one per worker
+                order = StepOrder(jobs=self._hand(worker, jobs), seconds=STEP_SECONDS,
+                                  split=len(self.alive), **self._news(worker))
             elif jobs or self.loads[worker]:
                 seconds = SHORT_STEP_SECONDS if someone_idle else STEP_SECONDS
                 order = StepOrder(jobs=self._hand(worker, jobs), seconds=seconds,

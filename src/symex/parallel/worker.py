@@ -46,6 +46,9 @@ class StepOrder:
     """Models other workers' solvers found (the shared solution cache)."""
     covered: tuple[tuple[str, int], ...] = ()
     """Blocks other workers reached (coverage-guided search steers by the run's coverage)."""
+    split: int = 0
+    """Cloud9's initial static split: explore (at most ``seconds``) until there are this
+    many states, then hand all but one back as jobs for the other workers."""
 
 
 @attrs.frozen
@@ -127,7 +130,12 @@ class Worker:
             exported += self._halt(order.halt, finished)
         elif order.seconds > 0 and not run.finished and not exported:
             # (a worker that handed work over answers at once: the receiver waits for it)
-            stopped = run.advance(until=time.monotonic() + order.seconds)
+            stopped = run.advance(until=time.monotonic() + order.seconds,
+                                  live=order.split or None)
+            if order.split and stopped is None and run.live > 1:
+                hints = self._hints()
+                exported = tuple(attrs.evolve(self.replay.job_of(s), hints=hints)
+                                 for s in run.take_states(min(order.split, run.live) - 1))
             if stopped is None and run.finished:
                 stopped = run.stop_reason
             if stopped is not None:
