@@ -404,6 +404,40 @@ def test_cli_run_whose_coordinator_was_killed_resumes(tmp_path: Path) -> None:
     assert before + explored == 5204
 
 
+@pytest.mark.slow
+def test_cli_ctrl_c_with_workers_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
+    # Ctrl-C halts the run between two reports: every path the summary counts as completed
+    # or failed is in the journal, the frontier's open paths are partial tests, and
+    # --continue-with explores exactly the rest
+    source = tmp_path / "regexp.c"
+    source.write_text((PROGRAMS / "regexp.c").read_text())
+    out = tmp_path / "symex-out-0"
+    run = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--workers", "2", "-q",
+                            str(source)], cwd=tmp_path, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("*.ktest"))) < 1000:
+        assert run.poll() is None, "the run ended before Ctrl-C"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    run.send_signal(signal.SIGINT)
+    stdout, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr
+    line = next(l for l in stdout.splitlines() if l.startswith("symex: explored"))
+    completed = int(line.split(": ")[2].split(" completed")[0])
+    errors = int(line.split("completed, ")[1].split(" errors")[0])
+    partial = int(line.split("errors, ")[1].split(" partial")[0])
+    assert partial > 0
+    assert len(list(out.glob("*.ktest"))) == completed + errors + partial
+    resumed = run_cli("run", "--workers", "2", "--continue-with", "symex-out-0", "-q",
+                      str(source), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    messages = (tmp_path / "symex-out-1" / "messages.txt").read_text()
+    assert f"{completed + errors} path(s) finished before" in messages
+    line = next(l for l in resumed.stdout.splitlines() if l.startswith("symex: explored"))
+    assert completed + errors + int(line.split("explored ")[1].split(" paths")[0]) == 5204
+
+
 def test_cli_continue_with_a_parallel_run_needs_workers(tmp_path: Path) -> None:
     source = write(tmp_path, "exhaustive.c", EXHAUSTIVE)
     assert run_cli("run", "--workers", "2", "-q", str(source), cwd=tmp_path).returncode == 0

@@ -15,6 +15,7 @@ by the dead worker, once by the job's second run) are dropped by their decision 
 from __future__ import annotations
 
 import collections
+import signal
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -121,6 +122,27 @@ class Coordinator:
 
     def run(self) -> Result:
         """Explore until every job is done or a limit halts the run."""
+        previous = self._take_interrupts()
+        try:
+            return self._run()
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    def _take_interrupts(self) -> Any:
+        """Make Ctrl-C a request to halt, seen between two arrivals: raised in the middle of
+        one, it could cut a message to a worker in half or leave the journal without the
+        jobs and paths already announced. The previous handler, to restore (None: not the
+        main thread, where Ctrl-C stays an exception)."""
+        def halt(signum: int, frame: Any) -> None:
+            self.halting = self.halting or "interrupted"
+
+        try:
+            return signal.signal(signal.SIGINT, halt)
+        except ValueError:
+            return None
+
+    def _run(self) -> Result:
         self.start = time.monotonic()
         next_progress = self.start + self.progress_interval
         if self.resume and self.journal is not None:
