@@ -314,6 +314,24 @@ class PathMemo(Protocol):
         ...
 
 
+class ErrorSites:
+    """The errors a run reports: the first at each site (KLEE's default), or every one with
+    ``emit_all``. One rule for a single process and for a parallel run's coordinator."""
+
+    __slots__ = ("emit_all", "sites", "errors")
+
+    def __init__(self, emit_all: bool) -> None:
+        self.emit_all = emit_all
+        self.sites: set[tuple[Any, ...]] = set()
+        self.errors: list[ProgramError] = []
+
+    def add(self, error: ProgramError) -> None:
+        """A path ended in ``error``: report it unless its site was reported before."""
+        if self.emit_all or error.site not in self.sites:
+            self.sites.add(error.site)
+            self.errors.append(error)
+
+
 class Exploration:
     """One run of :func:`explore` (kept as an object so the loop stays readable)."""
 
@@ -329,7 +347,6 @@ class Exploration:
         self.max_depth = limits.max_depth
         self.max_states = limits.max_states
         self.max_memory = limits.max_memory
-        self.emit_all_errors = output.emit_all_errors
         self.exit_kinds = error_kinds_to_exit_on(output.exit_on_error)
         self.only_new = output.only_output_states_covering_new
         self.track_test_coverage = output.track_test_coverage
@@ -358,8 +375,7 @@ class Exploration:
         if hooks.on_new_coverage is not None:
             self.executor.on_new_coverage = self._new_coverage
         self.tests: list[TestCase] = []
-        self.errors: list[ProgramError] = []
-        self.error_sites: set[tuple[Any, ...]] = set()
+        self.errors = ErrorSites(output.emit_all_errors)
         self.counts = {PathStatus.COMPLETED: 0, PathStatus.ERROR: 0, PathStatus.PARTIAL: 0}
         self.peak = 0
         #: the live states by id
@@ -728,10 +744,7 @@ class Exploration:
                         covers_new=covers_new)
         self.tests.append(test)
         if end.error is not None:
-            site = end.error.site
-            if self.emit_all_errors or site not in self.error_sites:
-                self.error_sites.add(site)
-                self.errors.append(end.error)
+            self.errors.add(end.error)
             if self.exit_kinds is not None and end.error.kind in self.exit_kinds \
                     and self.stop_reason is None:
                 self.stop_reason = f"exit-on-error ({end.error.kind.value})"
@@ -758,7 +771,7 @@ class Exploration:
             paths=PathCounts(self.counts[PathStatus.COMPLETED], self.counts[PathStatus.ERROR],
                              self.counts[PathStatus.PARTIAL]),
             tests=tuple(self.tests),
-            errors=tuple(self.errors),
+            errors=tuple(self.errors.errors),
             coverage=Coverage(frozenset(coverage.lines), coverage.total_lines,
                               frozenset(coverage.branches), coverage.total_branches,
                               coverage.instructions, coverage.total_instructions),

@@ -22,9 +22,10 @@ from typing import Any
 
 
 from symex.core.coverage import CoverageMap
-from symex.core.outcome import PathStatus, ProgramError, TestCase
+from symex.core.outcome import PathStatus, TestCase
 from symex.engine import (
     Coverage,
+    ErrorSites,
     Hooks,
     ParallelStatistics,
     PathCounts,
@@ -72,7 +73,6 @@ class Coordinator:
         self.hooks = hooks
         self.max_time = max_time
         self.max_instructions = max_instructions
-        self.emit_all_errors = emit_all_errors
         self.progress_interval = progress_interval
         self.balancer = balancer or LoadBalancer()
         self.coverage = CoverageMap(program)
@@ -94,8 +94,7 @@ class Coordinator:
         self.give_sent: set[int] = set()
         self.next_job_id = 0
         self.tests: list[TestCase] = []
-        self.errors: list[ProgramError] = []
-        self.error_sites: set[Any] = set()
+        self.errors = ErrorSites(emit_all_errors)
         self.seen_paths: set[tuple[int, ...]] = set()
         self.duplicates = collections.Counter[PathStatus]()
         self.blocks: set[tuple[str, int]] = set()
@@ -338,10 +337,7 @@ class Coordinator:
         self.seen_paths.add(test.path)
         self.tests.append(test)
         if test.error is not None:
-            site = test.error.site
-            if self.emit_all_errors or site not in self.error_sites:
-                self.error_sites.add(site)
-                self.errors.append(test.error)
+            self.errors.add(test.error)
             if self.hooks.on_error is not None:
                 self.hooks.on_error(test.error, test)
         if self.hooks.on_path_end is not None:
@@ -444,7 +440,7 @@ class Coordinator:
         coverage = self.coverage
         halted = self.halting
         return Result(
-            paths=self._paths(), tests=tuple(self.tests), errors=tuple(self.errors),
+            paths=self._paths(), tests=tuple(self.tests), errors=tuple(self.errors.errors),
             coverage=Coverage(coverage.lines_of(self.blocks), coverage.total_lines,
                               frozenset(self.branches), coverage.total_branches,
                               coverage.instructions_in(self.blocks),
