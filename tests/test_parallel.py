@@ -372,26 +372,38 @@ def test_a_journal_of_another_program_is_refused(exhaustive: symex.Program,
         symex.explore(other, workers=2, continue_with=tmp_path / "jobs.db")
 
 
+def regexp_run_with_1000_tests(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen[str]]:
+    """'symex run --workers 2' on regexp (5,204 paths) in the background, once 1,000 of its
+    tests are written: the source, the output directory and the running process."""
+    source = tmp_path / "regexp.c"
+    source.write_text((PROGRAMS / "regexp.c").read_text())
+    out = tmp_path / "symex-out-0"
+    run = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--workers", "2", "-q",
+                            str(source)], cwd=tmp_path, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    try:
+        while len(list(out.glob("*.ktest"))) < 1000:
+            assert run.poll() is None, "the run ended before 1,000 tests"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    except BaseException:
+        run.kill()
+        run.communicate()
+        raise
+    return source, out, run
+
+
 @pytest.mark.slow
 def test_cli_run_whose_coordinator_was_killed_resumes(tmp_path: Path) -> None:
     # SIGKILL of the coordinator process itself (its workers see the pipe close and exit);
     # --continue-with finds the rest: the journal's finished paths and the resumed run's
     # paths are all of regexp's 5,204 paths, none twice
-    source = tmp_path / "regexp.c"
-    source.write_text((PROGRAMS / "regexp.c").read_text())
-    out = tmp_path / "symex-out-0"
-    run = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--workers", "2", "-q",
-                            str(source)], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while len(list(out.glob("*.ktest"))) < 1000:
-            assert run.poll() is None, "the run ended before it was killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        run.send_signal(signal.SIGKILL)
-    finally:
-        run.wait(timeout=60)
+    source, out, run = regexp_run_with_1000_tests(tmp_path)
+    run.send_signal(signal.SIGKILL)
+    # the workers hold the killed process's stdout: this returns once they have exited too
+    # (no orphan left running), else it times out
+    run.communicate(timeout=60)
     written = len(list(out.glob("*.ktest")))
     resumed = run_cli("run", "--workers", "2", "--continue-with", "symex-out-0", "-q",
                       str(source), cwd=tmp_path)
@@ -409,17 +421,7 @@ def test_cli_ctrl_c_with_workers_stops_cleanly_and_the_run_resumes(tmp_path: Pat
     # Ctrl-C halts the run between two reports: every path the summary counts as completed
     # or failed is in the journal, the frontier's open paths are partial tests, and
     # --continue-with explores exactly the rest
-    source = tmp_path / "regexp.c"
-    source.write_text((PROGRAMS / "regexp.c").read_text())
-    out = tmp_path / "symex-out-0"
-    run = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--workers", "2", "-q",
-                            str(source)], cwd=tmp_path, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while len(list(out.glob("*.ktest"))) < 1000:
-        assert run.poll() is None, "the run ended before Ctrl-C"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    source, out, run = regexp_run_with_1000_tests(tmp_path)
     run.send_signal(signal.SIGINT)
     stdout, stderr = run.communicate(timeout=120)
     assert run.returncode == 130, stderr

@@ -16,6 +16,7 @@ import multiprocessing
 import multiprocessing.connection
 import signal
 import traceback
+from collections.abc import Sequence
 from typing import Any, Protocol, Union
 
 import attrs
@@ -126,9 +127,14 @@ class InProcessPool:
 
 
 def serve(index: int, program: Program | ProgramSource, settings: RunDescription,
-          connection: multiprocessing.connection.Connection) -> None:
+          connection: multiprocessing.connection.Connection,
+          inherited: Sequence[multiprocessing.connection.Connection] = ()) -> None:
     """A worker process's life: build the worker, then answer orders until told to stop
-    (``None``) or the coordinator is gone."""
+    (``None``) or the coordinator is gone. ``inherited``: the coordinator's ends of the
+    pipes (its own and the other workers'), which a forked process holds too and closes at
+    once: while any process holds them, a worker would never see its coordinator die."""
+    for other in inherited:
+        other.close()
     # Ctrl-C reaches the whole process group; the coordinator alone decides what it means
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -179,8 +185,13 @@ class ProcessPool:
 
     def _start(self, index: int) -> None:
         mine, theirs = self.context.Pipe()
+        forked = self.context.get_start_method() == "fork"
+        # a forked child holds the coordinator's ends of every pipe, its own included
+        inherited = tuple(c for i, c in enumerate(self.connections)
+                          if c is not None and i != index) + (mine,) if forked else ()
         process = self.context.Process(target=serve, name=f"symex-worker-{index}",
-                                       args=(index, self.program, self.settings, theirs),
+                                       args=(index, self.program, self.settings, theirs,
+                                             inherited),
                                        daemon=True)
         # a forked worker's collector would walk (and so copy page by page) every object it
         # inherits: frozen, they stay shared
