@@ -463,7 +463,7 @@ class Exploration:
             self._step()
             if until is not None and time.monotonic() >= until:
                 return None
-            if live is not None and len(self.states) >= live:
+            if live is not None and self.live >= live:
                 return None
         return None
 

@@ -8,8 +8,9 @@ MIN MAX N`` stand for symbolic arguments among the concrete ones, in place
 Options to :func:`symex.explore` (KLEE's names where the meaning is the same), an output
 directory ``symex-out-N`` filled while the run goes (:mod:`symex.output.directory`,
 :mod:`symex.output.runstats`), a progress line (:mod:`symex.output.progress`), and a summary
-at the end. Bad input (unknown option, missing file, bad value, compile error) prints one line and exits with status 2; Ctrl-C ends
-the run cleanly with status 130, and everything written so far stays valid.
+at the end. Bad input (unknown option, missing file, bad value, compile error) prints one
+line and exits with status 2; Ctrl-C ends the run cleanly with status 130, and everything
+written so far stays valid.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Sequence
 
 import attrs
 
-from symex.errors import ConfigError
+from symex.errors import ConfigError, SymexError
 from symex.memo.format import TREE_FILE
 from symex.memo.recorder import TreeRecorder
 from symex.memo.store import TreeFileError, TreeStore
@@ -57,19 +57,26 @@ def describe_inputs(entry: str, arguments: Sequence[str], stdin: bytes,
     return "; ".join(parts)
 
 
-def find_tree(path: str | os.PathLike[str]) -> Path:
-    """The tree.db of an output directory, or ``path`` itself when it is a file."""
+def find_run_file(path: str | os.PathLike[str], name: str, written_by: str,
+                  error: type[SymexError]) -> Path:
+    """The file ``name`` of an output directory, or ``path`` itself when it is a file;
+    ``error`` (saying the run ``written_by`` makes one) when there is none."""
     where = Path(path)
     if where.is_dir():
-        tree = where / TREE_FILE
-        if not tree.is_file():
-            raise TreeFileError(f"{os.fspath(where)} holds no {TREE_FILE}; continue with an "
-                                f"output directory of 'symex run --record-tree'")
-        return tree
+        found = where / name
+        if not found.is_file():
+            raise error(f"{os.fspath(where)} holds no {name}; continue with an output "
+                        f"directory of '{written_by}'")
+        return found
     if not where.exists():
-        raise TreeFileError(f"{os.fspath(where)} does not exist; continue with an output "
-                            f"directory of 'symex run --record-tree' or its {TREE_FILE}")
+        raise error(f"{os.fspath(where)} does not exist; continue with an output "
+                    f"directory of '{written_by}' or its {name}")
     return where
+
+
+def find_tree(path: str | os.PathLike[str]) -> Path:
+    """The tree.db of an output directory, or ``path`` itself when it is a file."""
+    return find_run_file(path, TREE_FILE, "symex run --record-tree", TreeFileError)
 
 
 def check_identity(store: TreeStore, identity: TreeIdentity) -> list[str]:

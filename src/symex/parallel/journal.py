@@ -28,7 +28,7 @@ from pathlib import Path
 from symex.core.outcome import PathStatus, TestCase
 from symex.errors import SymexError
 from symex.memo.format import decode_varints, encode_varints
-from symex.memo.opening import TreeIdentity
+from symex.memo.opening import TreeIdentity, find_run_file
 from symex.parallel.jobs import Job
 
 __all__ = ["JOURNAL_FILE", "JOURNAL_FORMAT", "JournalError", "RunJournal", "find_journal"]
@@ -56,17 +56,14 @@ class JournalError(SymexError):
 
 def find_journal(path: str | os.PathLike[str]) -> Path:
     """The journal of an output directory, or ``path`` itself when it is a file."""
+    return find_run_file(path, JOURNAL_FILE, "symex run --workers N", JournalError)
+
+
+def _new_file(path: str | os.PathLike[str]) -> Path:
+    """``path``, where a journal is to be written: JournalError if something is there."""
     where = Path(path)
-    if where.is_dir():
-        journal = where / JOURNAL_FILE
-        if not journal.is_file():
-            raise JournalError(f"{os.fspath(where)} holds no {JOURNAL_FILE}; continue a "
-                               f"parallel run with the output directory of 'symex run "
-                               f"--workers N'")
-        return journal
-    if not where.exists():
-        raise JournalError(f"{os.fspath(where)} does not exist; continue a parallel run with "
-                           f"its output directory or its {JOURNAL_FILE}")
+    if where.exists():
+        raise JournalError(f"{os.fspath(where)} exists; give a new file for the journal")
     return where
 
 
@@ -80,9 +77,7 @@ class RunJournal:
     @classmethod
     def create(cls, path: str | os.PathLike[str], identity: TreeIdentity) -> RunJournal:
         """A new, empty journal at ``path`` (an existing file there is an error)."""
-        where = Path(path)
-        if where.exists():
-            raise JournalError(f"{os.fspath(where)} exists; give a new file for the journal")
+        where = _new_file(path)
         db = cls._connect(where)
         with db:
             db.execute("BEGIN")
@@ -101,9 +96,7 @@ class RunJournal:
         found = cls.check(source, identity)
         if target is None:
             return cls(found, cls._connect(found))
-        where = Path(target)
-        if where.exists():
-            raise JournalError(f"{os.fspath(where)} exists; give a new file for the journal")
+        where = _new_file(target)
         shutil.copyfile(found, where)
         return cls(where, cls._connect(where))
 

@@ -121,9 +121,7 @@ class Worker:
             run.start_paths()
         exported: tuple[Job, ...] = ()
         if order.give:
-            hints = self._hints()
-            exported = tuple(attrs.evolve(self.replay.job_of(s), hints=hints)
-                             for s in run.take_states(order.give))
+            exported = self._hand_over(order.give)
         stopped = None
         finished: list[int] = []
         if order.halt is not None:
@@ -133,15 +131,22 @@ class Worker:
             stopped = run.advance(until=time.monotonic() + order.seconds,
                                   live=order.split or None)
             if order.split and stopped is None and run.live > 1:
-                hints = self._hints()
-                exported = tuple(attrs.evolve(self.replay.job_of(s), hints=hints)
-                                 for s in run.take_states(min(order.split, run.live) - 1))
+                exported = self._hand_over(min(order.split, run.live) - 1)
             if stopped is None and run.finished:
                 stopped = run.stop_reason
             if stopped is not None:
                 exported += self._halt(stopped, finished)
         finished += self.replay.take_finished()
         return self._report(exported, stopped, tuple(finished))
+
+    def _hand_over(self, count: int) -> tuple[Job, ...]:
+        """Up to ``count`` exploring states, the shallowest, as jobs for other workers, with
+        this worker's recent models as hints."""
+        states = self.exploration.take_states(count)
+        if not states:
+            return ()
+        hints = self._hints()
+        return tuple(attrs.evolve(self.replay.job_of(s), hints=hints) for s in states)
 
     def _hints(self) -> tuple[tuple[tuple[str, bytes], ...], ...]:
         """The models this worker's solver chain would try first, by array name."""
