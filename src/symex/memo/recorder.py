@@ -45,7 +45,16 @@ from symex.memo.format import (
     split_inputs,
     unpack_inputs,
 )
-from symex.expr.digest import StructureHasher, mix, mix_words, name_hash
+from symex.expr.digest import StructureHasher
+from symex.memo.segments import (
+    answer_digest,
+    end_digest,
+    fork_digest,
+    segment_start,
+    signed,
+    site_hash,
+    status_of,
+)
 from symex.memo.store import TreeStore
 
 __all__ = ["MemoStatistics", "PathCursor", "RecordedNode", "TreeRecorder", "ROOT"]
@@ -54,11 +63,6 @@ __all__ = ["MemoStatistics", "PathCursor", "RecordedNode", "TreeRecorder", "ROOT
 ROOT = 1
 #: divergences reported one by one in the run's messages; later ones are only counted
 REPORTED_DIVERGENCES = 20
-
-# event words mixed into a segment's digest
-_ANSWER = 0x41
-_FORK = 0x46
-_END = 0x45
 
 
 @attrs.frozen
@@ -132,7 +136,7 @@ class PathCursor:
         self.position = 0
         #: the answers of this segment, replayed and new (the node's log when written)
         self.answers: list[int] = []
-        self.digest = mix(0xCBF29CE484222325, decision)
+        self.digest = segment_start(decision)
         self.start_instructions = start_instructions
         self.solver_time = 0.0
         self.queries = 0
@@ -295,7 +299,7 @@ class TreeRecorder:
         when it matches (the state still replays), else the divergence is handled."""
         cursor = state.memo
         node = cursor.recorded
-        if cursor.position != len(cursor.log) or _signed(cursor.digest) != node.hash:
+        if cursor.position != len(cursor.log) or signed(cursor.digest) != node.hash:
             self._diverge(state, "the path was decided otherwise before the point where the "
                                  "recording stopped it")
             return False
@@ -323,7 +327,7 @@ class TreeRecorder:
                 answer = entry >> 2
                 cursor.position += 1
                 cursor.answers.append(entry)
-                cursor.digest = mix_words(cursor.digest, (_ANSWER, tag, self.hasher.expr(expr)))
+                cursor.digest = answer_digest(cursor.digest, tag, self.hasher.expr(expr))
                 if tag is DecisionTag.SPLIT and answer != SPLIT_BOTH:
                     if not cursor.assumptions:
                         cursor.assumptions = []
@@ -356,7 +360,7 @@ class TreeRecorder:
             return
         # not timed: timing would cost about what recording an answer does
         cursor.answers.append(answer << 2 | tag)
-        cursor.digest = mix_words(cursor.digest, (_ANSWER, tag, self.hasher.expr(expr)))
+        cursor.digest = answer_digest(cursor.digest, tag, self.hasher.expr(expr))
 
     def solver_used(self, state: State, seconds: float) -> None:
         """Count a solver call made for ``state`` (see DecisionMemo)."""
@@ -383,14 +387,14 @@ class TreeRecorder:
                 self._drop(state, PathCursor(0, None, 0, state.instructions))
             return
         live = self.executor.live_instructions(parent)
-        site_hash, location = self._site(site)
-        digest = mix_words(cursor.digest, (
-            _FORK, kind, site_hash, self.hasher.expr(condition) if condition is not None else 0,
-            live - cursor.start_instructions))
+        point, location = self._site(site)
+        digest = fork_digest(cursor.digest, kind, point,
+                             self.hasher.expr(condition) if condition is not None else 0,
+                             live - cursor.start_instructions)
         node = cursor.recorded
         if node is not None:
             if (cursor.position == len(cursor.log) and node.status is NodeStatus.FORK
-                    and node.kind == kind and node.hash == _signed(digest)
+                    and node.kind == kind and node.hash == signed(digest)
                     and all(s.last_decision() in node.decisions for s in states)):
                 self.replayed_instructions += live - cursor.replay_from
                 self.replayed_queries += node.queries
@@ -407,7 +411,7 @@ class TreeRecorder:
         self.store.write_node((
             cursor.node, cursor.parent, cursor.decision, _FORK_STATUS, int(kind), None, location,
             live - cursor.start_instructions, int(cursor.solver_time * 1e6), cursor.queries,
-            _signed(digest), first,
+            signed(digest), first,
             None if taken == _DEFAULT_DECISIONS[kind] else encode_varints(taken),
             encode_varints(answers) if answers else None, None))
         node_id = cursor.node
@@ -453,8 +457,8 @@ class TreeRecorder:
         cursor: PathCursor = state.memo
         if cursor.dropped:
             return None
-        status = _status_of(end)
-        site_hash, location = self._site(self.executor.site_of(state))
+        status = status_of(end)
+        point, location = self._site(self.executor.site_of(state))
         live = state.instructions
         node = cursor.recorded
         if status is NodeStatus.CUT:
@@ -466,11 +470,11 @@ class TreeRecorder:
                 return self._recorded_inputs(state, node) if cursor.at_frontier else None
         else:
             error = error_code(end.error.kind) if end.error is not None else 0
-            digest = mix_words(cursor.digest, (_END, status, site_hash, error,
-                                               live - cursor.start_instructions))
+            digest = end_digest(cursor.digest, status, point, error,
+                                live - cursor.start_instructions)
             if node is not None:
                 if (cursor.position == len(cursor.log) and node.status is status
-                        and node.hash == _signed(digest)):
+                        and node.hash == signed(digest)):
                     self.replayed_instructions += live - cursor.replay_from
                     self.replayed_queries += node.queries
                     if cursor.checking:
@@ -492,7 +496,7 @@ class TreeRecorder:
         cursor.pending = [
             cursor.node, cursor.parent, cursor.decision, int(status), kind, detail,
             location, live - cursor.start_instructions,
-            int(cursor.solver_time * 1e6), cursor.queries, _signed(digest), None, None,
+            int(cursor.solver_time * 1e6), cursor.queries, signed(digest), None, None,
             encode_varints(cursor.answers) if cursor.answers else None, None]
         return None
 
@@ -632,7 +636,7 @@ class TreeRecorder:
         key = (site.function, site.block, site.instruction)
         known = self._sites.get(key)
         if known is None:
-            known = (mix(mix(name_hash(site.function), site.block), site.instruction),
+            known = (site_hash(site),
                      self.store.location_id(site.function, site.block, site.instruction, site.file,
                                             site.line))
             self._sites[key] = known
@@ -676,19 +680,6 @@ class TreeRecorder:
 
 _FORK_STATUS = int(NodeStatus.FORK)
 _DEFAULT_DECISIONS = {kind: default_decisions(kind) for kind in ForkKind}
-
-
-def _signed(value: int) -> int:
-    """A 64-bit unsigned hash as SQLite's signed INTEGER."""
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def _status_of(end: PathTerminated) -> NodeStatus:
-    if end.status is PathStatus.COMPLETED:
-        return NodeStatus.COMPLETED
-    if end.status is PathStatus.ERROR:
-        return NodeStatus.ERROR
-    return NodeStatus.CUT if end.limit else NodeStatus.PARTIAL
 
 
 def _tag_name(tag: int) -> str:
