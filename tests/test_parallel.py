@@ -22,6 +22,7 @@ from symex.output.ktest import read_ktest
 from symex.parallel.balancing import LoadBalancer, Move
 from symex.parallel.worker import StepOrder, Worker
 from symex.description import RunDescription
+from symex.memo import ExecutionTree
 from symex.memo.format import encode_varints
 from symex.parallel.jobs import ROOT_JOB, Job
 
@@ -372,6 +373,109 @@ def test_a_journal_of_another_program_is_refused(exhaustive: symex.Program,
         symex.explore(other, workers=2, continue_with=tmp_path / "jobs.db")
 
 
+def tree_by_path(path: Path) -> dict[tuple[int, ...], tuple[object, ...]]:
+    """A recorded tree's nodes by their paths (node ids depend on the order rows were
+    written): how each segment ended, where, after how many instructions, its digest, its
+    children's decisions, and whether it holds test inputs. Not the answers a segment took
+    nor the inputs' bytes: those come from models, and two solvers may find other ones."""
+    with ExecutionTree.open(path) as tree:
+        return {node.path: (node.status, node.fork_kind, node.error_kind, node.exit_code,
+                            node.reason, node.site, node.instructions, node.hash,
+                            tuple(d for d, _ in node.children), tree.inputs_of(node) is not None)
+                for node in tree.nodes()}
+
+
+@pytest.mark.parametrize("backend", ["in-process", "processes"])
+def test_a_parallel_run_records_the_tree_one_process_records(backend: str,
+                                                            tmp_path: Path) -> None:
+    # the tokenizer: answers (values read from stdin), errors of the model, depth-cut paths
+    program = symex.compile(PROGRAMS / "posix" / "tokens.c")
+    alone = symex.explore(program, sym_stdin=4, max_depth=12, record_tree=tmp_path / "one.db")
+    split = symex.explore(program, sym_stdin=4, max_depth=12, workers=2,
+                          parallel_backend=backend, record_tree=tmp_path / "split.db")
+    assert outcome(split) == outcome(alone)
+    expected = tree_by_path(tmp_path / "one.db")
+    assert tree_by_path(tmp_path / "split.db") == expected
+    assert split.statistics.memo is not None
+    assert split.statistics.memo.tree_nodes == len(expected)
+    # the workers' tree replays in one process exactly as recorded: no divergence
+    again = symex.explore(program, sym_stdin=4, max_depth=12,
+                          continue_with=tmp_path / "split.db", restart_all_states=True)
+    assert again.paths == alone.paths
+    assert again.statistics.memo.diverged_states == 0
+    assert again.statistics.memo.new_instructions == 0
+
+
+def test_a_halted_parallel_runs_tree_is_finished_by_one_process(tmp_path: Path) -> None:
+    # states handed back at the halt leave their nodes open: a run in one process continues
+    # the tree from there and finds exactly the paths the first run did not finish
+    program = symex.compile(PROGRAMS / "regexp.c")
+    first = symex.explore(program, workers=2, max_time=1.0, record_tree=tmp_path / "t.db")
+    assert first.halted == "max-time reached"
+    rest = symex.explore(program, continue_with=tmp_path / "t.db")
+    assert rest.halted is None and rest.statistics.memo.diverged_states == 0
+    done = {t.path for t in first.tests if t.status is not symex.PathStatus.PARTIAL}
+    assert done.isdisjoint(t.path for t in rest.tests)
+    assert len(done) + rest.paths.total == 5204  # regexp's paths (test_regexp_same_paths...)
+    assert symex.explore(program, continue_with=tmp_path / "t.db").paths.total == 0
+
+
+def test_a_lost_workers_rows_are_written_once(exhaustive: symex.Program,
+                                              tmp_path: Path) -> None:
+    # the jobs of a SIGKILLed worker run again elsewhere: the tree has each node once,
+    # and is the tree of one process
+    symex.explore(exhaustive, record_tree=tmp_path / "one.db")
+    killed: list[int] = []
+
+    def kill_one(test: symex.TestCase) -> None:
+        if not killed and test.path[:1] == (1,):
+            worker = sorted(multiprocessing.active_children(), key=lambda p: p.name)[-1]
+            killed.append(worker.pid)
+            os.kill(worker.pid, signal.SIGKILL)
+
+    split = symex.explore(exhaustive, workers=2, record_tree=tmp_path / "split.db",
+                          hooks=symex.Hooks(on_path_end=kill_one))
+    assert killed and split.statistics.parallel.lost_workers == 1
+    assert tree_by_path(tmp_path / "split.db") == tree_by_path(tmp_path / "one.db")
+
+
+@pytest.mark.parametrize("backend", ["in-process", "processes"])
+def test_a_resumed_parallel_run_goes_on_recording_the_tree(backend: str,
+                                                           tmp_path: Path) -> None:
+    # the journal's open jobs carry their nodes: the resumed run extends a copy of the
+    # first run's tree, which ends up whole
+    program = symex.compile(PROGRAMS / "regexp.c")
+    first = symex.explore(program, workers=2, parallel_backend=backend, max_time=1.0,
+                          journal=tmp_path / "jobs.db", record_tree=tmp_path / "t1.db")
+    assert first.halted == "max-time reached"
+    second = symex.explore(program, workers=2, parallel_backend=backend,
+                           continue_with=tmp_path / "jobs.db", record_tree=tmp_path / "t2.db")
+    assert second.halted is None
+    nothing = symex.explore(program, continue_with=tmp_path / "t2.db")
+    assert nothing.paths.total == 0
+    assert any("fully explored" in m for m in nothing.messages)
+    with ExecutionTree.open(tmp_path / "t2.db") as tree:
+        leaves = [n for n in tree.leaves()]
+    assert len(leaves) == 5204 and len({n.path for n in leaves}) == 5204
+
+
+def test_cli_workers_record_a_tree_one_process_continues(tmp_path: Path) -> None:
+    source = write(tmp_path, "exhaustive.c", EXHAUSTIVE)
+    proc = run_cli("run", "--workers", "2", "--record-tree", "-q", str(source), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "symex-out-0" / "tree.db").is_file()
+    again = run_cli("run", "--continue-with", "symex-out-0", str(source), cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "symex: explored 0 paths" in again.stdout
+    assert "fully explored" in again.stderr + again.stdout
+    # going on with workers from a run that recorded no tree cannot record one
+    assert run_cli("run", "--workers", "2", "-q", str(source), cwd=tmp_path).returncode == 0
+    refused = run_cli("run", "--workers", "2", "--continue-with", "symex-out-2",
+                      "--record-tree", str(source), cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "holds no tree.db" in refused.stderr
+
+
 def regexp_run_with_1000_tests(tmp_path: Path) -> tuple[Path, Path, subprocess.Popen[str]]:
     """'symex run --workers 2' on regexp (5,204 paths) in the background, once 1,000 of its
     tests are written: the source, the output directory and the running process."""
@@ -455,7 +559,8 @@ def test_cli_continue_with_a_parallel_run_needs_workers(tmp_path: Path) -> None:
 @pytest.mark.parametrize("options, message", [
     ({"workers": 0}, "workers must be a whole number of at least 1"),
     ({"workers": 2, "parallel_backend": "mpi"}, "unknown parallel backend 'mpi'"),
-    ({"workers": 2, "record_tree": "t.db"}, "record_tree is not available with parallel"),
+    ({"workers": 2, "continue_with": "j.db", "restart_all_states": True},
+     "restart_all_states is not available with parallel"),
     ({"workers": 2, "balance_ratio": 0.5}, "balance_ratio must be at least 1"),
     ({"workers": 2, "searcher": "sideways"}, "sideways"),
     ({"workers": 2, "portfolio": "dfs,sideways"}, "unknown searcher 'sideways'"),
@@ -536,7 +641,8 @@ def test_cli_portfolio_reports_each_strategy(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (("--workers", "0"), "--workers 0: give at least 1 worker"),
-    (("--workers", "2", "--record-tree"), "not available with --workers yet"),
+    (("--workers", "2", "--continue-with", "x", "--stop-after-replay"),
+     "not available with --workers yet"),
     (("--workers", "2", "--balance-ratio", "0.5"), "give a ratio of at least 1"),
     (("--workers", "2", "--portfolio", "dfs,bfs,random-path"), "needs at least 3 workers"),
 ])

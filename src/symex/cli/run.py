@@ -325,12 +325,11 @@ def _validate(options: argparse.Namespace) -> None:
     if options.cluster is not None and importlib.util.find_spec("ray") is None:
         raise ConfigError("--cluster runs workers on Ray, which is not installed; install it "
                           "with: pip install 'symex[ray]'")
-    if _parallel(options) and (options.record_tree or options.write_queries
-                               or options.restart_all_states or options.stop_after_replay
-                               or options.replay_search):
-        raise ConfigError("--record-tree, --write-queries, --restart-all-states, "
-                          "--stop-after-replay and --replay-search are not available with "
-                          "--workers yet; run with one worker to use them")
+    if _parallel(options) and (options.write_queries or options.restart_all_states
+                               or options.stop_after_replay or options.replay_search):
+        raise ConfigError("--write-queries, --restart-all-states, --stop-after-replay and "
+                          "--replay-search are not available with --workers yet; run with one "
+                          "worker to use them")
     if options.continue_with and not _parallel(options):
         where = Path(options.continue_with)
         if (where / JOURNAL_FILE).is_file() and not (where / TREE_FILE).is_file():
@@ -405,14 +404,15 @@ def main(options: argparse.Namespace) -> int:
 
 
 def _check_tree(options: argparse.Namespace, program: Any, argv: ArgvSpec) -> None:
-    """Refuse a --continue-with tree (a journal, with workers) that is missing, damaged,
-    newer, or recorded for another program or other inputs (raises TreeFileError or
-    JournalError)."""
+    """Refuse a --continue-with tree (a journal, with workers; and its tree with
+    --record-tree) that is missing, damaged, newer, or recorded for another program or other
+    inputs (raises TreeFileError or JournalError)."""
     identity = tree_identity(program, "main", argv,
                              PosixSetup.make(_stdin_bytes(options), options.host_files))
     if _parallel(options):
         RunJournal.check(options.continue_with, identity)
-        return
+        if not options.record_tree:
+            return
     store = TreeStore.open(find_tree(options.continue_with), writable=False)
     try:
         check_identity(store, identity)
@@ -428,13 +428,11 @@ def _parallel(options: argparse.Namespace) -> bool:
 def _tree_paths(options: argparse.Namespace, out: OutputDirectory) -> dict[str, Any]:
     """explore()'s record_tree / continue_with for the memo options; with workers, the
     coordinator's journal (always kept) and the journal to resume."""
+    paths = {"continue_with": options.continue_with,
+             "record_tree": out.path / TREE_FILE if options.record_tree else None}
     if _parallel(options):
-        return {"continue_with": options.continue_with, "journal": out.path / JOURNAL_FILE}
-    if options.continue_with:
-        return {"continue_with": options.continue_with,
-                "record_tree": out.path / TREE_FILE if options.record_tree else None}
-    return {"record_tree": out.path / TREE_FILE if options.record_tree else None,
-            "continue_with": None}
+        paths["journal"] = out.path / JOURNAL_FILE
+    return paths
 
 
 def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirectory,

@@ -25,7 +25,7 @@ from symex.memo.format import TREE_FILE
 from symex.memo.recorder import TreeRecorder
 from symex.memo.store import TreeFileError, TreeStore
 
-__all__ = ["TreeIdentity", "describe_inputs", "find_tree", "open_recorder"]
+__all__ = ["TreeIdentity", "describe_inputs", "find_tree", "open_recorder", "open_store"]
 
 
 @attrs.frozen
@@ -106,16 +106,34 @@ def open_recorder(identity: TreeIdentity, *, record_tree: str | os.PathLike[str]
                   stop_after_replay: bool = False) -> tuple[TreeRecorder, list[str]]:
     """The recorder of a run, and messages for the run's log (see the module docstring).
     Every check happens before anything is written."""
+    if continue_with is None and (restart_all_states or stop_after_replay):
+        raise ConfigError("restart_all_states and stop_after_replay replay a recorded "
+                          "tree; pass continue_with=DIR as well")
+    store, messages = open_store(identity, record_tree=record_tree, continue_with=continue_with,
+                                 hash_constants=hash_constants)
     if continue_with is None:
-        if restart_all_states or stop_after_replay:
-            raise ConfigError("restart_all_states and stop_after_replay replay a recorded "
-                              "tree; pass continue_with=DIR as well")
+        return TreeRecorder(store), []
+    changed = store.meta.get("program_hash") != identity.ir_hash
+    recorder = TreeRecorder(store, restart_all_states=restart_all_states,
+                            stop_after_replay=stop_after_replay, check_explored=changed)
+    if changed:
+        # the tree is the new program's once a run has checked all of it
+        recorder.program_hash_when_checked = identity.ir_hash
+    return recorder, messages
+
+
+def open_store(identity: TreeIdentity, *, record_tree: str | os.PathLike[str] | None,
+               continue_with: str | os.PathLike[str] | None,
+               hash_constants: bool = True) -> tuple[TreeStore, list[str]]:
+    """The tree file a run records into (see the module docstring), checked against
+    ``identity``, and messages for the run's log."""
+    if continue_with is None:
         if record_tree is None:
-            raise ConfigError("open_recorder needs record_tree or continue_with")
+            raise ConfigError("a recorded tree needs record_tree or continue_with")
         meta = {"program": identity.program, "program_hash": identity.ir_hash,
                 "inputs": identity.inputs, "hash_constants": "1" if hash_constants else "0",
                 "created": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
-        return TreeRecorder(TreeStore.create(record_tree, meta)), []
+        return TreeStore.create(record_tree, meta), []
     source = find_tree(continue_with)
     reading = TreeStore.open(source, writable=False)
     try:
@@ -129,11 +147,4 @@ def open_recorder(identity: TreeIdentity, *, record_tree: str | os.PathLike[str]
             source = target
     finally:
         reading.close()
-    store = TreeStore.open(source, writable=True)
-    changed = store.meta.get("program_hash") != identity.ir_hash
-    recorder = TreeRecorder(store, restart_all_states=restart_all_states,
-                            stop_after_replay=stop_after_replay, check_explored=changed)
-    if changed:
-        # the tree is the new program's once a run has checked all of it
-        recorder.program_hash_when_checked = identity.ir_hash
-    return recorder, messages
+    return TreeStore.open(source, writable=True), messages

@@ -13,17 +13,23 @@ Users call ``symex.explore(program, workers=N)``; see docs/parallel.md.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import attrs
 
 from symex.description import RunDescription
 from symex.engine import Hooks, Result, tree_identity
 from symex.errors import ConfigError
 from symex.ir.program import Program
+from symex.memo.opening import open_store
+from symex.memo.store import TreeFileError
 from symex.parallel.balancing import LoadBalancer
 from symex.parallel.coordinator import Coordinator
 from symex.parallel.jobs import Job
 from symex.parallel.journal import RunJournal
 from symex.parallel.pools import InProcessPool, ProcessPool, RayPool, WorkerPool
+from symex.parallel.tree import RunTree
 from symex.parallel.worker import Worker
 
 __all__ = ["BACKENDS", "Job", "explore_in_parallel"]
@@ -55,8 +61,10 @@ def explore_in_parallel(program: Program, description: RunDescription, *, hooks:
     if solver is not None or not description.solver.config:
         raise ConfigError("parallel workers build their own solvers: pass solver as a "
                           "configuration string (such as 'z3'), not a solver object")
+    tree = description.tree
     unsupported = {"write_queries": description.solver.write_queries,
-                   "record_tree": description.tree.record_tree}
+                   "restart_all_states": tree.restart_all_states or None,
+                   "stop_after_replay": tree.stop_after_replay or None}
     for name, value in unsupported.items():
         if value is not None:
             raise ConfigError(f"{name} is not available with parallel workers yet; "
@@ -77,22 +85,53 @@ def explore_in_parallel(program: Program, description: RunDescription, *, hooks:
             Worker(index, program, description).close()
         pool = (RayPool(workers, program, description, cluster or "auto") if backend == "ray"
                 else ProcessPool(workers, program, description))
-    journal = None
+    journal = run_tree = None
     try:
         journal = open_journal(program, description)
+        run_tree = open_run_tree(program, description, journal)
         limits = description.limits
         coordinator = Coordinator(program, pool, hooks=hooks, max_time=limits.max_time,
                                   max_instructions=limits.max_instructions,
                                   emit_all_errors=description.output.emit_all_errors,
                                   progress_interval=description.progress_interval,
                                   balancer=LoadBalancer(parallel.balance_ratio),
-                                  journal=journal,
-                                  resume=description.tree.continue_with is not None)
-        return coordinator.run()
+                                  journal=journal, resume=tree.continue_with is not None,
+                                  tree=run_tree)
+        result = coordinator.run()
+        if run_tree is not None and run_tree.messages:
+            result = attrs.evolve(result, messages=tuple(run_tree.messages) + result.messages)
+        return result
     finally:
         pool.close()
         if journal is not None:
             journal.close()
+        if run_tree is not None:
+            run_tree.close()
+
+
+def open_run_tree(program: Program, description: RunDescription,
+                  journal: RunJournal | None) -> RunTree | None:
+    """The run's recorded tree (``record_tree``): new, or, when the run goes on from another
+    (``continue_with``: its output directory's tree, or the one its journal names), a copy of
+    that run's tree; None when none is recorded. The journal notes the tree's place."""
+    tree = description.tree
+    if tree.record_tree is None:
+        return None
+    source: str | Path | None = tree.continue_with
+    if source is not None and not Path(source).is_dir():
+        source = journal.tree_path() if journal is not None else None
+        if source is None:
+            raise TreeFileError(f"{tree.continue_with} is the journal of a run that recorded "
+                                f"no tree; continue it without record_tree")
+    inputs = description.inputs
+    store, messages = open_store(tree_identity(program, inputs.entry, inputs.argv, inputs.posix),
+                                 record_tree=tree.record_tree, continue_with=source,
+                                 hash_constants=tree.hash_constants)
+    if journal is not None:
+        journal.set_tree_path(tree.record_tree)
+    run_tree = RunTree(store)
+    run_tree.messages.extend(messages)
+    return run_tree
 
 
 def open_journal(program: Program, description: RunDescription) -> RunJournal | None:

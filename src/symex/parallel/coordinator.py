@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
 
 from symex.core.coverage import CoverageMap
 from symex.core.outcome import PathStatus, TestCase
@@ -42,6 +43,7 @@ from symex.parallel.balancing import LoadBalancer
 from symex.parallel.jobs import ROOT_JOB, Job
 from symex.parallel.journal import RunJournal
 from symex.parallel.pools import WorkerFailure, WorkerLost, WorkerPool
+from symex.parallel.tree import RunTree
 from symex.parallel.worker import StepOrder, WorkerReport
 from symex.solvers.shared import Solution
 
@@ -64,8 +66,10 @@ class Coordinator:
                  max_time: float | None, max_instructions: int | None,
                  emit_all_errors: bool, progress_interval: float,
                  balancer: LoadBalancer | None = None, journal: RunJournal | None = None,
-                 resume: bool = False) -> None:
+                 resume: bool = False, tree: RunTree | None = None) -> None:
         self.pool = pool
+        #: the run's recorded tree (None: none is recorded)
+        self.tree = tree
         #: where open jobs and finished paths are kept (None: nowhere); with ``resume``, the
         #: run goes on from it instead of from the root
         self.journal = journal
@@ -311,8 +315,14 @@ class Coordinator:
             targets = self.giving.pop(worker)
         if arrival.exported and worker not in self.halt_sent and arrival.stopped is None:
             self.counters["jobs_moved"] += len(arrival.exported)
+        exported = arrival.exported
+        if self.tree is not None:
+            self.tree.merge(worker, arrival.tree_rows)
+            # the jobs' nodes by their ids in the tree, not the worker's names for them
+            exported = tuple(attrs.evolve(job, node=self.tree.node_of(worker, job.node))
+                             if job.node else job for job in exported)
         opened = []
-        for index, job in enumerate(arrival.exported):
+        for index, job in enumerate(exported):
             entry = (self.next_job_id, job)
             opened.append(entry)
             self.next_job_id += 1
@@ -325,6 +335,8 @@ class Coordinator:
             # not take them for finished
             self.halting = arrival.stopped
         new_tests = [test for test in arrival.tests if self._test(test)]
+        if self.tree is not None:
+            self.tree.commit(durable=self.journal is not None)
         # after the hooks (the tests' files are written): a kill before this commit costs
         # this report's paths a second exploration on resume, never a lost test
         self._record(opened, arrival.finished_jobs, new_tests)
@@ -363,6 +375,8 @@ class Coordinator:
         self.loads[worker] = 0
         self.halt_sent.discard(worker)
         self.told[worker] = (0, 0)  # a replacement knows nothing yet
+        if self.tree is not None:
+            self.tree.forget(worker)
         if not self.pool.replace(worker):
             self.alive.discard(worker)
             if not self.alive:
@@ -434,7 +448,8 @@ class Coordinator:
             solver_time=self._total("solver_time"), forks=self._total("forks"),
             memory_mb=resident_mb() + sum(r.memory_mb for r in self.reports.values()
                                           if self.pool.kind != "in-process"),
-            final=final, parallel=self._parallel_statistics())
+            final=final, parallel=self._parallel_statistics(),
+            memo=self.tree.statistics(final) if self.tree is not None else None)
 
     def _result(self) -> Result:
         coverage = self.coverage
@@ -449,7 +464,8 @@ class Coordinator:
                 self._total("instructions"), time.monotonic() - self.start,
                 self._total("forks"), self.peak,
                 self._total("solver_queries"), self._total("solver_time"),
-                parallel=self._parallel_statistics()),
+                parallel=self._parallel_statistics(),
+                memo=self.tree.statistics(final=True) if self.tree is not None else None),
             halted=halted, messages=tuple(self.messages))
 
 

@@ -27,6 +27,8 @@ from symex.core.forks import DecisionTag, ForkKind, Site
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.core.state import State
 from symex.memo.format import decode_varints, encode_varints
+from symex.memo.recorder import ROOT
+from symex.parallel.tree import EndRow, Row, SegmentLog
 
 __all__ = ["Job", "JobCursor", "JobReplay", "ROOT_JOB"]
 
@@ -48,6 +50,10 @@ class Job:
     """Models the sending worker's solver found recently (array name -> bytes each): the
     receiver tries them on its first queries below the job, as the sender's
     counter-example cache would have, instead of starting with a cold cache."""
+    node: int = 0
+    """The node of the run's recorded tree the state is in (0: none is recorded). In a
+    worker's report, the worker's ref of it (:mod:`symex.parallel.tree`); the coordinator
+    replaces it with the node's id."""
 
     def decisions(self) -> tuple[int, ...]:
         """The path's fork decisions, oldest first (Cloud9's encoding of a job)."""
@@ -55,7 +61,7 @@ class Job:
 
 
 #: the job of a whole exploration: the root, nothing to replay
-ROOT_JOB = Job()
+ROOT_JOB = Job(node=ROOT)
 
 
 class JobCursor:
@@ -64,7 +70,13 @@ class JobCursor:
     rebuilds the job, the events still to replay."""
 
     __slots__ = ("job", "prefix", "events", "script", "position", "recorded", "dropped",
-                 "inputs")
+                 "inputs", "node", "digest", "start", "solver_time", "queries", "pending")
+
+    # set by SegmentLog.begin, read only while ``node`` is not None
+    digest: int
+    start: int
+    solver_time: float
+    queries: int
 
     def __init__(self, job: int, prefix: tuple[Any, tuple[int, ...]] | None,
                  events: list[int], script: Sequence[int] = (), position: int = 0,
@@ -79,6 +91,12 @@ class JobCursor:
         self.recorded: bool | None = True if position < len(script) else None
         self.dropped = False
         self.inputs = inputs
+        #: with a recorded tree: the ref of the segment the state is in (None: the state is
+        #: rebuilding a job and has not reached its node yet, or nothing is recorded), and
+        #: the segment's digest, first instruction and solver counters (SegmentLog.begin)
+        self.node: int | None = None
+        #: the row of a path that ended, waiting for its test inputs
+        self.pending: EndRow | None = None
 
     def all_events(self) -> list[int]:
         """Every event of the path from the root, oldest first."""
@@ -98,7 +116,12 @@ class JobReplay:
     way it calls a tree recorder: ``start`` for each initial state, ``take_pruned`` for the
     states that are not this worker's, ``path_ended`` for each path's end."""
 
-    def __init__(self) -> None:
+    def __init__(self, segments: SegmentLog | None = None) -> None:
+        #: the recorder of the run's tree (None: the run records none)
+        self.segments = segments
+        #: jobs being rebuilt whose node is recorded: where their last fork is in their
+        #: events (-1: none) and their node
+        self._job_nodes: dict[int, tuple[int, int]] = {}
         self.executor: Any = None
         self.messages: list[str] = []
         self.stop_after_replay = False
@@ -122,10 +145,18 @@ class JobReplay:
         """Give an initial state the cursor of the job it rebuilds (:attr:`next_job`)."""
         job_id, job = self.next_job
         script = decode_varints(job.events) if job.events else ()
-        state.memo = JobCursor(job_id, None, [], script, 0, job.inputs)
+        cursor = JobCursor(job_id, None, [], script, 0, job.inputs)
+        state.memo = cursor
         self.live[job_id] = self.live.get(job_id, 0) + 1
+        if self.segments is not None and job.node:
+            last_fork = max((i for i, e in enumerate(script) if e & 3 == FORK_EVENT),
+                            default=-1)
+            if last_fork < 0:
+                self.segments.begin(cursor, -job.node, 0, state.instructions)
+            else:
+                self._job_nodes[job_id] = (last_fork, job.node)
         if not script:
-            self._replayed(state, state.memo)
+            self._replayed(state, cursor)
         return True
 
     def tick(self) -> None:
@@ -149,14 +180,22 @@ class JobReplay:
         return not state.memo.dropped
 
     def path_ended(self, state: State, end: PathTerminated) -> dict[str, bytes] | None:
-        """A path of this worker ended: one state fewer in its job."""
+        """A path of this worker ended: one state fewer in its job (and its segment's row,
+        when the tree is recorded and the state got as far as its node)."""
         cursor = state.memo
         if not cursor.dropped:
             self._release(cursor.job)
+            if cursor.node is not None and cursor.recorded is None and self.segments:
+                cursor.pending = self.segments.ended(cursor, end, self.executor.site_of(state),
+                                                     state.instructions)
         return None
 
     def leaf_written(self, state: State, objects: dict[str, bytes] | None) -> None:
-        """Nothing is written per leaf."""
+        """Record the ended path's row with its test inputs (with a recorded tree)."""
+        cursor = state.memo
+        if cursor.pending is not None and self.segments is not None:
+            self.segments.written(cursor.pending, state, objects)
+            cursor.pending = None
 
     def statistics(self, instructions: int, *, final: bool = False) -> None:
         """No tree statistics (the run's tree, if any, is the coordinator's)."""
@@ -179,7 +218,12 @@ class JobReplay:
             inputs = tuple((s.array.name, bytes(model.get(s.array, bytes(s.array.size))))
                            for s in state.symbolics)
         self._release(cursor.job)
-        return Job(encode_varints(cursor.all_events()), state.depth, inputs)
+        return Job(encode_varints(cursor.all_events()), state.depth, inputs,
+                   node=cursor.node or 0)
+
+    def take_rows(self) -> tuple[Row, ...]:
+        """The tree rows recorded since the last call (none when no tree is recorded)."""
+        return self.segments.take() if self.segments is not None else ()
 
     def take_finished(self) -> list[int]:
         """Jobs whose states have all ended (or moved on) since the last call."""
@@ -208,16 +252,25 @@ class JobReplay:
         cursor.position += 1
         cursor.events.append(event)
         self.replayed_events += 1
+        if cursor.node is not None:
+            self.segments.answered(cursor, tag, expr)  # type: ignore[union-attr]
         if cursor.position == len(cursor.script):
             self._replayed(state, cursor)
         return event >> 2
 
     def note_answer(self, state: State, tag: DecisionTag, expr: E.Expr, answer: int) -> None:
         """Keep an answer in the state's events."""
-        state.memo.events.append(answer << 2 | tag)
+        cursor: JobCursor = state.memo
+        cursor.events.append(answer << 2 | tag)
+        if cursor.node is not None:
+            self.segments.answered(cursor, tag, expr)  # type: ignore[union-attr]
 
     def solver_used(self, state: State, seconds: float) -> None:
-        """Solver calls are counted by the solver."""
+        """Count a solver call in the state's segment (with a recorded tree)."""
+        cursor: JobCursor = state.memo
+        if cursor.node is not None:
+            cursor.solver_time += seconds
+            cursor.queries += 1
 
     def forked(self, kind: ForkKind, condition: E.Expr | None, states: Sequence[State],
                site: Site | None) -> None:
@@ -231,9 +284,17 @@ class JobReplay:
         prefix = (cursor.prefix, tuple(cursor.events))
         if cursor.recorded is None:
             self.live[cursor.job] += len(states) - 1
-            for state in states:
-                state.memo = JobCursor(cursor.job, prefix,
-                                       [state.last_decision() << 2 | FORK_EVENT])
+            first = -1
+            if cursor.node is not None:
+                live = self.executor.live_instructions(states[0])
+                first = self.segments.forked(  # type: ignore[union-attr]
+                    cursor, kind, condition, states, site, live)
+            for offset, state in enumerate(states):
+                decision = state.last_decision()
+                state.memo = child = JobCursor(cursor.job, prefix, [decision << 2 | FORK_EVENT])
+                if first >= 0:
+                    self.segments.begin(child, first + offset, decision,  # type: ignore[union-attr]
+                                        live)
             return
         event = cursor.script[cursor.position]
         if event & 3 != FORK_EVENT or not any(s.last_decision() == event >> 2 for s in states):
@@ -251,6 +312,11 @@ class JobReplay:
             kept = JobCursor(cursor.job, prefix, [event], cursor.script, cursor.position + 1,
                              cursor.inputs)
             state.memo = kept
+            node = self._job_nodes.get(cursor.job)
+            if node is not None and node[0] == cursor.position:
+                # the job's last fork: the state is in the job's node from here on
+                self.segments.begin(kept, -node[1], event >> 2,  # type: ignore[union-attr]
+                                    self.executor.live_instructions(states[0]))
             if kept.recorded is None:
                 self._replayed(state, kept)
 
@@ -260,6 +326,7 @@ class JobReplay:
         """``state`` has rebuilt its job: it explores on, with the inputs the job brought."""
         cursor.recorded = None
         cursor.script = ()
+        self._job_nodes.pop(cursor.job, None)
         inputs = cursor.inputs
         cursor.inputs = None
         if inputs is not None:

@@ -36,13 +36,16 @@ __all__ = ["JOURNAL_FILE", "JOURNAL_FORMAT", "JournalError", "RunJournal", "find
 #: the journal's name in an output directory
 JOURNAL_FILE = "jobs.db"
 #: the format this code writes and reads
-JOURNAL_FORMAT = "symex-jobs 1"
+JOURNAL_FORMAT = "symex-jobs 2"
+#: older formats this code reads: 1 had no ``job.node`` (read as 0: no recorded tree)
+_READ_FORMATS = {JOURNAL_FORMAT, "symex-jobs 1"}
 
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # open jobs: events as varints (parallel/jobs.py), inputs as JSON [[name, hex], ...]
+    # open jobs: events as varints (parallel/jobs.py), inputs as JSON [[name, hex], ...],
+    # the node of the run's recorded tree (0: none)
     "CREATE TABLE job (id INTEGER PRIMARY KEY, events BLOB NOT NULL, depth INTEGER NOT NULL, "
-    "inputs TEXT)",
+    "inputs TEXT, node INTEGER NOT NULL DEFAULT 0)",
     # finished paths: the decision sequence as varints, the status (PathStatus value)
     "CREATE TABLE path (decisions BLOB PRIMARY KEY, status TEXT NOT NULL) WITHOUT ROWID",
 )
@@ -94,11 +97,18 @@ class RunJournal:
         """The journal of a run to resume (an output directory or its ``jobs.db``), checked
         against ``identity``; with ``target``, a copy there is extended instead of it."""
         found = cls.check(source, identity)
-        if target is None:
-            return cls(found, cls._connect(found))
-        where = _new_file(target)
-        shutil.copyfile(found, where)
-        return cls(where, cls._connect(where))
+        if target is not None:
+            where = _new_file(target)
+            shutil.copyfile(found, where)
+            found = where
+        db = cls._connect(found)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(job)")}
+        if "node" not in columns:  # format 1
+            with db:
+                db.execute("BEGIN")
+                db.execute("ALTER TABLE job ADD COLUMN node INTEGER NOT NULL DEFAULT 0")
+                db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (JOURNAL_FORMAT,))
+        return cls(found, db)
 
     @staticmethod
     def check(source: str | os.PathLike[str], identity: TreeIdentity) -> Path:
@@ -119,7 +129,7 @@ class RunJournal:
             raise JournalError(f"{os.fspath(found)} is not a journal symex wrote ({exc}); "
                                f"continue with the output directory of 'symex run "
                                f"--workers N'") from None
-        if meta.get("format") != JOURNAL_FORMAT:
+        if meta.get("format") not in _READ_FORMATS:
             raise JournalError(f"{os.fspath(found)} has format {meta.get('format')!r}, not "
                                f"{JOURNAL_FORMAT!r}; it was written by another symex")
         mismatch = [name for name, mine in (("program", identity.program),
@@ -151,9 +161,21 @@ class RunJournal:
         """The jobs whose subtrees were not finished, by id."""
         return [(job_id, Job(bytes(events), depth,
                              tuple((name, bytes.fromhex(data)) for name, data in json.loads(inputs))
-                             if inputs is not None else None))
-                for job_id, events, depth, inputs in
-                self._db.execute("SELECT id, events, depth, inputs FROM job ORDER BY id")]
+                             if inputs is not None else None, node=node_id))
+                for job_id, events, depth, inputs, node_id in
+                self._db.execute("SELECT id, events, depth, inputs, node FROM job ORDER BY id")]
+
+    def tree_path(self) -> Path | None:
+        """The tree the journaled run recorded (None: it recorded none)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
+        return None if row is None else Path(row[0])
+
+    def set_tree_path(self, path: str | os.PathLike[str]) -> None:
+        """Note the tree this run records (its open jobs name nodes of that tree)."""
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tree', ?)",
+                             (os.fspath(Path(path).resolve()),))
 
     def finished_paths(self) -> dict[tuple[int, ...], PathStatus]:
         """Every path that ended for good, by decision sequence."""
@@ -176,11 +198,11 @@ class RunJournal:
         db = self._db
         with db:
             db.execute("BEGIN")
-            db.executemany("INSERT OR REPLACE INTO job (id, events, depth, inputs) "
-                           "VALUES (?, ?, ?, ?)",
+            db.executemany("INSERT OR REPLACE INTO job (id, events, depth, inputs, node) "
+                           "VALUES (?, ?, ?, ?, ?)",
                            [(job_id, job.events, job.depth,
                              json.dumps([[name, data.hex()] for name, data in job.inputs])
-                             if job.inputs is not None else None)
+                             if job.inputs is not None else None, job.node)
                             for job_id, job in opened])
             db.executemany("DELETE FROM job WHERE id = ?", [(job_id,) for job_id in finished])
             db.executemany("INSERT OR IGNORE INTO path (decisions, status) VALUES (?, ?)",

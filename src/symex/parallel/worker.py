@@ -18,6 +18,7 @@ from symex.description import RunDescription
 from symex.engine import Exploration, Hooks, resident_mb
 from symex.ir.program import Program
 from symex.parallel.jobs import Job, JobReplay
+from symex.parallel.tree import Row, SegmentLog
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver
 from symex.solvers.chain import ChainSolver
@@ -85,6 +86,8 @@ class WorkerReport:
     """Models this worker's solver found, for the others."""
     shared_hits: int = 0
     """Queries answered by models other workers found."""
+    tree_rows: tuple[Row, ...] = ()
+    """Segments of the run's recorded tree that ended since the last report."""
 
 
 class Worker:
@@ -100,7 +103,9 @@ class Worker:
         self.shared = SharedSolutions()
         solver: Solver = with_chain(core, spec.chain, shared=self.shared)
         self.solver = solver
-        self.replay = JobReplay()
+        tree = description.tree
+        self.replay = JobReplay(SegmentLog(tree.hash_constants) if tree.record_tree is not None
+                                else None)
         self.exploration = Exploration(program, solver, description, hooks=Hooks(),
                                        memo=self.replay)
         self.exploration.begin()
@@ -202,7 +207,8 @@ class Worker:
             forks=run.executor.forks, solver_queries=queries, solver_time=solver_time,
             replayed_events=self.replay.replayed_events, memory_mb=resident_mb(),
             stopped=stopped, messages=new_messages, searcher=self.searcher,
-            solutions=self.shared.take_found(), shared_hits=self.shared.hits)
+            solutions=self.shared.take_found(), shared_hits=self.shared.hits,
+            tree_rows=self.replay.take_rows())
 
     def close(self) -> None:
         """Release the solver."""
