@@ -259,6 +259,79 @@ def test_shared_solutions_answer_queries_a_worker_never_solved(exhaustive: symex
     assert [t.objects for t in answered.tests] == [t.objects for t in solved.tests]
 
 
+#: one infeasible branch per byte: b[i] < 50 under b[i] > 100
+REFUTED = """
+    #include <klee/klee.h>
+    int main(void) {
+      unsigned char b[3];
+      klee_make_symbolic(b, sizeof b, "b");
+      int n = 0;
+      for (int i = 0; i < 3; i++)
+        if (b[i] > 100) {
+          if (b[i] < 50)
+            n += 100;
+          n++;
+        }
+      return n;
+    }
+"""
+
+
+def test_shared_refutations_answer_unsatisfiable_queries_a_worker_never_solved(
+        tmp_path: Path) -> None:
+    # a constraint set one worker's solver found unsatisfiable is unsatisfiable for every
+    # worker: here {b[i] > 100, b[i] < 50} for each of the three bytes (independence slicing
+    # leaves only the byte's own constraints, so each is solved once, whatever the prefix).
+    # A worker told them, and the models, explores the same tree without its own solver.
+    program = symex.compile(write(tmp_path, "refuted.c", REFUTED))
+    settings = RunDescription()
+    first = Worker(0, program, settings)
+    second = Worker(1, program, settings)
+    try:
+        solved = first.step(StepOrder(jobs=((0, ROOT_JOB),), seconds=60.0))
+        answered = second.step(StepOrder(jobs=((0, ROOT_JOB),), seconds=60.0,
+                                         solutions=solved.solutions,
+                                         refutations=solved.refutations))
+    finally:
+        first.close()
+        second.close()
+    assert solved.completed == 2 ** 3
+    assert len(solved.refutations) == 3
+    assert len(solved.solutions) + 3 == solved.solver_queries
+    assert sorted(t.path for t in answered.tests) == sorted(t.path for t in solved.tests)
+    assert answered.solver_queries == 0
+    assert answered.shared_hits == solved.solver_queries
+
+
+def test_a_refutation_is_used_only_for_a_query_that_holds_it() -> None:
+    # a refuted set answers "unsatisfiable" only for a query holding those very expressions
+    # (sent as expressions, not digests): a query over another byte, or a weaker bound, is not
+    # refuted
+    from symex import expr as E
+    from symex.solvers.shared import SharedSolutions
+
+    arrays: dict[str, E.Array] = {}
+
+    def array_of(name: str, size: int, initial: bytes | None) -> E.Array:
+        return arrays.setdefault(name, E.Array(name, size, initial))
+
+    b = array_of("b", 2, None)
+
+    def byte(i: int) -> E.Expr:
+        return E.read(E.UpdateList(b), E.const(i, 32))
+
+    sender = SharedSolutions()
+    sender.publish_unsat([E.ugt(byte(0), E.const(100, 8)), E.ult(byte(0), E.const(50, 8))])
+    receiver = SharedSolutions()
+    receiver.add_refutations(sender.take_refuted(), array_of)
+    above, below = E.ugt(byte(0), E.const(100, 8)), E.ult(byte(0), E.const(50, 8))
+    assert receiver.refutes(frozenset({above, below, E.ugt(byte(1), E.const(3, 8))}))
+    assert not receiver.refutes(frozenset({above, E.ult(byte(0), E.const(150, 8))}))
+    assert not receiver.refutes(frozenset({E.ugt(byte(1), E.const(100, 8)),
+                                           E.ult(byte(1), E.const(50, 8))}))
+    assert receiver.refutation_hits == 1
+
+
 def test_a_shared_solution_that_does_not_satisfy_the_query_is_not_used() -> None:
     # a digest collision or a same-named array must never give a wrong answer: the model
     # is checked by evaluation first

@@ -45,7 +45,7 @@ from symex.parallel.journal import RunJournal
 from symex.parallel.pools import WorkerFailure, WorkerLost, WorkerPool
 from symex.parallel.tree import RunTree
 from symex.parallel.worker import StepOrder, WorkerReport
-from symex.solvers.shared import Solution
+from symex.solvers.shared import Refutation, Solution
 
 __all__ = ["Coordinator"]
 
@@ -55,7 +55,8 @@ STEP_SECONDS = 0.03
 SHORT_STEP_SECONDS = 0.02
 #: seconds the coordinator waits for reports before it looks at limits and progress again
 WAIT_SECONDS = 0.05
-#: shared solutions the coordinator passes on; later ones stay with the worker that found them
+#: shared solutions (and refutations, as many) the coordinator passes on; later ones stay with
+#: the worker that found them
 SHARED_SOLUTIONS_KEPT = 200_000
 
 
@@ -107,8 +108,9 @@ class Coordinator:
         #: what workers learnt, in arrival order (solutions with the worker that found them),
         #: and how far into each list every worker has been told
         self.solution_log: list[tuple[int, Solution]] = []
+        self.refutation_log: list[tuple[int, Refutation]] = []
         self.block_log: list[tuple[str, int]] = []
-        self.told: dict[int, tuple[int, int]] = dict.fromkeys(range(self.size), (0, 0))
+        self.told: dict[int, tuple[int, int, int]] = dict.fromkeys(range(self.size), (0, 0, 0))
         #: blocks each search strategy's workers reached first
         self.strategy_blocks: dict[str, set[tuple[str, int]]] = collections.defaultdict(set)
         #: jobs, balancing_moves, jobs_moved, lost_workers, reissued_jobs (ParallelStatistics)
@@ -238,10 +240,13 @@ class Coordinator:
     def _news(self, worker: int) -> dict[str, Any]:
         """What the others learnt since ``worker`` was last told: solutions their solvers
         found, blocks they reached."""
-        solutions_told, blocks_told = self.told[worker]
-        self.told[worker] = (len(self.solution_log), len(self.block_log))
+        solutions_told, blocks_told, refutations_told = self.told[worker]
+        self.told[worker] = (len(self.solution_log), len(self.block_log),
+                             len(self.refutation_log))
         return dict(solutions=tuple(s for origin, s in self.solution_log[solutions_told:]
                                     if origin != worker),
+                    refutations=tuple(r for origin, r in self.refutation_log[refutations_told:]
+                                      if origin != worker),
                     covered=tuple(self.block_log[blocks_told:]))
 
     def _resume(self, journal: RunJournal) -> None:
@@ -309,6 +314,9 @@ class Coordinator:
         room = SHARED_SOLUTIONS_KEPT - len(self.solution_log)
         if room > 0:
             self.solution_log.extend((worker, s) for s in arrival.solutions[:room])
+        room = SHARED_SOLUTIONS_KEPT - len(self.refutation_log)
+        if room > 0:
+            self.refutation_log.extend((worker, r) for r in arrival.refutations[:room])
         targets: list[int] = []
         if worker in self.give_sent:
             self.give_sent.discard(worker)
@@ -374,7 +382,7 @@ class Coordinator:
             self.retired.append(self.reports.pop(worker))
         self.loads[worker] = 0
         self.halt_sent.discard(worker)
-        self.told[worker] = (0, 0)  # a replacement knows nothing yet
+        self.told[worker] = (0, 0, 0)  # a replacement knows nothing yet
         if self.tree is not None:
             self.tree.forget(worker)
         if not self.pool.replace(worker):

@@ -16,13 +16,14 @@ import attrs
 from symex.core.outcome import PathStatus, TestCase
 from symex.description import RunDescription
 from symex.engine import Exploration, Hooks, resident_mb
+from symex.expr import Array
 from symex.ir.program import Program
 from symex.parallel.jobs import Job, JobReplay
 from symex.parallel.tree import Row, SegmentLog
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver
 from symex.solvers.chain import ChainSolver
-from symex.solvers.shared import SharedSolutions, Solution
+from symex.solvers.shared import Refutation, SharedSolutions, Solution
 
 __all__ = ["HINT_MODELS", "StepOrder", "Worker", "WorkerReport"]
 
@@ -45,6 +46,8 @@ class StepOrder:
     halt: str | None = None
     solutions: tuple[Solution, ...] = ()
     """Models other workers' solvers found (the shared solution cache)."""
+    refutations: tuple[Refutation, ...] = ()
+    """Constraint sets other workers' solvers found unsatisfiable."""
     covered: tuple[tuple[str, int], ...] = ()
     """Blocks other workers reached (coverage-guided search steers by the run's coverage)."""
     split: int = 0
@@ -85,7 +88,9 @@ class WorkerReport:
     solutions: tuple[Solution, ...] = ()
     """Models this worker's solver found, for the others."""
     shared_hits: int = 0
-    """Queries answered by models other workers found."""
+    """Queries answered by models or refutations other workers found."""
+    refutations: tuple[Refutation, ...] = ()
+    """Constraint sets this worker's solver found unsatisfiable, for the others."""
     tree_rows: tuple[Row, ...] = ()
     """Segments of the run's recorded tree that ended since the last report."""
 
@@ -118,6 +123,8 @@ class Worker:
         run = self.exploration
         if order.solutions:
             self.shared.add(order.solutions)
+        if order.refutations:
+            self.shared.add_refutations(order.refutations, self._array_of)
         if order.covered:
             run.executor.mark_covered_elsewhere(order.covered)
         for job_id, job in order.jobs:
@@ -143,6 +150,12 @@ class Worker:
                 exported += self._halt(stopped, finished)
         finished += self.replay.take_finished()
         return self._report(exported, stopped, tuple(finished))
+
+    def _array_of(self, name: str, size: int, initial: bytes | None) -> Array:
+        """This worker's array for another worker's (its input arrays are one per name)."""
+        if initial is None:
+            return self.exploration.executor.input_array(name, size)
+        return Array(name, size, initial)
 
     def _hand_over(self, count: int) -> tuple[Job, ...]:
         """Up to ``count`` exploring states, the shallowest, as jobs for other workers, with
@@ -207,7 +220,9 @@ class Worker:
             forks=run.executor.forks, solver_queries=queries, solver_time=solver_time,
             replayed_events=self.replay.replayed_events, memory_mb=resident_mb(),
             stopped=stopped, messages=new_messages, searcher=self.searcher,
-            solutions=self.shared.take_found(), shared_hits=self.shared.hits,
+            solutions=self.shared.take_found(),
+            shared_hits=self.shared.hits + self.shared.refutation_hits,
+            refutations=self.shared.take_refuted(),
             tree_rows=self.replay.take_rows())
 
     def close(self) -> None:

@@ -371,14 +371,20 @@ class ChainSolver(SolverBase):
             started = time.perf_counter()
             key = shared.key(ordered)
             found_elsewhere = shared.lookup(key, ordered, arrays)
+            refuted = found_elsewhere is None and shared.refutes(query)
             layer.time += time.perf_counter() - started
             if found_elsewhere is not None:
                 self._cex_models.appendleft((query, found_elsewhere))
                 return found_elsewhere
+            if refuted:
+                self._cex_unsat.append(query)
+                return None
         answer = self._inner_model(ordered, (), arrays)
         started = time.perf_counter()
         if answer is None:
             self._cex_unsat.append(query)
+            if shared is not None:
+                shared.publish_unsat(ordered)
             model = None
         else:
             model = dict(zip(arrays, answer[1]))

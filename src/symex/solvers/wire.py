@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import marshal
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from symex import expr as _expr
 from symex.errors import SolverError
@@ -157,17 +157,21 @@ class QueryDecoder:
     decodes to the same :class:`~symex.expr.Array` object.
     """
 
-    __slots__ = ("_arrays", "_writes")
+    __slots__ = ("_arrays", "_writes", "_array_of")
 
-    def __init__(self) -> None:
-        """Start with no arrays or writes known."""
+    def __init__(self, array_of: Callable[[str, int, bytes | None], Array] | None = None) -> None:
+        """Start with no arrays or writes known. ``array_of`` (name, size, initial contents)
+        gives the receiver's own array for a sender's (a parallel worker's input arrays, one
+        per name); without it every array the sender numbered is made anew."""
+        self._array_of = array_of
         self._arrays: dict[int, Array] = {}
         self._writes: dict[tuple[Expr, Expr, UpdateNode | None], UpdateNode] = {}
 
     def _array(self, key: int, name: str, size: int, initial: bytes | None) -> Array:
         array = self._arrays.get(key)
         if array is None:
-            array = Array(name, size, initial)
+            array = (Array(name, size, initial) if self._array_of is None
+                     else self._array_of(name, size, initial))
             self._arrays[key] = array
         return array
 
