@@ -32,6 +32,7 @@ __all__ = [
     "error_kind",
     "pack_inputs",
     "split_inputs",
+    "stored_decisions",
     "unpack_inputs",
 ]
 
@@ -106,6 +107,12 @@ def default_decisions(kind: ForkKind) -> tuple[int, ...]:
     if kind is ForkKind.ERROR_CHECK:
         return (0, 1)
     return (1, 0)
+
+
+def stored_decisions(kind: ForkKind, decisions: tuple[int, ...]) -> bytes | None:
+    """``node.decisions`` of a fork of ``kind`` whose children took ``decisions``: NULL for
+    the kind's default, else the varints."""
+    return None if decisions == default_decisions(kind) else encode_varints(decisions)
 
 
 _ERROR_KINDS = tuple(ErrorKind)

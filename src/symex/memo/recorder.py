@@ -43,11 +43,13 @@ from symex.memo.format import (
     error_code,
     pack_inputs,
     split_inputs,
+    stored_decisions,
     unpack_inputs,
 )
 from symex.expr.digest import StructureHasher
 from symex.memo.segments import (
     answer_digest,
+    end_details,
     end_digest,
     fork_digest,
     segment_start,
@@ -412,7 +414,7 @@ class TreeRecorder:
             cursor.node, cursor.parent, cursor.decision, _FORK_STATUS, int(kind), None, location,
             live - cursor.start_instructions, int(cursor.solver_time * 1e6), cursor.queries,
             signed(digest), first,
-            None if taken == _DEFAULT_DECISIONS[kind] else encode_varints(taken),
+            stored_decisions(kind, taken),
             encode_varints(answers) if answers else None, None))
         node_id = cursor.node
         for offset, state in enumerate(states):
@@ -486,13 +488,9 @@ class TreeRecorder:
                 if not self._diverge(state, f"the replayed path ended ({status.name.lower()}) "
                                             f"where the recording {_describe(node.status)}"):
                     return None
-        kind = detail = None
-        if status is NodeStatus.ERROR and end.error is not None:
-            kind = error_code(end.error.kind)
-        elif status is NodeStatus.COMPLETED:
-            detail = end.exit_code
-        elif status is NodeStatus.PARTIAL or status is NodeStatus.CUT:
-            detail = self._reason_id(end.reason)
+        kind, detail, reason = end_details(end, status)
+        if reason is not None:
+            detail = self._reason_id(reason)
         cursor.pending = [
             cursor.node, cursor.parent, cursor.decision, int(status), kind, detail,
             location, live - cursor.start_instructions,
@@ -679,7 +677,6 @@ class TreeRecorder:
 
 
 _FORK_STATUS = int(NodeStatus.FORK)
-_DEFAULT_DECISIONS = {kind: default_decisions(kind) for kind in ForkKind}
 
 
 def _tag_name(tag: int) -> str:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from symex.core.forks import ForkKind, Site
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.expr.digest import mix, mix_words, name_hash
-from symex.memo.format import NodeStatus
+from symex.memo.format import NodeStatus, error_code
 
-__all__ = ["answer_digest", "end_digest", "fork_digest", "segment_start", "signed", "site_hash",
+__all__ = ["answer_digest", "end_details", "end_digest", "fork_digest", "segment_start", "signed", "site_hash",
            "status_of"]
 
 # event words mixed into a segment's digest
@@ -58,6 +58,19 @@ def site_hash(site: Site | None) -> int:
 def signed(value: int) -> int:
     """A 64-bit unsigned hash as SQLite's signed INTEGER."""
     return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def end_details(end: PathTerminated,
+                status: NodeStatus) -> tuple[int | None, int | None, str | None]:
+    """What a leaf row records of how its path ended: the error kind's code (ERROR), the exit
+    code (COMPLETED), the reason (PARTIAL, CUT)."""
+    if status is NodeStatus.ERROR and end.error is not None:
+        return error_code(end.error.kind), None, None
+    if status is NodeStatus.COMPLETED:
+        return None, end.exit_code, None
+    if status is NodeStatus.PARTIAL or status is NodeStatus.CUT:
+        return None, None, end.reason
+    return None, None, None
 
 
 def status_of(end: PathTerminated) -> NodeStatus:

@@ -40,10 +40,12 @@ from symex.memo.format import (
     encode_varints,
     error_code,
     pack_inputs,
+    stored_decisions,
 )
 from symex.memo.recorder import ROOT, MemoStatistics
 from symex.memo.segments import (
     answer_digest,
+    end_details,
     end_digest,
     fork_digest,
     segment_start,
@@ -139,19 +141,13 @@ class SegmentLog:
               instructions: int) -> EndRow:
         """The row of a segment whose path ended (its inputs come with :meth:`written`)."""
         status = status_of(end)
-        kind = exit_code = reason = None
+        kind, exit_code, reason = end_details(end, status)
         if status is NodeStatus.CUT:
             digest = cursor.digest  # as the tree recorder: a cut path resumes in this segment
         else:
             error = error_code(end.error.kind) if end.error is not None else 0
             digest = end_digest(cursor.digest, status, site_hash(site), error,
                                 instructions - cursor.start)
-        if status is NodeStatus.ERROR and end.error is not None:
-            kind = error_code(end.error.kind)
-        elif status is NodeStatus.COMPLETED:
-            exit_code = end.exit_code
-        elif status is NodeStatus.PARTIAL or status is NodeStatus.CUT:
-            reason = end.reason
         return EndRow(cursor.node, int(status), kind, exit_code, reason, site,
                       instructions - cursor.start, int(cursor.solver_time * 1e6),
                       cursor.queries, signed(digest), _log(cursor))
@@ -175,9 +171,6 @@ def _log(cursor: Any) -> bytes | None:
     """The answers of a cursor's segment (its events after the fork that began it)."""
     answers = cursor.events[1:] if cursor.prefix is not None else cursor.events
     return encode_varints(answers) if answers else None
-
-
-_DEFAULT_DECISIONS = {kind: default_decisions(kind) for kind in ForkKind}
 
 
 class RunTree:
@@ -247,8 +240,7 @@ class RunTree:
                     node_id, parent[0], parent[1], int(NodeStatus.FORK), row.kind, None,
                     location, row.instructions, row.solver_us, row.queries, row.digest,
                     self._first_child[node_id],
-                    None if row.decisions == _DEFAULT_DECISIONS[ForkKind(row.kind)]
-                    else encode_varints(row.decisions), row.log, None))
+                    stored_decisions(ForkKind(row.kind), row.decisions), row.log, None))
                 continue
             detail = (row.exit_code if row.status == NodeStatus.COMPLETED
                       else store.reason_id(row.reason) if row.reason is not None else None)
