@@ -350,3 +350,20 @@ def test_explore_checks_its_options() -> None:
         symex.explore(program, stop_after_replay=True)
     with pytest.raises(SymexError, match="random-path"):
         symex.explore(program, continue_with="x", replay_searcher="random-path")
+
+
+def test_new_node_ids_never_reuse_a_forks_unrecorded_child(tmp_path: Path) -> None:
+    # a fork reserves an id per child; a child still open has no row, and a continuing run
+    # must not give its id to another node (two rows would fight over one id)
+    from symex.memo.store import TreeStore
+
+    store = TreeStore.create(tmp_path / "tree.db", {"program": "p"})
+    branch = int(ForkKind.BRANCH)
+    # root forks into 2 and 3; 2 ended; 3 (the last child) has no row yet
+    store.write_node((1, None, 0, int(NodeStatus.FORK), branch, None, None, 5, 0, 0, 0, 2,
+                      None, None, None))
+    store.write_node((2, 1, 1, int(NodeStatus.COMPLETED), None, 0, None, 3, 0, 0, 0, None,
+                      None, None, None))
+    store.flush()
+    assert store.max_id() == 3
+    store.close()

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from symex.errors import SymexError
-from symex.memo.format import FORMAT_NAME, FORMAT_VERSION, SCHEMA
+from symex.core.forks import ForkKind
+from symex.memo.format import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    SCHEMA,
+    decode_varints,
+    default_decisions,
+)
 
 __all__ = ["FLUSH_INTERVAL", "FLUSH_ROWS", "NodeRow", "TreeFileError", "TreeStore"]
 
@@ -162,9 +169,15 @@ class TreeStore:
         return int(self._db.execute("SELECT COUNT(*) FROM node").fetchone()[0])
 
     def max_id(self) -> int:
-        """The largest node id in use, recorded or reserved for a fork's children."""
-        row = self._db.execute("SELECT MAX(id), MAX(first_child) FROM node").fetchone()
-        return max(row[0] or 0, row[1] or 0)
+        """The largest node id in use, recorded or reserved for a fork's children (a fork
+        reserves one id per child: the last child of the last fork may have no row yet)."""
+        largest = self._db.execute("SELECT MAX(id) FROM node").fetchone()[0] or 0
+        for first, kind, decisions in self._db.execute(
+                "SELECT first_child, kind, decisions FROM node WHERE first_child IS NOT NULL"):
+            children = (len(default_decisions(ForkKind(kind))) if decisions is None
+                        else len(decode_varints(decisions)))
+            largest = max(largest, first + children - 1)
+        return largest
 
     # -- writing ---------------------------------------------------------------------------
 
