@@ -72,9 +72,11 @@ What it does:
    the costliest root-to-leaf path, whichever is longer). The target is efficiency >= 0.8
    at 64 workers. Then, for the largest tree, what-if rows at 64 and 256 workers (a free
    coordinator, free rebuilds, no cold caches, a 1 ms network, other step lengths, another
-   balance ratio, and policies symex does not have: at most one job per move, a give
-   answered at once, a rebuild from the deepest common ancestor), and every program at 64
-   workers with the changes that together reach the target. ``--validate`` adds real runs
+   balance ratio, and other policies: Cloud9's half the difference per move, a give
+   answered after a step of exploring, a rebuild from the deepest common ancestor), and
+   every program at 64 workers with the changes that together remove the limits.
+   ``--large`` records trees of 1-3 minutes of serial work instead, the size a run on 64
+   workers is for; ``--only TEXT`` keeps the programs whose name holds TEXT. ``--validate`` adds real runs
    with 2 worker processes beside the simulated 2 workers.
 
 What it does not model: process or actor start-up (forking 256 processes, a solver each);
@@ -165,10 +167,15 @@ class Workload:
         return options
 
 
-def programs(quick: bool) -> list[Workload]:
-    """The recorded workloads: every one is explored to the end (same paths at any N)."""
+def programs(quick: bool, large: bool = False) -> list[Workload]:
+    """The recorded workloads: every one is explored to the end (same paths at any N).
+    ``large``: trees of 1-3 minutes of serial work, the size a run on 64 workers is for."""
     neighbours = ROOT / "benchmarks" / "programs" / "neighbours.c"
     tokens = TESTS / "posix" / "tokens.c"
+    if large:
+        return [Workload("neighbours N=16", neighbours, ("-DN=16",)),
+                Workload("regexp (10-byte pattern)", TESTS / "regexp.c", ("-DSIZE=10",)),
+                Workload("tokens --sym-stdin 5", tokens, argv=(SymStdin(5),))]
     if quick:
         return [Workload("neighbours N=8", neighbours, ("-DN=8",)),
                 Workload("branches N=8", TESTS / "branches.c", ("-DN=8",)),
@@ -312,16 +319,19 @@ class Variant:
     short_step: float | None = None
     ratio: float = DEFAULT_BALANCE_RATIO
     max_jobs_per_move: int | None = None
-    """Cap the jobs of each move the real rule asks for (a policy symex does not have)."""
+    """Cap the jobs of each move the real rule asks for (None: the real rule's own cap)."""
+    half_the_difference: bool = False
+    """Cloud9's rule unchanged: a move hands over half the difference of the two loads
+    (symex caps it at MAX_JOBS_PER_MOVE)."""
     shared_prefix: bool = False
     """Rebuild the jobs of one order from their deepest common ancestor, as Cloud9 does
     (symex rebuilds each job from the root): a job pays only for the segments below the
     deepest node an earlier job of the same order already replayed, and one job start."""
     cold_scale: float = 1.0
     """Scale of the cold-cache cost of a moved job (0: caches that hold across jobs)."""
-    prompt_give: bool = False
-    """A worker told to give reports the jobs at once instead of after a short step of
-    exploring (symex explores SHORT_STEP_SECONDS first)."""
+    explore_before_give: bool = False
+    """A worker told to give explores a short step before it reports the jobs (symex before
+    commit 2244453; a worker now reports them at once, as ``Worker.step`` does)."""
 
 
 @attrs.frozen
@@ -601,7 +611,7 @@ class SimWorker:
         self.model = model
         self.rebuild_scale = variant.rebuild_scale
         self.shared_prefix = variant.shared_prefix
-        self.prompt_give = variant.prompt_give
+        self.explore_before_give = variant.explore_before_give
         self.cold = model.costs.cold * variant.cold_scale
         self.cold_time = 0.0
         #: exploring states, the newest last: [node, chunks done, state id]
@@ -660,7 +670,8 @@ class SimWorker:
             self.stack = [s for s in self.stack if id(s) not in taken]
             exported = tuple(job_of(s[0], s[1], depth[s[0]]) for s in chosen)
             now += costs.job_export * len(chosen)
-        if order.halt is None and order.seconds > 0 and not (self.prompt_give and exported):
+        if order.halt is None and order.seconds > 0 and (self.explore_before_give
+                                                         or not exported):
             now = self._explore(now, now + order.seconds)
         self.busy += now - start
         return now, exported
@@ -821,8 +832,12 @@ def simulate(program: Program, model: Model, messages: MessageCosts, workers: in
              variant: Variant, seed: int, jitter: float) -> Outcome:
     """One run of the real coordinator over ``workers`` simulated workers."""
     pool = SimulatedPool(workers, model, messages, variant, seed, jitter)
-    balancer = LoadBalancer(variant.ratio) if variant.max_jobs_per_move is None else \
-        CappedBalancer(ratio=variant.ratio, cap=variant.max_jobs_per_move)
+    if variant.half_the_difference:
+        balancer: LoadBalancer = LoadBalancer(variant.ratio, max_jobs=None)
+    elif variant.max_jobs_per_move is None:
+        balancer = LoadBalancer(variant.ratio)
+    else:
+        balancer = CappedBalancer(ratio=variant.ratio, cap=variant.max_jobs_per_move)
     coordinator = Coordinator(program, pool, hooks=Hooks(), max_time=None,
                               max_instructions=None, emit_all_errors=False,
                               progress_interval=1e9, balancer=balancer)
@@ -891,6 +906,11 @@ def main() -> None:
                         help="spread of each message's latency, +-fraction (default 0.1)")
     parser.add_argument("--latency-ms", type=float, default=None,
                         help="one-way message latency instead of the measured one")
+    parser.add_argument("--large", action="store_true",
+                        help="trees of 1-3 minutes of serial work (about 25 minutes in all)")
+    parser.add_argument("--only", metavar="TEXT",
+                        help="only the programs whose name holds TEXT (the what-if rows are "
+                             "for the largest of them)")
     parser.add_argument("--workers", type=int, nargs="*", default=None)
     parser.add_argument("--no-what-if", action="store_true", help="skip the what-if rows")
     parser.add_argument("--validate", action="store_true",
@@ -905,7 +925,10 @@ def main() -> None:
     counts = tuple(options.workers or (QUICK_WORKERS if options.quick else FULL_WORKERS))
     if 1 not in counts:
         counts = (1,) + counts
-    specs = programs(options.quick)
+    specs = [spec for spec in programs(options.quick, options.large)
+             if options.only is None or options.only in spec.name]
+    if not specs:
+        parser.error(f"no program's name holds {options.only!r}")
     began = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="symex-psim-"))
     try:
@@ -979,8 +1002,7 @@ def main() -> None:
 
 
 #: the changes that together remove what limits the efficiency (see what_if)
-COMBINED = Variant("no cold-cache cost + 1 job per move + give at once + free coordinator "
-                   "+ steps 0.025 s / 0.005 s", max_jobs_per_move=1, prompt_give=True,
+COMBINED = Variant("no cold-cache cost + free coordinator + steps 0.025 s / 0.005 s",
                    coordinator_scale=0.0, step=0.025, short_step=0.005, cold_scale=0.0)
 
 
@@ -999,12 +1021,12 @@ def what_if_variants() -> list[Variant]:
         Variant("steps 0.025 s / 0.005 s", step=0.025, short_step=0.005),
         Variant("balance ratio 2", ratio=2.0),
         Variant("rebuild from the deepest common ancestor (Cloud9)", shared_prefix=True),
-        Variant("a give order answered at once (no exploring step first)", prompt_give=True),
-        Variant("at most 1 job per move (the shallowest state)", max_jobs_per_move=1),
-        Variant("1 job per move + give at once", max_jobs_per_move=1, prompt_give=True),
-        Variant("no cold-cache cost + 1 job per move + give at once", cold_scale=0.0,
-                max_jobs_per_move=1, prompt_give=True),
-        attrs.evolve(COMBINED, name="the same + free coordinator + steps 0.025 s / 0.005 s"),
+        Variant("a give order answered after a short step of exploring (symex before "
+                "commit 2244453)", explore_before_give=True),
+        Variant("Cloud9's half the difference per move (no cap)", half_the_difference=True),
+        Variant("no cold-cache cost + steps 0.025 s / 0.005 s", cold_scale=0.0, step=0.025,
+                short_step=0.005),
+        COMBINED,
     ]
 
 
