@@ -40,7 +40,6 @@ from symex.memo.format import (
     decode_varints,
     default_decisions,
     encode_varints,
-    error_code,
     pack_inputs,
     split_inputs,
     stored_decisions,
@@ -463,31 +462,27 @@ class TreeRecorder:
         point, location = self._site(self.executor.site_of(state))
         live = state.instructions
         node = cursor.recorded
+        digest = end_digest(cursor.digest, end, status, point, live - cursor.start_instructions)
         if status is NodeStatus.CUT:
-            digest = cursor.digest
             if node is not None:
                 # a limit stopped the replay: the recording stays as it is
                 self.replayed_instructions += live - cursor.replay_from
                 cursor.replay_from = live
                 return self._recorded_inputs(state, node) if cursor.at_frontier else None
-        else:
-            error = error_code(end.error.kind) if end.error is not None else 0
-            digest = end_digest(cursor.digest, status, point, error,
-                                live - cursor.start_instructions)
-            if node is not None:
-                if (cursor.position == len(cursor.log) and node.status is status
-                        and node.hash == signed(digest)):
-                    self.replayed_instructions += live - cursor.replay_from
-                    self.replayed_queries += node.queries
-                    if cursor.checking:
-                        # explored before and unchanged: not a path of this run
-                        self.pruned += 1
-                        cursor.dropped = True
-                        return None
-                    return self._recorded_inputs(state, node)
-                if not self._diverge(state, f"the replayed path ended ({status.name.lower()}) "
-                                            f"where the recording {_describe(node.status)}"):
+        elif node is not None:
+            if (cursor.position == len(cursor.log) and node.status is status
+                    and node.hash == signed(digest)):
+                self.replayed_instructions += live - cursor.replay_from
+                self.replayed_queries += node.queries
+                if cursor.checking:
+                    # explored before and unchanged: not a path of this run
+                    self.pruned += 1
+                    cursor.dropped = True
                     return None
+                return self._recorded_inputs(state, node)
+            if not self._diverge(state, f"the replayed path ended ({status.name.lower()}) "
+                                        f"where the recording {_describe(node.status)}"):
+                return None
         kind, detail, reason = end_details(end, status)
         if reason is not None:
             detail = self._reason_id(reason)

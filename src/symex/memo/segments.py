@@ -42,9 +42,14 @@ def fork_digest(digest: int, kind: ForkKind, site: int, condition_hash: int,
     return mix_words(digest, (_FORK, kind, site, condition_hash, instructions))
 
 
-def end_digest(digest: int, status: NodeStatus, site: int, error: int, instructions: int) -> int:
-    """The digest of a segment whose path ended with ``status`` (``error``: the error kind's
-    code, 0 for none) at the site hashing to ``site`` after ``instructions``."""
+def end_digest(digest: int, end: PathTerminated, status: NodeStatus, site: int,
+               instructions: int) -> int:
+    """The digest of a segment whose path ended (``end``, recorded as ``status``) at the site
+    hashing to ``site`` after ``instructions``. A cut path keeps ``digest``: a later run
+    resumes it in this very segment."""
+    if status is NodeStatus.CUT:
+        return digest
+    error = error_code(end.error.kind) if end.error is not None else 0
     return mix_words(digest, (_END, status, site, error, instructions))
 
 

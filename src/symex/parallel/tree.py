@@ -38,7 +38,6 @@ from symex.memo.format import (
     decode_varints,
     default_decisions,
     encode_varints,
-    error_code,
     pack_inputs,
     stored_decisions,
 )
@@ -142,12 +141,8 @@ class SegmentLog:
         """The row of a segment whose path ended (its inputs come with :meth:`written`)."""
         status = status_of(end)
         kind, exit_code, reason = end_details(end, status)
-        if status is NodeStatus.CUT:
-            digest = cursor.digest  # as the tree recorder: a cut path resumes in this segment
-        else:
-            error = error_code(end.error.kind) if end.error is not None else 0
-            digest = end_digest(cursor.digest, status, site_hash(site), error,
-                                instructions - cursor.start)
+        digest = end_digest(cursor.digest, end, status, site_hash(site),
+                            instructions - cursor.start)
         return EndRow(cursor.node, int(status), kind, exit_code, reason, site,
                       instructions - cursor.start, int(cursor.solver_time * 1e6),
                       cursor.queries, signed(digest), _log(cursor))
