@@ -116,7 +116,7 @@ from symex.engine import TIME_SLICE, Hooks
 from symex.ir.program import Program
 from symex.memo.format import NodeStatus, decode_varints, encode_varints
 from symex.parallel import coordinator as coordinator_module
-from symex.parallel.balancing import DEFAULT_BALANCE_RATIO, LoadBalancer, Move
+from symex.parallel.balancing import DEFAULT_BALANCE_RATIO, MAX_JOBS_PER_MOVE, LoadBalancer
 from symex.parallel.coordinator import SHORT_STEP_SECONDS, STEP_SECONDS, WAIT_SECONDS, \
     Coordinator
 from symex.parallel.jobs import ROOT_JOB, Job
@@ -318,11 +318,8 @@ class Variant:
     step: float | None = None
     short_step: float | None = None
     ratio: float = DEFAULT_BALANCE_RATIO
-    max_jobs_per_move: int | None = None
-    """Cap the jobs of each move the real rule asks for (None: the real rule's own cap)."""
-    half_the_difference: bool = False
-    """Cloud9's rule unchanged: a move hands over half the difference of the two loads
-    (symex caps it at MAX_JOBS_PER_MOVE)."""
+    max_jobs: int | None = MAX_JOBS_PER_MOVE
+    """The balancer's cap on the jobs of one move (None: Cloud9's half the difference)."""
     shared_prefix: bool = False
     """Rebuild the jobs of one order from their deepest common ancestor, as Cloud9 does
     (symex rebuilds each job from the root): a job pays only for the segments below the
@@ -332,17 +329,6 @@ class Variant:
     explore_before_give: bool = False
     """A worker told to give explores a short step before it reports the jobs (symex before
     commit 2244453; a worker now reports them at once, as ``Worker.step`` does)."""
-
-
-@attrs.frozen
-class CappedBalancer(LoadBalancer):
-    """The real rule, with every move's count capped at ``cap`` (for a what-if only)."""
-
-    cap: int = 1
-
-    def moves(self, loads: dict[int, int]) -> list[Move]:
-        """The real rule's moves, at most ``cap`` jobs each."""
-        return [attrs.evolve(m, count=min(m.count, self.cap)) for m in super().moves(loads)]
 
 
 def _timed_explore(program: Program, **options: Any) -> tuple[float, symex.Result]:
@@ -832,12 +818,7 @@ def simulate(program: Program, model: Model, messages: MessageCosts, workers: in
              variant: Variant, seed: int, jitter: float) -> Outcome:
     """One run of the real coordinator over ``workers`` simulated workers."""
     pool = SimulatedPool(workers, model, messages, variant, seed, jitter)
-    if variant.half_the_difference:
-        balancer: LoadBalancer = LoadBalancer(variant.ratio, max_jobs=None)
-    elif variant.max_jobs_per_move is None:
-        balancer = LoadBalancer(variant.ratio)
-    else:
-        balancer = CappedBalancer(ratio=variant.ratio, cap=variant.max_jobs_per_move)
+    balancer = LoadBalancer(variant.ratio, max_jobs=variant.max_jobs)
     coordinator = Coordinator(program, pool, hooks=Hooks(), max_time=None,
                               max_instructions=None, emit_all_errors=False,
                               progress_interval=1e9, balancer=balancer)
@@ -1023,7 +1004,7 @@ def what_if_variants() -> list[Variant]:
         Variant("rebuild from the deepest common ancestor (Cloud9)", shared_prefix=True),
         Variant("a give order answered after a short step of exploring (symex before "
                 "commit 2244453)", explore_before_give=True),
-        Variant("Cloud9's half the difference per move (no cap)", half_the_difference=True),
+        Variant("Cloud9's half the difference per move (no cap)", max_jobs=None),
         Variant("no cold-cache cost + steps 0.025 s / 0.005 s", cold_scale=0.0, step=0.025,
                 short_step=0.005),
         COMBINED,
