@@ -3,6 +3,11 @@
 Every array (symbolic or constant) is one solver array variable. A constant array's bytes
 are given by set-up assertions ``select(A, i) = v``; the seed measured z3 far faster with
 these than with the equivalent chain of stores. Writes of an update list are ``store``s.
+
+A constant array that is only read, never written (a program's lookup tables), needs no
+array at all: such a read is an if-then-else over the table's distinct values
+(:mod:`symex.encodings.table`), and the set-up assertions are made only when a read goes
+through writes over the constant array, once per solver context level.
 """
 
 from __future__ import annotations
@@ -10,13 +15,16 @@ from __future__ import annotations
 from typing import Any, Callable, MutableMapping
 
 from symex.encodings.core import TermBuilder
+from symex.encodings.table import TableLayout, table_layout, table_read
 from symex.expr import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateNode
 
-__all__ = ["ArrayAssertEncoding", "read_through_stores"]
+__all__ = ["ArrayAssertEncoding", "ConstantArray", "read_through_stores"]
+
+_CONST = Op.CONST
 
 
 def read_through_stores(read: Expr, handle: Any, lower: Callable[[Expr], Any],
-                        builder: TermBuilder, memo: MutableMapping[UpdateNode, Any]) -> Any:
+                        builder: TermBuilder, memo: MutableMapping[Any, Any]) -> Any:
     """``select(store(...store(handle, i0, v0)..., in, vn), index)`` for a READ, reusing the
     store term of the longest update-list prefix already in ``memo``.
 
@@ -43,33 +51,88 @@ def read_through_stores(read: Expr, handle: Any, lower: Callable[[Expr], Any],
     return builder.select(term, lower(read.args[0]))
 
 
-class ArrayAssertEncoding:
-    """Solver arrays; constant arrays pinned by one ``select(A, i) = v`` assertion per byte."""
+class ConstantArray:
+    """The handle of a constant array under ``array-assert``: its table layout for reads that
+    no write touches, and the array variable the set-up assertions pin for reads through
+    writes."""
 
-    __slots__ = ()
+    __slots__ = ("term", "initial", "layout")
+
+    term: Any
+    """The array variable (pinned only once a read goes through writes)."""
+    initial: bytes
+    """The array's bytes."""
+    layout: TableLayout | None
+    """The table layout, made at the first read that needs it."""
+
+    def __init__(self, term: Any, initial: bytes) -> None:
+        """The handle of a constant array of bytes ``initial`` named by variable ``term``."""
+        self.term = term
+        self.initial = initial
+        self.layout = None
+
+    def setup(self, builder: TermBuilder) -> list[Any]:
+        """The assertions ``select(A, i) = v`` pinning every byte of the variable."""
+        term = self.term
+        return [builder.compare(Op.EQ, builder.select(term, builder.bv_const(i, INDEX_WIDTH)),
+                                builder.bv_const(byte, ELEMENT_WIDTH))
+                for i, byte in enumerate(self.initial)]
+
+
+class ArrayAssertEncoding:
+    """Solver arrays; constant arrays read as tables, or pinned by one ``select(A, i) = v``
+    assertion per byte once a read goes through writes over them."""
+
+    __slots__ = ("table_reads",)
 
     name: str = "array-assert"
     """The configuration name."""
     uses_arrays: bool = True
     """Array terms are emitted for every array read."""
+    table_reads: bool
+    """Whether unwritten constant arrays are read as tables (False: the seed's encoding, every
+    constant array pinned when declared; kept for benchmarks/table_reads.py)."""
+
+    def __init__(self, table_reads: bool = True) -> None:
+        """The encoding, reading unwritten constant arrays as tables unless told not to."""
+        self.table_reads = table_reads
 
     def declare(self, array: Array, builder: TermBuilder) -> tuple[Any, list[Any]]:
-        """An array variable; for a constant array also the assertions giving its bytes."""
+        """An array variable (a :class:`ConstantArray` for a constant array); no set-up yet,
+        unless table reads are off."""
         term = builder.array_var(array.name)
         initial = array.initial
         if initial is None:
             return term, []
-        setup = [
-            builder.compare(Op.EQ, builder.select(term, builder.bv_const(i, INDEX_WIDTH)),
-                            builder.bv_const(byte, ELEMENT_WIDTH))
-            for i, byte in enumerate(initial)
-        ]
-        return term, setup
+        handle = ConstantArray(term, initial)
+        if not self.table_reads:
+            return term, handle.setup(builder)
+        return handle, []
 
     def read(self, read: Expr, handle: Any, lower: Callable[[Expr], Any],
-             builder: TermBuilder, memo: MutableMapping[UpdateNode, Any]) -> Any:
-        """A ``select`` from the update list's stores over the array variable."""
-        return read_through_stores(read, handle, lower, builder, memo)
+             builder: TermBuilder, memo: MutableMapping[Any, Any], setup: list[Any]) -> Any:
+        """A table read of an unwritten constant array; otherwise a ``select`` from the update
+        list's stores over the array variable (pinned first, if it is a constant array's)."""
+        if type(handle) is not ConstantArray:
+            return read_through_stores(read, handle, lower, builder, memo)
+        updates = read.updates
+        assert updates is not None
+        index = read.args[0]
+        if updates.head is None:
+            if index.op is _CONST:
+                i = index.value
+                byte = handle.initial[i] if i < len(handle.initial) else 0
+                return builder.bv_const(byte, ELEMENT_WIDTH)
+            layout = handle.layout
+            if layout is None:
+                layout = handle.layout = table_layout(handle.initial)
+            return table_read(layout, lower(index), builder)
+        # The memo follows the solver context's levels: after a pop below the level the
+        # assertions were made in, they are made again.
+        if handle not in memo:
+            setup.extend(handle.setup(builder))
+            memo[handle] = True
+        return read_through_stores(read, handle.term, lower, builder, memo)
 
     def model(self, array: Array, handle: Any, builder: Any) -> bytes:
         """The array variable's value in the model."""

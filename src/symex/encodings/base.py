@@ -4,7 +4,8 @@ Everything in a query maps one to one onto the core language except reads of arr
 that is where the three encodings of the seed differ:
 
 * ``array-assert`` -- every array is a solver array; a constant array's bytes are asserted
-  (``select(A, i) = v``); writes at symbolic indices are ``store``s;
+  (``select(A, i) = v``); writes at symbolic indices are ``store``s; a constant array no
+  write touches is read as a table (:mod:`symex.encodings.table`) and needs no assertion;
 * ``nested-write`` -- a constant array is a chain of ``store``s over a fresh array;
 * ``ite`` -- no array theory: a read is an if-then-else chain over the update list and the
   initial bytes; symbolic input bytes are 8-bit variables.
@@ -15,10 +16,10 @@ which the translator keeps (per solver session) next to its expression cache.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable, MutableMapping, Protocol, runtime_checkable
 
 from symex.encodings.core import TermBuilder
-from symex.expr import Array, Expr, UpdateNode
+from symex.expr import Array, Expr
 
 
 @runtime_checkable
@@ -36,10 +37,12 @@ class Encoding(Protocol):
         ...
 
     def read(self, read: Expr, handle: Any, lower: Callable[[Expr], Any],
-             builder: TermBuilder, memo: dict[UpdateNode, Any]) -> Any:
+             builder: TermBuilder, memo: MutableMapping[Any, Any], setup: list[Any]) -> Any:
         """The 8-bit term of a READ expression. ``lower`` gives the (already built) term of any
         sub-expression (the read's index, the update list's indices and values); ``memo`` is a
-        per-session cache the encoding may use for update-list prefixes (keyed by node)."""
+        cache the encoding may use for update-list prefixes (keyed by node) or for what it has
+        done in the current solver context level (it is restored on pop); set-up assertions
+        the read needs are appended to ``setup``."""
         ...
 
     def model(self, array: Array, handle: Any, builder: Any) -> bytes:

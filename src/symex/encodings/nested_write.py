@@ -11,7 +11,7 @@ from typing import Any, Callable, MutableMapping
 
 from symex.encodings.array_assert import read_through_stores
 from symex.encodings.core import TermBuilder
-from symex.expr import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, UpdateNode
+from symex.expr import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr
 
 __all__ = ["NestedWriteEncoding"]
 
@@ -37,7 +37,7 @@ class NestedWriteEncoding:
         return term, []
 
     def read(self, read: Expr, handle: Any, lower: Callable[[Expr], Any],
-             builder: TermBuilder, memo: MutableMapping[UpdateNode, Any]) -> Any:
+             builder: TermBuilder, memo: MutableMapping[Any, Any], setup: list[Any]) -> Any:
         """A ``select`` from the update list's stores over the (stored-into) array."""
         return read_through_stores(read, handle, lower, builder, memo)
 

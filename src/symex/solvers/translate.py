@@ -61,8 +61,8 @@ class TranslatorState:
     """Width-1 expressions' terms of the other kind, built once when first needed."""
     arrays: Map[Array, Any]
     """The encoding's handle of each declared array."""
-    memo: Map[UpdateNode, Any]
-    """The encoding's update-list memo."""
+    memo: Map[Any, Any]
+    """The encoding's memo: update-list prefixes, and what it did in this context level."""
     lowered: Map[UpdateNode, bool]
     """Update nodes whose index and value (and those of every older node) are translated."""
     setup: tuple[Any, ...]
@@ -138,7 +138,7 @@ class Translator:
         self._terms: Map[Expr, Any] = Map()
         self._converted: Map[Expr, Any] = Map()
         self._arrays: Map[Array, Any] = Map()
-        self._memo: Map[UpdateNode, Any] = Map()
+        self._memo: Map[Any, Any] = Map()
         self._lowered: Map[UpdateNode, bool] = Map()
         self._setup: tuple[Any, ...] = ()
 
@@ -315,7 +315,8 @@ class Translator:
                     handle, setup = encoding.declare(array, naming)  # type: ignore[arg-type]
                     arrays[array] = handle
                     new_setup.extend(setup)
-                term = encoding.read(e, handle, bv, builder, memo)  # type: ignore[arg-type]
+                term = encoding.read(e, handle, bv, builder, memo,  # type: ignore[arg-type]
+                                     new_setup)
             elif op is _SELECT:
                 cond = boolean(args[0])
                 if width == 1:
