@@ -227,6 +227,31 @@ def test_constant_array_lookup(solver: Z3Solver) -> None:
     assert not solver.may_be_true(Query((), E.eq(entry, c8(35))))
 
 
+def test_a_table_of_shorts_read_at_symbolic_indices_across_push_and_pop() -> None:
+    # A ctype-like table of 16-bit classes, read as one lambda per context (built once and
+    # kept across pops); every answer is checked against the table itself.
+    classes = [0] * 8 + [0x0408] * 10 + [0x2000] * 3 + [0x0001] * 5 + [0] * 6
+    table = Array("classes", 2 * len(classes), b"".join(v.to_bytes(2, "little") for v in classes))
+    c = E.zext(byte(Array("c", 1), 0), 32)
+    entry = E.concat(E.read(UpdateList(table), E.add(E.mul(c, c32(2)), c32(1))),
+                     E.read(UpdateList(table), E.mul(c, c32(2))))
+    solver = create_solver("z3")
+    try:
+        for _ in range(2):   # the second round runs in a context whose levels were popped
+            for bit, members in ((0x0008, range(8, 18)), (0x2000, range(18, 21)),
+                                 (0x0001, range(21, 26))):
+                has = E.ne(E.and_(entry, E.const(bit, 16)), E.const(0, 16))
+                assert solver.must_be_true(Query((has,), E.ult(c, c32(members.stop))))
+                assert solver.must_be_true(Query((has,), E.uge(c, c32(members.start))))
+                value = solver.get_value(Query((has,), c))
+                assert value in members
+            # past the table (c >= 32 reads beyond its 64 bytes): every class is 0
+            assert solver.must_be_true(Query((E.uge(c, c32(32)),), E.eq(entry, E.const(0, 16))))
+            assert not solver.may_be_true(Query((), E.eq(entry, E.const(0x0002, 16))))
+    finally:
+        solver.close()
+
+
 def test_constant_array_with_symbolic_write(solver: Z3Solver) -> None:
     table = Array("table", 4, bytes([10, 20, 30, 40]))
     x = byte(Array("x", 1), 0)

@@ -71,6 +71,22 @@ class ConstantArray:
         self.initial = initial
         self.layout = None
 
+    def read_table(self, j: Any, builder: TermBuilder) -> Any:
+        """The table's byte at the 32-bit index term ``j`` (0 past the end): one ``select``
+        of the table as an array lambda where the backend has them (built once per
+        context, keyed by the bytes), else the if-then-else itself."""
+        array_lambda = getattr(builder, "array_lambda", None)
+        if array_lambda is not None:
+            table = array_lambda(self.initial, lambda i: table_read(self._layout(), i, builder))
+            return builder.select(table, j)
+        return table_read(self._layout(), j, builder)
+
+    def _layout(self) -> TableLayout:
+        layout = self.layout
+        if layout is None:
+            layout = self.layout = table_layout(self.initial)
+        return layout
+
     def setup(self, builder: TermBuilder) -> list[Any]:
         """The assertions ``select(A, i) = v`` pinning every byte of the variable."""
         term = self.term
@@ -123,10 +139,7 @@ class ArrayAssertEncoding:
                 i = index.value
                 byte = handle.initial[i] if i < len(handle.initial) else 0
                 return builder.bv_const(byte, ELEMENT_WIDTH)
-            layout = handle.layout
-            if layout is None:
-                layout = handle.layout = table_layout(handle.initial)
-            return table_read(layout, lower(index), builder)
+            return handle.read_table(lower(index), builder)
         # The memo follows the solver context's levels: after a pop below the level the
         # assertions were made in, they are made again.
         if handle not in memo:

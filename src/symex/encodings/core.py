@@ -8,7 +8,7 @@ and lets every solver package plug in by implementing it (see symex.solvers.back
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Hashable, Protocol, Sequence, runtime_checkable
 
 from symex.expr import Op
 
@@ -78,3 +78,16 @@ class TermBuilder(Protocol):
         """A 1-bit vector as a boolean (1 -> true)."""
         ...
 
+
+
+@runtime_checkable
+class ArrayLambdaBuilder(Protocol):
+    """What a backend may offer beyond :class:`TermBuilder` (z3 does): arrays defined by a
+    term over their index, so that a table's if-then-else is built once and each read of it
+    is one ``select`` (:mod:`symex.encodings.table`). Others get the body inlined per read."""
+
+    def array_lambda(self, key: Hashable, body: Callable[[Any], Any]) -> Any:
+        """The 32->8 array whose byte at ``i`` is ``body(i)`` (``body`` builds it over a
+        bound 32-bit index term); the same term for the same ``key`` until a reset, across
+        push and pop."""
+        ...

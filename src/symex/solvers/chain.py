@@ -358,7 +358,7 @@ class ChainSolver(SolverBase):
         and solvers answer the same constraints in another order with another model."""
         layer = self._layer("cex")
         started = time.perf_counter()
-        found = self._cex_lookup(query)
+        found = self._cex_lookup(query, ordered)
         layer.time += time.perf_counter() - started
         if found is not None:
             layer.hits += 1
@@ -397,8 +397,10 @@ class ChainSolver(SolverBase):
         layer.time += time.perf_counter() - started
         return model
 
-    def _cex_lookup(self, query: frozenset[Expr]) -> tuple[_Model | None] | None:
-        """``(model,)`` or ``(None,)`` (unsat) when the cache decides ``query``, else None."""
+    def _cex_lookup(self, query: frozenset[Expr],
+                    ordered: Sequence[Expr]) -> tuple[_Model | None] | None:
+        """``(model,)`` or ``(None,)`` (unsat) when the cache decides ``query``, else None.
+        ``ordered`` is ``query`` in the caller's order, oldest constraint first."""
         for unsat in self._cex_unsat:
             if unsat <= query:
                 return (None,)
@@ -407,9 +409,13 @@ class ChainSolver(SolverBase):
             if query <= solved:
                 self._cex_promote(index)
                 return (model,)
+        # Newest constraints first: the path's older ones held under the models found along
+        # it, so a model that fails usually fails the newest, and a miss (every model tried,
+        # as on a worker whose caches are cold) then costs one evaluation per model.
+        probe = tuple(reversed(ordered))
         for index, (solved, model) in enumerate(models):
             assignment = _expr.Assignment(model)
-            if all(assignment.evaluate(c) for c in query):
+            if all(assignment.evaluate(c) for c in probe):
                 self._cex_promote(index)
                 return (model,)
         return None

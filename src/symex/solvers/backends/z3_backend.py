@@ -10,7 +10,7 @@ thread.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Callable, Hashable
 
 import z3
 
@@ -55,7 +55,7 @@ _COMPARE: dict[Op, Callable[..., Any]] = {
 class Z3Backend:
     """One z3 solver context implementing :class:`symex.solvers.backend.Backend`."""
 
-    __slots__ = ("_ctx", "_ref", "_solver", "_model", "_sorts", "_array_sort", "_true",
+    __slots__ = ("_ctx", "_ref", "_lambdas", "_solver", "_model", "_sorts", "_array_sort", "_true",
                  "_false", "_one1", "_zero1", "_last_reason", "_retained")
 
     name: str = "z3"
@@ -76,6 +76,7 @@ class Z3Backend:
         self._ctx = z3.Context()
         self._ref = self._ctx.ref()
         self._retained: list[Any] = []
+        self._lambdas: dict[Hashable, Any] = {}
         self._solver: Any = z3.Solver(ctx=self._ctx)
         self._model: Any = None
         self._sorts: dict[int, Any] = {}
@@ -135,6 +136,16 @@ class Z3Backend:
         symbol = z3.Z3_mk_string_symbol(self._ref, name)
         raw = z3.Z3_mk_const(self._ref, symbol, self._array_sort.ast)
         return self._kept(z3.ArrayRef(raw, self._ctx))
+
+    def array_lambda(self, key: Hashable, body: Callable[[Any], Any]) -> Any:
+        """The 32->8 array ``lambda i. body(i)``, the same for the same ``key`` until the
+        context is reset (it holds no assertion, so a pop does not undo it): built once,
+        each read is one ``select``, which z3 beta-reduces in C++."""
+        found = self._lambdas.get(key)
+        if found is None:
+            index = z3.Const("symex!index", z3.BitVecSort(32, self._ctx))
+            found = self._lambdas[key] = self._kept(z3.Lambda([index], body(index)))
+        return found
 
     def select(self, array: Any, index: Any) -> Any:
         """``array[index]``."""
