@@ -35,7 +35,9 @@ What it does:
      workers in one process (``parallel_backend="in-process"``: the real coordinator,
      balancing, jobs and replay, the steps taken in turn), stopped after 10 s: its
      core-solver time minus the single run's for as many instructions, over the jobs
-     moved. Every rebuilt job pays it once, when its rebuild ends.
+     moved. Every rebuilt job pays it once, when its rebuild ends, but no more than its
+     subtree can ask: ``queries_per_fork`` (the single run's chain queries over its forks)
+     times the forks below the job, each at ``cold`` over the extra core queries per job.
    - Messages: the round trip of an empty order to a real worker process
      (:class:`~symex.parallel.pools.ProcessPool`, one worker), halved for each direction
      (``--latency-ms`` overrides it, e.g. for a cluster's network).
@@ -81,8 +83,10 @@ What it does:
 
 What it does not model: process or actor start-up (forking 256 processes, a solver each);
 workers that differ in speed, or share cores with the coordinator (this machine has two);
-memory; how the cold-cache cost of a job depends on its subtree's size (one average per
-program); coverage-guided searchers (dfs only); lost workers; tests' sizes (every test costs
+memory; how the cold-cache cost of a job depends on its subtree's size beyond a bound (one
+average per program, measured on the first, shallowest jobs moved, and capped for a job by
+what its subtree can ask: the single run's chain queries per fork times the subtree's forks,
+at the measured cost of a cold core query); coverage-guided searchers (dfs only); lost workers; tests' sizes (every test costs
 the coordinator what an average one from the calibration did). The tree is the same
 whatever the number of workers, which holds for a run explored to the end (the same
 paths), not for time-limited runs. The node costs are the recording run's: its solver
@@ -242,6 +246,11 @@ class Tree:
                 self.path_events[child] = self.path_events[node] + self.answers[node] + 1
                 queue.append(child)
         self.leaves = sum(1 for c in self.children if not c)
+        #: forks in each node's subtree, itself included (children come after their parent
+        #: in id order, so one backward pass adds every subtree up)
+        self.subtree_forks: list[int] = [1 if c else 0 for c in self.children]
+        for node in range(size - 1, 0, -1):
+            self.subtree_forks[self.parent[node]] += self.subtree_forks[node]
 
     def critical_path(self, cost: Sequence[float]) -> float:
         """The costliest root-to-leaf path (no number of workers finishes sooner)."""
@@ -305,6 +314,10 @@ class ProgramCosts:
     cold_queries: float = 0.0
     cold_jobs: int = 0
     cold_window: float = 0.0
+    queries_per_fork: float = 0.0
+    """Queries the solver chain answered per fork in the single run: a moved job's subtree
+    of F forks asks the chain about this times F queries, and can send no more than those
+    to the core solver (0: no bound)."""
 
 
 @attrs.frozen
@@ -424,8 +437,11 @@ def calibrate_program(program: Program, spec: Workload, tree: Tree, wall: float,
         program, spec, instruction)
     window = min(COLD_WINDOW, 1.5 * wall)
     cold, cold_queries, cold_jobs = measure_cold(program, spec, serial, window)
+    chain_queries = serial.statistics.solver_layers.get("queries", 0)
+    per_fork = chain_queries / serial.statistics.forks if serial.statistics.forks else 0.0
     return ProgramCosts(instruction, node, event, job_start, export, wall, recorder, solver,
-                        jobs, events, replay, replayed, cold, cold_queries, cold_jobs, window)
+                        jobs, events, replay, replayed, cold, cold_queries, cold_jobs, window,
+                        per_fork)
 
 
 class _CountingPool:
@@ -617,6 +633,19 @@ class SimWorker:
         self.next_id += 1
         return self.next_id
 
+    def _cold_of(self, node: int) -> float:
+        """The cold-cache cost of a job at ``node``: the measured average per moved job, but
+        no more than its subtree can ask (``queries_per_fork`` chain queries per fork, each
+        at the measured cost of a cold core query). The average comes from the first jobs
+        moved, the shallowest, whose subtrees are large; a deep job's few forks cannot send
+        that many queries to the core solver."""
+        costs = self.model.costs
+        if not costs.queries_per_fork or not costs.cold_queries:
+            return self.cold
+        per_query = self.cold / costs.cold_queries
+        bound = costs.queries_per_fork * self.model.tree.subtree_forks[node] * per_query
+        return min(self.cold, bound)
+
     def step(self, order: StepOrder, now: float) -> tuple[float, tuple[Job, ...]]:
         """Carry out ``order`` from ``now`` (as :meth:`Worker.step`): its end time and the
         jobs handed over."""
@@ -646,7 +675,8 @@ class SimWorker:
             events = tree.path_events[node]
             if above >= 0:
                 events -= tree.path_events[above] + tree.answers[above] + 1
-            self.replay.append([node, done, segments, each, self._new_id(), self.cold])
+            self.replay.append([node, done, segments, each, self._new_id(),
+                                self._cold_of(node)])
             self.replayed_events += events
         exported: tuple[Job, ...] = ()
         if order.give and self.stack:
@@ -954,8 +984,8 @@ def main() -> None:
         print("\n| program | paths | nodes | recording wall (s) | recorder (s) | solver (s) "
               "| c_node (us) | rebuild sample: jobs, events, s | c_event (us) | c_job (us) "
               "| c_export (us) | cold sample: window s, jobs moved | cold per job: ms, "
-              "core queries |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+              "core queries | chain queries per fork |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for spec, _, model in recorded:
             c = model.costs
             print(f"| {spec.name} | {model.tree.leaves:,} | {model.tree.size:,} | "
@@ -963,7 +993,7 @@ def main() -> None:
                   f"{c.rebuild_jobs}, {c.rebuild_events}, {c.rebuild_seconds:.3f} | "
                   f"{c.event * 1e6:.1f} | {c.job_start * 1e6:.0f} | "
                   f"{c.job_export * 1e6:.0f} | {c.cold_window:.1f}, {c.cold_jobs} | "
-                  f"{c.cold * 1e3:.1f}, {c.cold_queries:.1f} |")
+                  f"{c.cold * 1e3:.1f}, {c.cold_queries:.1f} | {c.queries_per_fork:.2f} |")
         print(f"\n## Simulated scaling (seed {options.seed}, latency jitter "
               f"+-{100 * options.jitter:.0f} %)")
         plain = Variant("as measured")
