@@ -120,7 +120,8 @@ from symex.engine import TIME_SLICE, Hooks
 from symex.ir.program import Program
 from symex.memo.format import NodeStatus, decode_varints, encode_varints
 from symex.parallel import coordinator as coordinator_module
-from symex.parallel.balancing import DEFAULT_BALANCE_RATIO, MAX_JOBS_PER_MOVE, LoadBalancer
+from symex.parallel.balancing import (DEFAULT_BALANCE_RATIO, LOW_WATER, MAX_JOBS_PER_MOVE,
+                                      LoadBalancer)
 from symex.parallel.coordinator import SHORT_STEP_SECONDS, STEP_SECONDS, WAIT_SECONDS, \
     Coordinator
 from symex.parallel.jobs import ROOT_JOB, Job
@@ -333,6 +334,8 @@ class Variant:
     ratio: float = DEFAULT_BALANCE_RATIO
     max_jobs: int | None = MAX_JOBS_PER_MOVE
     """The balancer's cap on the jobs of one move (None: Cloud9's half the difference)."""
+    low_water: int = LOW_WATER
+    """A worker with at most this many states counts as idle."""
     shared_prefix: bool = False
     """Rebuild the jobs of one order from their deepest common ancestor, as Cloud9 does
     (symex rebuilds each job from the root): a job pays only for the segments below the
@@ -427,7 +430,7 @@ def measure_cold(program: Program, spec: Workload, serial: symex.Result,
 
 def calibrate_program(program: Program, spec: Workload, tree: Tree, wall: float,
                       recorder: float, instruction: float, serial: symex.Result,
-                      ) -> ProgramCosts:
+                      cold_window: float = COLD_WINDOW) -> ProgramCosts:
     """The per-node model of ``spec`` from its recording run, a rebuild measurement and a
     short real parallel run."""
     solver = sum(tree.solver_seconds)
@@ -435,7 +438,7 @@ def calibrate_program(program: Program, spec: Workload, tree: Tree, wall: float,
     node = max(0.0, (wall - recorder - solver - instructions * instruction) / tree.size)
     event, job_start, export, jobs, events, replay, replayed = measure_rebuild(
         program, spec, instruction)
-    window = min(COLD_WINDOW, 1.5 * wall)
+    window = min(cold_window, 1.5 * wall)
     cold, cold_queries, cold_jobs = measure_cold(program, spec, serial, window)
     chain_queries = serial.statistics.solver_layers.get("queries", 0)
     per_fork = chain_queries / serial.statistics.forks if serial.statistics.forks else 0.0
@@ -848,7 +851,8 @@ def simulate(program: Program, model: Model, messages: MessageCosts, workers: in
              variant: Variant, seed: int, jitter: float) -> Outcome:
     """One run of the real coordinator over ``workers`` simulated workers."""
     pool = SimulatedPool(workers, model, messages, variant, seed, jitter)
-    balancer = LoadBalancer(variant.ratio, max_jobs=variant.max_jobs)
+    balancer = LoadBalancer(variant.ratio, max_jobs=variant.max_jobs,
+                            low_water=variant.low_water)
     coordinator = Coordinator(program, pool, hooks=Hooks(), max_time=None,
                               max_instructions=None, emit_all_errors=False,
                               progress_interval=1e9, balancer=balancer)
@@ -924,6 +928,11 @@ def main() -> None:
                              "for the largest of them)")
     parser.add_argument("--workers", type=int, nargs="*", default=None)
     parser.add_argument("--no-what-if", action="store_true", help="skip the what-if rows")
+    parser.add_argument("--cold-window", type=float, default=COLD_WINDOW, metavar="SECONDS",
+                        help="how long the real 4-worker run that measures the cold-cache "
+                        "cost of a moved job explores (default %(default)s s; at most 1.5x "
+                        "the recording's wall time, which is long enough to finish the tree: "
+                        "a large value averages over the whole run, not its first jobs)")
     parser.add_argument("--validate", action="store_true",
                         help="also time real runs with 2 worker processes (small programs)")
     parser.add_argument("--save-calibration", metavar="JSON",
@@ -957,7 +966,7 @@ def main() -> None:
                 costs = ProgramCosts(**saved["programs"][spec.name])
             else:
                 costs = calibrate_program(program, spec, tree, wall, recorder, instruction,
-                                          serial)
+                                          serial, options.cold_window)
             recorded.append((spec, program, Model(tree, costs)))
         if saved:
             messages = MessageCosts(**{**saved["messages"], "rounds_measured": tuple(
@@ -1029,8 +1038,12 @@ def what_if_variants() -> list[Variant]:
         Variant("no cold-cache cost (caches that hold across jobs)", cold_scale=0.0),
         Variant("1 ms one-way latency (a cluster's network)", one_way=1e-3),
         Variant("steps 0.5 s / 0.1 s", step=0.5, short_step=0.1),
+        Variant("steps 0.1 s / 0.02 s", step=0.1, short_step=0.02),
+        Variant("steps 0.1 s / 0.01 s", step=0.1, short_step=0.01),
         Variant("steps 0.025 s / 0.005 s", step=0.025, short_step=0.005),
         Variant("balance ratio 2", ratio=2.0),
+        Variant("low water 2 (a worker with 2 states counts as idle)", low_water=2),
+        Variant("low water 4", low_water=4),
         Variant("rebuild from the deepest common ancestor (Cloud9)", shared_prefix=True),
         Variant("a give order answered after a short step of exploring (symex before "
                 "commit 2244453)", explore_before_give=True),

@@ -21,6 +21,8 @@ COMMANDS: dict[str, str] = {
     "ktest": "ktest",
     "replay": "replay",
     "stats": "stats",
+    "serve": "serve",
+    "tenant": "tenant",
 }
 
 

@@ -1,0 +1,56 @@
+"""``symex serve``: the testing service's HTTP API and page, with uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from symex.errors import SymexError
+
+__all__ = ["add_parser", "main"]
+
+
+def add_parser(commands: Any) -> None:
+    """Declare ``symex serve``."""
+    parser = commands.add_parser("serve", help="run the testing service (HTTP API)",
+                                 description="Serve the testing service's HTTP API: jobs are "
+                                 "queued in the database and run as 'symex run' processes.")
+    parser.add_argument("--db", default="symex.db", metavar="FILE",
+                        help="the service's database (default symex.db)")
+    parser.add_argument("--storage", metavar="DIR",
+                        help="where uploads and results go (default: DB's name + '-files')")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=8080, help="port to listen on")
+    parser.add_argument("--max-running", type=int, default=2, metavar="N",
+                        help="jobs that run at once (default 2)")
+
+
+def main(options: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    try:
+        import uvicorn
+
+        from symex.service.app import create_app
+        from symex.service.scheduler import Scheduler
+        from symex.service.store import ServiceStore
+    except ImportError as exc:
+        print(f"symex serve: {exc.name} is not installed; install the service with: "
+              f"pip install 'symex[service]'", file=sys.stderr)
+        return 2
+    if options.max_running < 1 or not 0 < options.port < 65536:
+        print("symex serve: --max-running must be at least 1 and --port 1 to 65535",
+              file=sys.stderr)
+        return 2
+    try:
+        store = ServiceStore(options.db)
+    except SymexError as exc:
+        print(f"symex serve: {exc}", file=sys.stderr)
+        return 2
+    storage = Path(options.storage or f"{options.db}-files").resolve()
+    storage.mkdir(parents=True, exist_ok=True)
+    app = create_app(store, storage, Scheduler(store, storage, options.max_running))
+    uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
+    store.close()
+    return 0

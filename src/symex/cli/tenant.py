@@ -1,0 +1,38 @@
+"""``symex tenant add NAME --db FILE``: a new tenant of the testing service, and its token."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from symex.errors import SymexError
+
+__all__ = ["add_parser", "main"]
+
+
+def add_parser(commands: Any) -> None:
+    """Declare ``symex tenant``."""
+    parser = commands.add_parser("tenant", help="manage the testing service's tenants",
+                                 description="Add a tenant to the service's database; its API "
+                                 "token is printed once (only its hash is stored).")
+    parser.add_argument("action", choices=("add",), help="what to do")
+    parser.add_argument("name", help="the tenant's name")
+    parser.add_argument("--db", default="symex.db", metavar="FILE",
+                        help="the service's database (default symex.db)")
+
+
+def main(options: argparse.Namespace) -> int:
+    """Add the tenant and print its token."""
+    from symex.service.store import ServiceStore
+    try:
+        store = ServiceStore(options.db)
+        try:
+            token = store.add_tenant(options.name)
+        finally:
+            store.close()
+    except SymexError as exc:
+        print(f"symex tenant: {exc}", file=sys.stderr)
+        return 2
+    print(token)
+    return 0

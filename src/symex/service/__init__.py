@@ -1,0 +1,13 @@
+"""symex as a testing service (Cloud9, section 2): upload a program, a goal and a budget; get
+tests, coverage and crash reports.
+
+- :mod:`symex.service.store`: tenants and jobs in one SQLite file (schema migrations, WAL);
+- :mod:`symex.service.jobs`: a job's checked specification, the ``symex run`` it becomes, and
+  its results (crashes by severity, tests as a zip);
+- :mod:`symex.service.scheduler`: runs queued jobs as processes, collects and replays crashes;
+- :mod:`symex.service.app`: the HTTP API (FastAPI; ``pip install 'symex[service]'``).
+
+``symex serve`` runs it with uvicorn; ``symex tenant add NAME`` makes a token.
+"""
+
+from __future__ import annotations

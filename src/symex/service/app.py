@@ -1,0 +1,168 @@
+"""The HTTP API (FastAPI): submit a program with a goal and a budget, follow the job, fetch its
+tests, coverage and crash reports.
+
+Every route under ``/api`` needs ``Authorization: Bearer TOKEN``; a job is found only through
+its own tenant's token (another tenant's job is a 404, as is a job that does not exist).
+Bad input is a 4xx whose ``detail`` says what to send instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi.responses import PlainTextResponse, Response, StreamingResponse
+
+from symex.errors import SymexError
+from symex.service.jobs import MAX_PROGRAM_BYTES, JobSpec, check_program_name, tests_zip
+from symex.service.scheduler import Scheduler, job_dir
+from symex.service.store import JobRecord, ServiceStore, Tenant
+
+__all__ = ["create_app"]
+
+#: seconds between two looks at a job for its event stream
+EVENT_SECONDS = 0.5
+#: names that make a program's inputs symbolic without input options
+_SYMBOLIC_MARKERS = (b"klee_make_symbolic", b"__VERIFIER_nondet", b"klee_int", b"klee_range")
+
+
+def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> FastAPI:
+    """The application over ``store``, with files under ``storage``, jobs run by
+    ``scheduler`` (started and stopped with the application)."""
+    app = FastAPI(title="symex", description="Symbolic execution as a testing service: upload "
+                  "a C program, a goal and a budget; get tests, coverage and crash reports.",
+                  version="0.1.0")
+
+    @app.on_event("startup")
+    def _start() -> None:
+        scheduler.start()
+
+    @app.on_event("shutdown")
+    def _stop() -> None:
+        scheduler.stop()
+
+    def tenant(request: Request) -> Tenant:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        found = store.tenant_of(token.strip()) if scheme.lower() == "bearer" else None
+        if found is None:
+            raise HTTPException(401, "missing or unknown token: send 'Authorization: Bearer "
+                                     "TOKEN' (symex tenant add NAME prints one)",
+                                headers={"WWW-Authenticate": "Bearer"})
+        return found
+
+    def own_job(job_id: int, who: Tenant) -> JobRecord:
+        job = store.job(job_id, who.id)
+        if job is None:
+            raise HTTPException(404, f"no job {job_id} for this token")
+        return job
+
+    @app.post("/api/jobs", status_code=201)
+    async def submit(program: UploadFile = File(...), goal: str = Form("all-paths"),
+                     max_time: float = Form(60.0), workers: int = Form(1),
+                     flags: str = Form(""), inputs: str = Form(""),
+                     who: Tenant = Depends(tenant)) -> dict[str, Any]:
+        """Queue a job: ``program`` (.c, .ll or .bc), ``goal`` (all-paths, crashes),
+        ``max_time`` (seconds), ``workers``, ``flags`` (-DNAME[=V], -O LEVEL) and ``inputs``
+        (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N)."""
+        try:
+            name = check_program_name(program.filename or "")
+            spec = JobSpec.parse(goal, max_time, workers, flags, inputs)
+        except SymexError as exc:
+            raise HTTPException(400, str(exc)) from None
+        data = await program.read(MAX_PROGRAM_BYTES + 1)
+        if len(data) > MAX_PROGRAM_BYTES:
+            raise HTTPException(413, f"the program is over {MAX_PROGRAM_BYTES} bytes; upload "
+                                     f"the source of the part to test")
+        if not spec.inputs and not any(marker in data for marker in _SYMBOLIC_MARKERS):
+            raise HTTPException(400, "the program has no symbolic input: call "
+                                     "klee_make_symbolic (or __VERIFIER_nondet_*) in it, or "
+                                     "send inputs such as '--sym-stdin 8'")
+        job_id = store.add_job(who.id, name, spec.as_json())
+        job = store.job(job_id)
+        assert job is not None
+        where = job_dir(storage, job)
+        where.mkdir(parents=True, exist_ok=True)
+        (where / name).write_bytes(data)
+        return {"id": job_id}
+
+    @app.get("/api/jobs")
+    def list_jobs(who: Tenant = Depends(tenant)) -> list[dict[str, Any]]:
+        """This tenant's jobs, oldest first."""
+        return [job.as_json() for job in store.jobs(who.id)]
+
+    @app.get("/api/jobs/{job_id}")
+    def get_job(job_id: int, who: Tenant = Depends(tenant)) -> dict[str, Any]:
+        """One job: its status (queued, running, done, failed, cancelled) and why it
+        stopped."""
+        return own_job(job_id, who).as_json()
+
+    @app.post("/api/jobs/{job_id}/cancel")
+    def cancel(job_id: int, who: Tenant = Depends(tenant)) -> dict[str, Any]:
+        """Stop a job; what it found so far stays."""
+        own_job(job_id, who)
+        scheduler.cancel(job_id)
+        return own_job(job_id, who).as_json()
+
+    @app.delete("/api/jobs/{job_id}", status_code=204)
+    def delete(job_id: int, who: Tenant = Depends(tenant)) -> Response:
+        """Cancel a job if it runs, and forget it and its files."""
+        job = own_job(job_id, who)
+        if not job.status.final:
+            raise HTTPException(409, "the job has not ended: cancel it first, then delete it")
+        shutil.rmtree(job_dir(storage, job), ignore_errors=True)
+        store.delete_job(job_id)
+        return Response(status_code=204)
+
+    @app.get("/api/jobs/{job_id}/crashes")
+    def get_crashes(job_id: int, who: Tenant = Depends(tenant)) -> list[dict[str, Any]]:
+        """The job's crashes, most severe first: kind, message, location, stack, input and
+        whether the native build failed the same way (empty until the job ends)."""
+        path = job_dir(storage, own_job(job_id, who)) / "crashes.json"
+        return json.loads(path.read_text()) if path.is_file() else []
+
+    @app.get("/api/jobs/{job_id}/tests.zip")
+    def get_tests(job_id: int, who: Tenant = Depends(tenant)) -> Response:
+        """Every test of the job's last run (``.ktest``, with the ``.err`` reports)."""
+        where = job_dir(storage, own_job(job_id, who))
+        return Response(tests_zip(_last_run(where) or where), media_type="application/zip")
+
+    @app.get("/api/jobs/{job_id}/coverage.info")
+    def get_coverage(job_id: int, who: Tenant = Depends(tenant)) -> PlainTextResponse:
+        """The job's line and branch coverage as lcov ``.info`` (404 until it has one)."""
+        out = _last_run(job_dir(storage, own_job(job_id, who)))
+        if out is None or not (out / "coverage.info").is_file():
+            raise HTTPException(404, "no coverage yet: the job has not ended")
+        return PlainTextResponse((out / "coverage.info").read_text())
+
+    @app.get("/api/jobs/{job_id}/events")
+    async def events(job_id: int, who: Tenant = Depends(tenant)) -> StreamingResponse:
+        """Server-sent events: the job as JSON each time it changes, until it ends."""
+        own_job(job_id, who)
+
+        async def stream() -> AsyncIterator[str]:
+            last = None
+            while True:
+                job = store.job(job_id, who.id)
+                if job is None:
+                    return
+                now = json.dumps(job.as_json())
+                if now != last:
+                    yield f"data: {now}\n\n"
+                    last = now
+                if job.status.final:
+                    return
+                await asyncio.sleep(EVENT_SECONDS)
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    return app
+
+
+def _last_run(where: Path) -> Path | None:
+    runs = sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
+    return runs[-1] if runs else None

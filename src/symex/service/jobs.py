@@ -1,0 +1,196 @@
+"""What a job is: its checked specification, the ``symex run`` it becomes, and its results.
+
+A job runs as a ``symex run`` process of its own (the command line the user would type), so a
+job that crashes or is killed never takes the server with it, and everything ``symex run``
+writes (tests, ``.err`` reports, coverage, run.stats, the recorded tree) is the job's result.
+Only options from a fixed list reach that command line, and every path in it is inside the
+job's own directory.
+"""
+
+from __future__ import annotations
+
+import enum
+import io
+import re
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from symex.errors import ConfigError
+from symex.output.ktest import KTestError, read_ktest
+
+__all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "crashes", "run_command",
+           "tests_zip"]
+
+#: the largest program a job may upload
+MAX_PROGRAM_BYTES = 1 << 20
+#: the longest budget a job may ask for, in seconds
+MAX_JOB_SECONDS = 24 * 3600
+#: the most workers a job may ask for
+MAX_JOB_WORKERS = 256
+#: error kinds by severity, most severe first (memory errors can be exploited; a failed
+#: assertion is the program's own check; a user-reported error is the harness's)
+SEVERITY: tuple[str, ...] = ("ptr", "free", "readonly", "exec", "overshift", "div", "abort",
+                             "assert", "reach_error", "user")
+_PROGRAM_SUFFIXES = (".c", ".ll", ".bc")
+_DEFINE = re.compile(r"^-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)?$")
+_OPTIMIZE = re.compile(r"^-O[0-3s]$")
+_COUNT = re.compile(r"^[0-9]{1,9}$")
+_FRAME_PATH = re.compile(r" at (?:\S*/)?([^/\s]+:\d+)$")
+
+
+class Goal(enum.Enum):
+    """When a job has done what it was asked (else its budget stops it)."""
+
+    ALL_PATHS = "all-paths"
+    """Every path explored."""
+    CRASHES = "crashes"
+    """The first error found."""
+
+
+@attrs.frozen
+class JobSpec:
+    """A job's checked specification (built from the request by :meth:`parse`)."""
+
+    goal: Goal
+    max_time: float
+    workers: int
+    flags: tuple[str, ...]
+    """Compiler flags: ``-DNAME[=VALUE]`` and ``-O LEVEL`` only."""
+    inputs: tuple[str, ...]
+    """KLEE's input options: ``--sym-arg N``, ``--sym-args MIN MAX N``, ``--sym-files N
+    SIZE``, ``--sym-stdin N``."""
+
+    @classmethod
+    def parse(cls, goal: str, max_time: float, workers: int, flags: str,
+              inputs: str) -> JobSpec:
+        """Check a request's fields; ConfigError says what is wrong and what to send."""
+        try:
+            parsed_goal = Goal(goal)
+        except ValueError:
+            raise ConfigError(f"unknown goal {goal!r}; choose one of "
+                              f"{', '.join(g.value for g in Goal)}") from None
+        if not 0 < max_time <= MAX_JOB_SECONDS:
+            raise ConfigError(f"max_time must be above 0 and at most {MAX_JOB_SECONDS} s")
+        if not 1 <= workers <= MAX_JOB_WORKERS:
+            raise ConfigError(f"workers must be 1 to {MAX_JOB_WORKERS}")
+        flag_words = tuple(flags.split())
+        for word in flag_words:
+            if not (_DEFINE.match(word) or _OPTIMIZE.match(word)):
+                raise ConfigError(f"flag {word!r} is not allowed; a job takes -DNAME[=VALUE] "
+                                  f"and -O0..-O3/-Os")
+        return cls(parsed_goal, float(max_time), int(workers), flag_words,
+                   _check_inputs(inputs.split()))
+
+    def as_json(self) -> dict[str, Any]:
+        """The specification as stored."""
+        return {"goal": self.goal.value, "max_time": self.max_time, "workers": self.workers,
+                "flags": list(self.flags), "inputs": list(self.inputs)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JobSpec:
+        """The specification stored by :meth:`as_json`."""
+        return cls(Goal(data["goal"]), float(data["max_time"]), int(data["workers"]),
+                   tuple(data["flags"]), tuple(data["inputs"]))
+
+
+#: input option -> how many numbers follow it
+_INPUT_ARITY = {"--sym-arg": 1, "--sym-args": 3, "--sym-files": 2, "--sym-stdin": 1}
+
+
+def _check_inputs(words: list[str]) -> tuple[str, ...]:
+    index = 0
+    while index < len(words):
+        option = words[index]
+        arity = _INPUT_ARITY.get(option)
+        if arity is None:
+            raise ConfigError(f"input option {option!r} is not known; use --sym-arg N, "
+                              f"--sym-args MIN MAX N, --sym-files N SIZE or --sym-stdin N")
+        numbers = words[index + 1:index + 1 + arity]
+        if len(numbers) != arity or not all(_COUNT.match(n) for n in numbers):
+            raise ConfigError(f"{option} takes {arity} number(s)")
+        index += 1 + arity
+    return tuple(words)
+
+
+def check_program_name(name: str) -> str:
+    """The upload's file name, reduced to a safe base name with a known suffix."""
+    base = Path(name or "").name
+    if not base.endswith(_PROGRAM_SUFFIXES) or not re.match(r"^[A-Za-z0-9_.-]+$", base):
+        raise ConfigError("the program must be a .c, .ll or .bc file with a plain name "
+                          "(letters, digits, '_', '-', '.')")
+    return base
+
+
+def run_command(spec: JobSpec, program: Path, out_dir: Path,
+                continue_with: Path | None = None) -> list[str]:
+    """The ``symex run`` command line of a job."""
+    command = [sys.executable, "-m", "symex.cli", "run", "-q", "--record-tree", "--output-dir",
+               str(out_dir), "--max-time", f"{spec.max_time:g}", "--workers", str(spec.workers)]
+    if spec.goal is Goal.CRASHES:
+        command.append("--exit-on-error")
+    if continue_with is not None:
+        command += ["--continue-with", str(continue_with)]
+    for flag in spec.flags:
+        command += ["-O", flag[2:]] if flag.startswith("-O") else [flag]
+    command += list(spec.inputs)
+    command.append(str(program))
+    return command
+
+
+@attrs.frozen
+class Crash:
+    """One error a job found, as the API reports it."""
+
+    kind: str
+    message: str
+    location: str
+    stack: tuple[str, ...]
+    """Frames, innermost first: ``function at file:line``, then the source line."""
+    test: str
+    """The ``.ktest`` file that reproduces it."""
+    input: dict[str, str]
+    """The test's objects, name -> hex bytes."""
+    replayed: bool | None = None
+    """Whether the native build of the program failed the same way (None: not tried)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The crash as the API shows it."""
+        return attrs.asdict(self)
+
+
+def crashes(out_dir: Path) -> list[Crash]:
+    """The errors of a finished run, most severe first (then in the order found)."""
+    found = []
+    for err in sorted(out_dir.glob("test*.*.err")):
+        test_name, kind, _ = err.name.split(".", 2)
+        lines = err.read_text(errors="replace").splitlines()
+        fields = dict(line.split(": ", 1) for line in lines if ": " in line
+                      and not line.startswith("\t"))
+        # files by their names: the server's directories are none of the tenant's business
+        stack = tuple(_FRAME_PATH.sub(r" at \1", line.strip())
+                      for line in lines if line.startswith("\t"))
+        ktest = out_dir / f"{test_name}.ktest"
+        objects: dict[str, str] = {}
+        try:
+            objects = {o.name: o.data.hex() for o in read_ktest(ktest).objects}
+        except (KTestError, OSError):
+            pass
+        found.append(Crash(kind, fields.get("Error", ""),
+                           f"{Path(fields.get('File', '?')).name}:{fields.get('Line', '?')}",
+                           stack, ktest.name, objects))
+    rank = {kind: i for i, kind in enumerate(SEVERITY)}
+    return sorted(found, key=lambda c: rank.get(c.kind, len(SEVERITY)))
+
+
+def tests_zip(out_dir: Path) -> bytes:
+    """Every ``.ktest`` of a run (and its ``.err`` reports) as a zip file."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(out_dir.glob("test*")):
+            if path.suffix in (".ktest", ".err"):
+                archive.write(path, path.name)
+    return buffer.getvalue()

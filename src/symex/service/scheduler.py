@@ -1,0 +1,206 @@
+"""The scheduler: starts queued jobs as ``symex run`` processes, watches them, and files their
+results.
+
+One thread does it all, in rounds of :data:`POLL_SECONDS`: it starts the oldest queued jobs
+while fewer than ``max_running`` run (tenants take turns: one tenant's queue cannot hold
+back another's), collects the ones that ended, and stops the ones cancelled. A cancelled or
+over-budget run is sent SIGINT, on which ``symex run`` stops and writes what it found. When
+a job's run ends, the native build of the program replays every crash (with a time limit,
+in a scratch directory) and the results are written beside the run as ``crashes.json``.
+
+A job that was running when the server died is queued again when the server starts: its run
+goes on from its recorded tree (``--continue-with``) rather than from the start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from symex.output.directory import read_info
+from symex.service.jobs import JobSpec, crashes, run_command
+from symex.service.store import JobRecord, JobStatus, ServiceStore
+
+__all__ = ["POLL_SECONDS", "REPLAY_SECONDS", "Scheduler", "job_dir"]
+
+#: seconds between two rounds of the scheduler
+POLL_SECONDS = 0.2
+#: time limit of one native replay of a crash
+REPLAY_SECONDS = 10.0
+#: seconds a run may go past its budget (start-up, writing its outputs) before it is stopped
+BUDGET_GRACE = 30.0
+
+
+def job_dir(storage: Path, job: JobRecord) -> Path:
+    """Where a job's upload and results live: inside its tenant's directory."""
+    return storage / f"tenant-{job.tenant}" / f"job-{job.id}"
+
+
+class Scheduler:
+    """Runs the store's jobs (module docstring)."""
+
+    def __init__(self, store: ServiceStore, storage: Path, max_running: int = 2) -> None:
+        """A scheduler for ``store``'s jobs, whose files live under ``storage``."""
+        self.store = store
+        self.storage = storage
+        self.max_running = max_running
+        self._running: dict[int, subprocess.Popen[bytes]] = {}
+        self._cancelled: set[int] = set()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Queue again the jobs a dead server left running, and start the thread."""
+        for job in self.store.jobs(status=JobStatus.RUNNING):
+            self.store.set_status(job.id, JobStatus.QUEUED, "the server restarted")
+        self._thread = threading.Thread(target=self._loop, name="symex-scheduler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread; running jobs are interrupted and stay queued for the next start."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        for job_id, process in list(self._running.items()):
+            self._interrupt(process)
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            self.store.set_status(job_id, JobStatus.QUEUED, "the server stopped")
+        self._running.clear()
+
+    def cancel(self, job_id: int) -> None:
+        """Stop a job: a queued one at once, a running one at the next round."""
+        job = self.store.job(job_id)
+        if job is None or job.status.final:
+            return
+        if job.status is JobStatus.QUEUED and job_id not in self._running:
+            self.store.set_status(job_id, JobStatus.CANCELLED, "cancelled")
+        else:
+            self._cancelled.add(job_id)
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stop.wait(POLL_SECONDS):
+            try:
+                self._round()
+            except Exception as exc:  # noqa: BLE001 - the scheduler must outlive one bad job
+                print(f"symex serve: scheduler error: {type(exc).__name__}: {exc}",
+                      file=sys.stderr)
+
+    def _round(self) -> None:
+        for job_id, process in list(self._running.items()):
+            job = self.store.job(job_id)
+            if process.poll() is not None:
+                del self._running[job_id]
+                if job is not None:
+                    self._finished(job, process.returncode)
+                continue
+            if job is None or job_id in self._cancelled:
+                self._interrupt(process)
+            elif job.started is not None and \
+                    time.time() - job.started > job.spec["max_time"] + BUDGET_GRACE:
+                self._interrupt(process)
+        queued = self.store.jobs(status=JobStatus.QUEUED)
+        # tenants take turns: each tenant's oldest job first, then each one's second, ...
+        turns: dict[int, int] = {}
+        ordered = []
+        for job in queued:
+            turns[job.tenant] = turns.get(job.tenant, 0) + 1
+            ordered.append((turns[job.tenant], job.id, job))
+        for _, _, job in sorted(ordered, key=lambda t: (t[0], t[1])):
+            if len(self._running) >= self.max_running:
+                break
+            self._launch(job)
+
+    def _launch(self, job: JobRecord) -> None:
+        where = job_dir(self.storage, job)
+        attempts = sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
+        previous = attempts[-1] if attempts and (attempts[-1] / "tree.db").is_file() else None
+        out_dir = where / f"run-{len(attempts) + 1}"
+        spec = JobSpec.from_json(job.spec)
+        command = run_command(spec, where / job.program_name, out_dir, previous)
+        log = open(where / "log.txt", "ab")
+        try:
+            process = subprocess.Popen(command, cwd=where, stdout=log, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        finally:
+            log.close()
+        self._running[job.id] = process
+        self.store.set_status(job.id, JobStatus.RUNNING)
+
+    @staticmethod
+    def _interrupt(process: subprocess.Popen[bytes]) -> None:
+        try:
+            os.killpg(process.pid, signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _finished(self, job: JobRecord, code: int) -> None:
+        where = job_dir(self.storage, job)
+        cancelled = job.id in self._cancelled
+        self._cancelled.discard(job.id)
+        runs = sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
+        out = runs[-1] if runs and (runs[-1] / "info").is_file() else None
+        if out is None or (code != 0 and not cancelled):
+            if cancelled:
+                self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled")
+                return
+            log = (where / "log.txt").read_text(errors="replace")
+            tail = log.replace(str(where) + os.sep, "").strip().splitlines()[-3:]
+            self.store.set_status(job.id, JobStatus.FAILED,
+                                  " / ".join(tail) or f"symex run exited with status {code}")
+            return
+        found = [attrs.evolve(crash, replayed=_replay(where / job.program_name, out / crash.test))
+                 for crash in crashes(out)]
+        (where / "crashes.json").write_text(json.dumps([c.as_json() for c in found]))
+        summary = _summary(out)
+        if cancelled:
+            self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled", summary)
+        else:
+            self.store.set_status(job.id, JobStatus.DONE, summary["stopped"] or "finished",
+                                  summary)
+
+
+def _replay(program: Path, ktest: Path) -> bool | None:
+    """Whether the native build of ``program`` fails on ``ktest`` as the run said (None: it
+    could not be built or run)."""
+    if program.suffix != ".c":
+        return None
+    try:
+        result = subprocess.run([sys.executable, "-m", "symex.cli", "replay", "--timeout",
+                                 f"{REPLAY_SECONDS:g}", str(program), str(ktest)],
+                                capture_output=True, text=True, timeout=REPLAY_SECONDS + 120,
+                                cwd=ktest.parent)
+    except subprocess.TimeoutExpired:
+        return None
+    if result.returncode != 0:
+        return None
+    return "reproduces" in result.stdout
+
+
+def _summary(out: Path) -> dict[str, Any]:
+    """Counters of a finished run, from its ``info`` file."""
+    info = read_info(out / "info")
+
+    def count(key: str) -> int:
+        value = info.get(key, "0")
+        return int(value) if value.isdigit() else 0
+
+    return {"stopped": info.get("stopped", ""), "paths": count("explored paths"),
+            "completed": count("completed paths"), "errors": count("error paths"),
+            "partial": count("partial paths"), "tests": count("generated tests"),
+            "instructions": count("total instructions"),
+            "line_coverage": info.get("line coverage", ""),
+            "branch_coverage": info.get("branch coverage", ""), "output": out.name}

@@ -1,0 +1,234 @@
+"""The service's state in one SQLite file: tenants (their tokens hashed) and jobs.
+
+The schema is versioned: ``PRAGMA user_version`` says which of :data:`MIGRATIONS` have run,
+and opening a file runs the missing ones in one transaction each, so a file made by an older
+symex is brought forward and a newer one is refused. WAL journaling lets the HTTP handlers
+read while the scheduler writes. Every method opens its own short transaction; the store is
+shared between threads through one connection guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from symex.errors import ConfigError
+
+__all__ = ["MIGRATIONS", "JobRecord", "JobStatus", "ServiceStore", "Tenant", "hash_token"]
+
+#: the schema, one step per version (version k is reached by running MIGRATIONS[k - 1])
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE tenant (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        token_hash TEXT NOT NULL UNIQUE,
+        created REAL NOT NULL
+    );
+    CREATE TABLE job (
+        id INTEGER PRIMARY KEY,
+        tenant INTEGER NOT NULL REFERENCES tenant(id),
+        status TEXT NOT NULL,
+        reason TEXT,
+        program_name TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        created REAL NOT NULL,
+        started REAL,
+        finished REAL,
+        summary TEXT
+    );
+    CREATE INDEX job_tenant ON job(tenant, id);
+    CREATE INDEX job_status ON job(status, id);
+    """,
+)
+
+
+def hash_token(token: str) -> str:
+    """The stored form of an API token. Tokens are 256 random bits, so a plain SHA-256
+    suffices: there is nothing to guess that a slow hash would protect."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class JobStatus(enum.Enum):
+    """Where a job is in its life."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def final(self) -> bool:
+        """Whether the job will not run again."""
+        return self in (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+@attrs.frozen
+class Tenant:
+    """A user of the service: its jobs are its own."""
+
+    id: int
+    name: str
+
+
+@attrs.frozen
+class JobRecord:
+    """One job as stored."""
+
+    id: int
+    tenant: int
+    status: JobStatus
+    reason: str | None
+    """Why it stopped (the goal reached, the budget spent, cancelled, the failure)."""
+    program_name: str
+    spec: dict[str, Any]
+    """What to run: goal, budget, workers, flags, inputs (see :mod:`symex.service.jobs`)."""
+    created: float
+    started: float | None
+    finished: float | None
+    summary: dict[str, Any] | None
+    """Counters of the finished run (paths, errors, coverage)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The job as the API shows it."""
+        return {"id": self.id, "status": self.status.value, "reason": self.reason,
+                "program": self.program_name, "goal": self.spec.get("goal"),
+                "max_time": self.spec.get("max_time"), "workers": self.spec.get("workers"),
+                "created": self.created, "started": self.started, "finished": self.finished,
+                "summary": self.summary}
+
+
+class ServiceStore:
+    """Tenants and jobs in one SQLite file (module docstring)."""
+
+    def __init__(self, path: str | Path) -> None:
+        """Open (creating if needed) the store at ``path`` and bring its schema up to date."""
+        self.path = Path(path)
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise ConfigError(f"cannot open the service database {self.path}: {exc}") from None
+        self._lock = threading.Lock()
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise ConfigError(f"{self.path} was written by a newer symex (schema version "
+                              f"{version}, this one knows {len(MIGRATIONS)}); upgrade symex")
+        for number in range(version, len(MIGRATIONS)):
+            # one transaction per step (executescript would commit a transaction begun
+            # outside the script): a step is whole or absent
+            try:
+                self._db.executescript(f"BEGIN IMMEDIATE;\n{MIGRATIONS[number]}\n"
+                                       f"PRAGMA user_version = {number + 1};\nCOMMIT;")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        """Close the file."""
+        with self._lock:
+            self._db.close()
+
+    # -- tenants ---------------------------------------------------------------------------
+
+    def add_tenant(self, name: str) -> str:
+        """Create tenant ``name``; its new API token (only the hash is kept)."""
+        if not name or len(name) > 100:
+            raise ConfigError("a tenant name is 1 to 100 characters")
+        token = secrets.token_urlsafe(32)
+        with self._lock:
+            try:
+                self._db.execute("INSERT INTO tenant (name, token_hash, created) VALUES (?, ?, ?)",
+                                 (name, hash_token(token), time.time()))
+            except sqlite3.IntegrityError:
+                raise ConfigError(f"tenant {name!r} exists already; choose another name") \
+                    from None
+        return token
+
+    def tenant_of(self, token: str) -> Tenant | None:
+        """The tenant whose token this is (None: no such token)."""
+        with self._lock:
+            row = self._db.execute("SELECT id, name FROM tenant WHERE token_hash = ?",
+                                   (hash_token(token),)).fetchone()
+        return Tenant(*row) if row else None
+
+    # -- jobs --------------------------------------------------------------------------------
+
+    def add_job(self, tenant: int, program_name: str, spec: dict[str, Any]) -> int:
+        """A new queued job; its id."""
+        with self._lock:
+            cursor = self._db.execute(
+                "INSERT INTO job (tenant, status, program_name, spec, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (tenant, JobStatus.QUEUED.value, program_name, json.dumps(spec), time.time()))
+        return int(cursor.lastrowid or 0)
+
+    def job(self, job_id: int, tenant: int | None = None) -> JobRecord | None:
+        """Job ``job_id`` (None when it does not exist or belongs to another tenant)."""
+        query = "SELECT * FROM job WHERE id = ?"
+        args: tuple[Any, ...] = (job_id,)
+        if tenant is not None:
+            query += " AND tenant = ?"
+            args += (tenant,)
+        with self._lock:
+            row = self._db.execute(query, args).fetchone()
+        return _record(row) if row else None
+
+    def jobs(self, tenant: int | None = None, status: JobStatus | None = None) -> list[JobRecord]:
+        """Jobs of a tenant (None: all), of one status (None: any), oldest first."""
+        query = "SELECT * FROM job WHERE 1 = 1"
+        args: tuple[Any, ...] = ()
+        if tenant is not None:
+            query += " AND tenant = ?"
+            args += (tenant,)
+        if status is not None:
+            query += " AND status = ?"
+            args += (status.value,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY id", args).fetchall()
+        return [_record(row) for row in rows]
+
+    def set_status(self, job_id: int, status: JobStatus, reason: str | None = None,
+                   summary: dict[str, Any] | None = None) -> None:
+        """Move a job to ``status`` (stamping when it started or finished)."""
+        now = time.time()
+        with self._lock:
+            if status is JobStatus.RUNNING:
+                self._db.execute("UPDATE job SET status = ?, reason = NULL, started = "
+                                 "COALESCE(started, ?) WHERE id = ?", (status.value, now, job_id))
+            elif status.final:
+                self._db.execute("UPDATE job SET status = ?, reason = ?, finished = ?, "
+                                 "summary = ? WHERE id = ?",
+                                 (status.value, reason, now,
+                                  json.dumps(summary) if summary is not None else None, job_id))
+            else:
+                self._db.execute("UPDATE job SET status = ?, reason = ? WHERE id = ?",
+                                 (status.value, reason, job_id))
+
+    def delete_job(self, job_id: int) -> None:
+        """Forget a job."""
+        with self._lock:
+            self._db.execute("DELETE FROM job WHERE id = ?", (job_id,))
+
+
+def _record(row: tuple[Any, ...]) -> JobRecord:
+    (job_id, tenant, status, reason, program_name, spec, created, started, finished,
+     summary) = row
+    return JobRecord(job_id, tenant, JobStatus(status), reason, program_name, json.loads(spec),
+                     created, started, finished, json.loads(summary) if summary else None)

@@ -1,0 +1,219 @@
+"""The testing service end to end: a real ``symex serve`` (uvicorn) on 127.0.0.1 and a random
+port, real tenants made with ``symex tenant add``, jobs run by real ``symex run`` processes."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+from test_workflow import TWO_BUGS  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+#: a program whose exploration takes far longer than a test: a job to cancel
+ENDLESS = """\
+#include <klee/klee.h>
+int main(void) {
+  unsigned char b[24];
+  klee_make_symbolic(b, sizeof b, "b");
+  int n = 0;
+  for (int i = 0; i < 24; i++)
+    if (b[i] > 100) n++;
+  return n;
+}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _symex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "symex.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+class Service:
+    """A running ``symex serve`` and the tokens of two tenants."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.db = root / "symex.db"
+        made = [_symex("tenant", "add", name, "--db", str(self.db), cwd=root)
+                for name in ("alice", "bob")]
+        assert all(p.returncode == 0 for p in made), [p.stderr for p in made]
+        self.alice, self.bob = (p.stdout.strip() for p in made)
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "symex.cli", "serve", "--db", str(self.db), "--port",
+             str(self.port)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{self.url}/openapi.json", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise AssertionError("symex serve did not start")
+                time.sleep(0.2)
+
+    def client(self, token: str | None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    running = Service(tmp_path_factory.mktemp("service"))
+    yield running
+    running.stop()
+
+
+def _submit(client: httpx.Client, source: str, name: str = "prog.c", **fields: str) -> int:
+    response = client.post("/api/jobs", files={"program": (name, source.encode())},
+                           data={"max_time": "60", **fields})
+    assert response.status_code == 201, response.text
+    return int(response.json()["id"])
+
+
+def _wait(client: httpx.Client, job: int, timeout: float = 240) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = client.get(f"/api/jobs/{job}").json()
+        if state["status"] in ("done", "failed", "cancelled"):
+            return state
+        time.sleep(0.3)
+    raise AssertionError(f"job {job} did not end: {state}")
+
+
+def test_the_two_bug_program_end_to_end(service: Service) -> None:
+    with service.client(service.alice) as client:
+        job = _submit(client, TWO_BUGS, "two_bugs.c")
+        # the event stream follows the job to its end
+        with client.stream("GET", f"/api/jobs/{job}/events") as stream:
+            statuses = [line for line in stream.iter_lines() if line.startswith("data: ")]
+        assert '"status": "done"' in statuses[-1]
+        state = client.get(f"/api/jobs/{job}").json()
+        assert state["status"] == "done" and state["reason"] == "all paths explored"
+        # 8 paths: x in 1..5, 7 (y == 0 or not), x < 0, x > 100, the rest (TWO_BUGS)
+        assert state["summary"]["paths"] == 8 and state["summary"]["errors"] == 2
+        crashes = client.get(f"/api/jobs/{job}/crashes").json()
+        # the out-of-bounds read is more severe than the division by zero
+        assert [c["kind"] for c in crashes] == ["ptr", "div"]
+        ptr, div = crashes
+        assert ptr["location"] == "two_bugs.c:15" and div["location"] == "two_bugs.c:6"
+        # frames with their source lines, files by name only (no server path)
+        assert div["stack"][:4] == ["#000 in divide at two_bugs.c:6", "return a / b;",
+                                    "#001 in main at two_bugs.c:17", "r = divide(100, y);"]
+        assert int.from_bytes(bytes.fromhex(div["input"]["x"]), "little") == 7
+        assert int.from_bytes(bytes.fromhex(div["input"]["y"]), "little") == 0
+        x = int.from_bytes(bytes.fromhex(ptr["input"]["x"]), "little", signed=True)
+        assert 4 <= x <= 5            # table[x] reads past table[3]
+        assert all(c["replayed"] is True for c in crashes)
+        archive = zipfile.ZipFile(io.BytesIO(client.get(f"/api/jobs/{job}/tests.zip").content))
+        names = archive.namelist()
+        assert len([n for n in names if n.endswith(".ktest")]) == 8
+        assert len([n for n in names if n.endswith(".err")]) == 2
+        coverage = client.get(f"/api/jobs/{job}/coverage.info").text
+        assert "two_bugs.c" in coverage and "end_of_record" in coverage
+        assert [j["id"] for j in client.get("/api/jobs").json()] == [job]
+
+
+def test_another_tenant_sees_nothing_of_it(service: Service) -> None:
+    with service.client(service.alice) as alice, service.client(service.bob) as bob:
+        job = _submit(alice, TWO_BUGS, "two_bugs.c")
+        for route in ("", "/crashes", "/tests.zip", "/coverage.info", "/events"):
+            assert bob.get(f"/api/jobs/{job}{route}").status_code == 404, route
+        assert bob.post(f"/api/jobs/{job}/cancel").status_code == 404
+        assert bob.delete(f"/api/jobs/{job}").status_code == 404
+        assert job not in [j["id"] for j in bob.get("/api/jobs").json()]
+        assert _wait(alice, job)["status"] == "done"
+
+
+def test_a_running_job_is_cancelled_and_then_deleted(service: Service) -> None:
+    with service.client(service.alice) as client:
+        job = _submit(client, ENDLESS, "endless.c")
+        deadline = time.monotonic() + 60
+        while client.get(f"/api/jobs/{job}").json()["status"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert client.delete(f"/api/jobs/{job}").status_code == 409   # still running
+        time.sleep(3)           # compiled and exploring (2^24 paths: it would never end)
+        client.post(f"/api/jobs/{job}/cancel")
+        state = _wait(client, job, timeout=60)
+        assert state["status"] == "cancelled"
+        assert state["summary"]["paths"] > 0      # what it explored before it stopped
+        assert client.delete(f"/api/jobs/{job}").status_code == 204
+        assert client.get(f"/api/jobs/{job}").status_code == 404
+
+
+def test_bad_requests_get_a_4xx_that_says_what_to_do(service: Service) -> None:
+    with service.client(None) as anonymous:
+        response = anonymous.get("/api/jobs")
+        assert response.status_code == 401 and "Bearer" in response.json()["detail"]
+    with service.client("not-a-token") as stranger:
+        assert stranger.get("/api/jobs").status_code == 401
+    with service.client(service.alice) as client:
+        def post(name: str, source: bytes, **data: str) -> httpx.Response:
+            return client.post("/api/jobs", files={"program": (name, source)}, data=data)
+
+        cases = [
+            (post("prog.c", TWO_BUGS.encode(), goal="everything"), 400, "unknown goal"),
+            (post("notes.txt", b"hello"), 400, ".c, .ll or .bc"),
+            (post("../../etc/x.c", TWO_BUGS.encode()), 201, ""),       # reduced to x.c
+            (post("plain.c", b"int main(void) { return 0; }"), 400, "no symbolic input"),
+            (post("prog.c", TWO_BUGS.encode(), flags="-I/etc"), 400, "not allowed"),
+            (post("prog.c", TWO_BUGS.encode(), inputs="--sym-stdin x"), 400, "number"),
+            (post("prog.c", TWO_BUGS.encode(), max_time="-1"), 400, "max_time"),
+            (post("big.c", b"/*" + b" " * (1 << 20) + b"*/"), 413, "bytes"),
+            (client.post("/api/jobs", data={"goal": "crashes"}), 422, ""),
+        ]
+        for response, status, words in cases:
+            assert response.status_code == status, response.text
+            assert words in response.text
+        job = cases[2][0].json()["id"]
+        assert client.get(f"/api/jobs/{job}").json()["program"] == "x.c"
+        assert _wait(client, job)["status"] == "done"
+
+
+def test_a_compile_error_fails_the_job_with_the_compilers_message(service: Service) -> None:
+    with service.client(service.alice) as client:
+        job = _submit(client, "#include <klee/klee.h>\nint main(void) { klee_make_symbolic( }\n",
+                      "broken.c")
+        state = _wait(client, job)
+        assert state["status"] == "failed"
+        assert "broken.c" in state["reason"] and "error" in state["reason"]
+
+
+def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    first = _symex("tenant", "add", "carol", "--db", db, cwd=tmp_path)
+    again = _symex("tenant", "add", "carol", "--db", db, cwd=tmp_path)
+    assert first.returncode == 0 and len(first.stdout.strip()) >= 40
+    assert again.returncode == 2 and "exists already" in again.stderr
+    assert first.stdout.strip().encode() not in Path(db).read_bytes()   # only its hash
+    assert os.path.getsize(db) > 0
