@@ -58,6 +58,10 @@ class Service:
                 for name in ("alice", "bob")]
         assert all(p.returncode == 0 for p in made), [p.stderr for p in made]
         self.alice, self.bob = (p.stdout.strip() for p in made)
+        self._serve()
+
+    def _serve(self) -> None:
+        root = self.root
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
@@ -72,6 +76,14 @@ class Service:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     raise AssertionError("symex serve did not start")
                 time.sleep(0.2)
+
+    @classmethod
+    def restart(cls, root: Path, old: Service) -> Service:
+        """A new server over ``old``'s database (same tenants)."""
+        new = cls.__new__(cls)
+        new.root, new.db, new.alice, new.bob = root, old.db, old.alice, old.bob
+        new._serve()
+        return new
 
     def client(self, token: str | None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -207,6 +219,54 @@ def test_a_compile_error_fails_the_job_with_the_compilers_message(service: Servi
         state = _wait(client, job)
         assert state["status"] == "failed"
         assert "broken.c" in state["reason"] and "error" in state["reason"]
+
+
+REGEXP = Path(__file__).parent / "programs" / "regexp.c"
+
+
+def _ktests(client: httpx.Client, job: int) -> list[bytes]:
+    archive = zipfile.ZipFile(io.BytesIO(client.get(f"/api/jobs/{job}/tests.zip").content))
+    return [archive.read(n) for n in archive.namelist() if n.endswith(".ktest")]
+
+
+def test_a_job_survives_a_killed_server(tmp_path: Path) -> None:
+    # regexp: 5,204 paths, about 3 s of exploring; the server is SIGKILLed in the middle
+    first = Service(tmp_path)
+    try:
+        with first.client(first.alice) as client:
+            job = _submit(client, REGEXP.read_text(), "regexp.c")
+            deadline = time.monotonic() + 60
+            while client.get(f"/api/jobs/{job}").json()["status"] != "running":
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            time.sleep(2.0)
+    finally:
+        first.process.kill()      # SIGKILL: no clean-up at all
+        first.process.wait()
+    runs = list((tmp_path / "symex.db-files").glob("tenant-*/job-*/run-1"))
+    assert len(runs) == 1 and (runs[0] / "tree.db").is_file()
+    second = Service.restart(tmp_path, first)
+    try:
+        with second.client(second.alice) as client:
+            state = _wait(client, job)
+            assert state["status"] == "done", state
+            resumed = _ktests(client, job)
+            # the same job, uninterrupted, on the same server
+            again = _submit(client, REGEXP.read_text(), "regexp.c")
+            reference = _wait(client, again)
+            whole = _ktests(client, again)
+            for key in ("paths", "completed", "errors", "partial"):
+                assert state["summary"][key] == reference["summary"][key], key
+            assert (state["summary"]["paths"], state["summary"]["completed"]) == (5204, 4314)
+            assert client.get(f"/api/jobs/{job}/crashes").json() == \
+                client.get(f"/api/jobs/{again}/crashes").json()
+        assert len(resumed) == len(whole) == 5204
+        assert len(set(resumed)) == 5204          # no test twice
+        # the second attempt continued the first one's tree: it did not start afresh
+        job_dir = runs[0].parent
+        assert (job_dir / "run-2" / "tree.db").is_file()
+    finally:
+        second.stop()
 
 
 def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:

@@ -133,7 +133,9 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
     if spec.goal is Goal.CRASHES:
         command.append("--exit-on-error")
     if continue_with is not None:
-        command += ["--continue-with", str(continue_with)]
+        # every recorded path replayed (without the solver), so that this attempt's
+        # directory holds all the job's tests, not only those explored since
+        command += ["--continue-with", str(continue_with), "--restart-all-states"]
     for flag in spec.flags:
         command += ["-O", flag[2:]] if flag.startswith("-O") else [flag]
     command += list(spec.inputs)

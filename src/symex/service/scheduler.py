@@ -38,6 +38,8 @@ POLL_SECONDS = 0.2
 REPLAY_SECONDS = 10.0
 #: seconds a run may go past its budget (start-up, writing its outputs) before it is stopped
 BUDGET_GRACE = 30.0
+#: the file in a job's directory naming its running attempt's process and output directory
+RUN_PID_FILE = "run.pid"
 
 
 def job_dir(storage: Path, job: JobRecord) -> Path:
@@ -59,8 +61,10 @@ class Scheduler:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """Queue again the jobs a dead server left running, and start the thread."""
+        """Queue again the jobs a dead server left running (stopping their runs, which
+        outlive a killed server), and start the thread."""
         for job in self.store.jobs(status=JobStatus.RUNNING):
+            _stop_orphan(job_dir(self.storage, job))
             self.store.set_status(job.id, JobStatus.QUEUED, "the server restarted")
         self._thread = threading.Thread(target=self._loop, name="symex-scheduler", daemon=True)
         self._thread.start()
@@ -137,6 +141,7 @@ class Scheduler:
                                        stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             log.close()
+        (where / RUN_PID_FILE).write_text(f"{process.pid} {out_dir.name}\n")
         self._running[job.id] = process
         self.store.set_status(job.id, JobStatus.RUNNING)
 
@@ -171,6 +176,36 @@ class Scheduler:
         else:
             self.store.set_status(job.id, JobStatus.DONE, summary["stopped"] or "finished",
                                   summary)
+
+
+def _stop_orphan(where: Path) -> None:
+    """Kill the run a killed server left behind in job directory ``where`` (its process
+    group, recorded in :data:`RUN_PID_FILE`), and wait until it is gone: its recorded tree is
+    then as a SIGKILL leaves it, which the next attempt continues from."""
+    try:
+        pid_text, run_name = (where / RUN_PID_FILE).read_text().split()
+        pid = int(pid_text)
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return
+    if str(where / run_name).encode() not in command:
+        return  # the pid was reused by another program
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie nobody reaped has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _replay(program: Path, ktest: Path) -> bool | None:
