@@ -269,6 +269,32 @@ def test_a_job_survives_a_killed_server(tmp_path: Path) -> None:
         second.stop()
 
 
+def test_the_python_client(service: Service, tmp_path: Path) -> None:
+    import symex.service
+    from symex.service.client import ServiceError
+
+    program = tmp_path / "two_bugs.c"
+    program.write_text(TWO_BUGS)
+    with symex.service.Client(service.url, service.alice) as client:
+        job = client.submit(program, goal="crashes", max_time=30)
+        state = job.wait(timeout=240)
+        # goal "crashes": the run stops at the first error it finds
+        assert state["status"] == "done" and state["summary"]["errors"] == 1
+        results = job.results()
+        assert len(results.crashes) == 1 and results.crashes[0]["replayed"] is True
+        assert results.crashes[0]["test"] in results.tests
+        assert results.coverage is not None and "two_bugs.c" in results.coverage
+        assert job.id in [j["id"] for j in client.jobs()]
+        with pytest.raises(ServiceError, match="400: unknown goal"):
+            client.submit(program, goal="everything")
+    with symex.service.Client(service.url, "wrong") as stranger:
+        with pytest.raises(ServiceError, match="401"):
+            stranger.jobs()
+    with symex.service.Client(f"http://127.0.0.1:{_free_port()}", "x") as nowhere:
+        with pytest.raises(ServiceError, match="cannot reach"):
+            nowhere.jobs()
+
+
 def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     first = _symex("tenant", "add", "carol", "--db", db, cwd=tmp_path)

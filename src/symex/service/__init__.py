@@ -5,9 +5,22 @@ tests, coverage and crash reports.
 - :mod:`symex.service.jobs`: a job's checked specification, the ``symex run`` it becomes, and
   its results (crashes by severity, tests as a zip);
 - :mod:`symex.service.scheduler`: runs queued jobs as processes, collects and replays crashes;
-- :mod:`symex.service.app`: the HTTP API (FastAPI; ``pip install 'symex[service]'``).
+- :mod:`symex.service.app`: the HTTP API (FastAPI; ``pip install 'symex[service]'``);
+- :mod:`symex.service.client`: ``Client(url, token).submit(...)``, ``.wait()``, ``.results()``.
 
 ``symex serve`` runs it with uvicorn; ``symex tenant add NAME`` makes a token.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Client"]
+
+
+def __getattr__(name: str) -> Any:
+    # the client needs httpx only, the server FastAPI: neither is loaded before it is used
+    if name == "Client":
+        from symex.service.client import Client
+        return Client
+    raise AttributeError(f"module 'symex.service' has no attribute {name!r}")
