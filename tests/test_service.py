@@ -295,6 +295,18 @@ def test_the_python_client(service: Service, tmp_path: Path) -> None:
             nowhere.jobs()
 
 
+def test_schemathesis_finds_no_server_error(service: Service, tmp_path: Path) -> None:
+    # fuzzing every route of the served schema, bounded: 30 examples an operation, 120 s
+    pytest.importorskip("schemathesis")
+    proc = subprocess.run(
+        [sys.executable, "-m", "schemathesis.cli", "run", f"{service.url}/openapi.json",
+         "--checks", "not_a_server_error", "--header", f"Authorization: Bearer {service.alice}",
+         "--max-examples", "30", "--request-timeout", "20", "--seed", "1"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "passed" in proc.stdout and "Server error" not in proc.stdout
+
+
 def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     first = _symex("tenant", "add", "carol", "--db", db, cwd=tmp_path)

@@ -12,9 +12,10 @@ import asyncio
 import json
 import shutil
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Annotated, Any, AsyncIterator
 
 from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi import Path as PathParam
 from fastapi.responses import PlainTextResponse, Response, StreamingResponse
 
 from symex.errors import SymexError
@@ -26,6 +27,8 @@ __all__ = ["create_app"]
 
 #: seconds between two looks at a job for its event stream
 EVENT_SECONDS = 0.5
+#: a job id in a route: SQLite's integers are 64-bit
+JobId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="the job's id")]
 #: names that make a program's inputs symbolic without input options
 _SYMBOLIC_MARKERS = (b"klee_make_symbolic", b"__VERIFIER_nondet", b"klee_int", b"klee_range")
 
@@ -55,7 +58,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                                 headers={"WWW-Authenticate": "Bearer"})
         return found
 
-    def own_job(job_id: int, who: Tenant) -> JobRecord:
+    def own_job(job_id: JobId, who: Tenant) -> JobRecord:
         job = store.job(job_id, who.id)
         if job is None:
             raise HTTPException(404, f"no job {job_id} for this token")
@@ -96,20 +99,20 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         return [job.as_json() for job in store.jobs(who.id)]
 
     @app.get("/api/jobs/{job_id}")
-    def get_job(job_id: int, who: Tenant = Depends(tenant)) -> dict[str, Any]:
+    def get_job(job_id: JobId, who: Tenant = Depends(tenant)) -> dict[str, Any]:
         """One job: its status (queued, running, done, failed, cancelled) and why it
         stopped."""
         return own_job(job_id, who).as_json()
 
     @app.post("/api/jobs/{job_id}/cancel")
-    def cancel(job_id: int, who: Tenant = Depends(tenant)) -> dict[str, Any]:
+    def cancel(job_id: JobId, who: Tenant = Depends(tenant)) -> dict[str, Any]:
         """Stop a job; what it found so far stays."""
         own_job(job_id, who)
         scheduler.cancel(job_id)
         return own_job(job_id, who).as_json()
 
     @app.delete("/api/jobs/{job_id}", status_code=204)
-    def delete(job_id: int, who: Tenant = Depends(tenant)) -> Response:
+    def delete(job_id: JobId, who: Tenant = Depends(tenant)) -> Response:
         """Cancel a job if it runs, and forget it and its files."""
         job = own_job(job_id, who)
         if not job.status.final:
@@ -119,20 +122,20 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         return Response(status_code=204)
 
     @app.get("/api/jobs/{job_id}/crashes")
-    def get_crashes(job_id: int, who: Tenant = Depends(tenant)) -> list[dict[str, Any]]:
+    def get_crashes(job_id: JobId, who: Tenant = Depends(tenant)) -> list[dict[str, Any]]:
         """The job's crashes, most severe first: kind, message, location, stack, input and
         whether the native build failed the same way (empty until the job ends)."""
         path = job_dir(storage, own_job(job_id, who)) / "crashes.json"
         return json.loads(path.read_text()) if path.is_file() else []
 
     @app.get("/api/jobs/{job_id}/tests.zip")
-    def get_tests(job_id: int, who: Tenant = Depends(tenant)) -> Response:
+    def get_tests(job_id: JobId, who: Tenant = Depends(tenant)) -> Response:
         """Every test of the job's last run (``.ktest``, with the ``.err`` reports)."""
         where = job_dir(storage, own_job(job_id, who))
         return Response(tests_zip(_last_run(where) or where), media_type="application/zip")
 
     @app.get("/api/jobs/{job_id}/coverage.info")
-    def get_coverage(job_id: int, who: Tenant = Depends(tenant)) -> PlainTextResponse:
+    def get_coverage(job_id: JobId, who: Tenant = Depends(tenant)) -> PlainTextResponse:
         """The job's line and branch coverage as lcov ``.info`` (404 until it has one)."""
         out = _last_run(job_dir(storage, own_job(job_id, who)))
         if out is None or not (out / "coverage.info").is_file():
@@ -140,7 +143,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         return PlainTextResponse((out / "coverage.info").read_text())
 
     @app.get("/api/jobs/{job_id}/events")
-    async def events(job_id: int, who: Tenant = Depends(tenant)) -> StreamingResponse:
+    async def events(job_id: JobId, who: Tenant = Depends(tenant)) -> StreamingResponse:
         """Server-sent events: the job as JSON each time it changes, until it ends."""
         own_job(job_id, who)
 

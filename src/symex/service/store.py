@@ -181,6 +181,8 @@ class ServiceStore:
 
     def job(self, job_id: int, tenant: int | None = None) -> JobRecord | None:
         """Job ``job_id`` (None when it does not exist or belongs to another tenant)."""
+        if not 0 < job_id < 2**63:
+            return None
         query = "SELECT * FROM job WHERE id = ?"
         args: tuple[Any, ...] = (job_id,)
         if tenant is not None:
