@@ -315,3 +315,52 @@ def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:
     assert again.returncode == 2 and "exists already" in again.stderr
     assert first.stdout.strip().encode() not in Path(db).read_bytes()   # only its hash
     assert os.path.getsize(db) > 0
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def test_the_page_in_a_real_browser(service: Service, tmp_path: Path) -> None:
+    # Debian's chromium, driven by Playwright: submit a job, watch it change, open a crash
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Debian's chromium is not installed (the README's set-up installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    program = tmp_path / "two_bugs.c"
+    program.write_text(TWO_BUGS)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"])
+        try:
+            page = browser.new_page()
+            page.goto(service.url + "/")
+            page.fill("#token", service.bob)
+            page.click("#save-token")
+            page.set_input_files("#program", str(program))
+            page.click("#submit button[type=submit]")
+            row = page.locator("tr.job", has_text="two_bugs.c").first
+            row.wait_for(timeout=30_000)
+            seen = {row.locator("td").nth(2).inner_text()}
+            deadline = time.monotonic() + 240
+            while "done" not in seen:
+                assert time.monotonic() < deadline, seen
+                seen.add(row.locator("td").nth(2).inner_text())
+                time.sleep(0.1)
+            assert seen & {"queued", "running"}       # the page followed it as it ran
+            row.click()
+            crashes = page.locator("#crashes .crash")
+            crashes.nth(1).wait_for(timeout=30_000)
+            first = crashes.nth(0).inner_text()
+            assert "[ptr]" in first and "two_bugs.c:15" in first
+            assert "reproduced natively" in first and "#000 in main at two_bugs.c:15" in first
+            with page.expect_download() as download:
+                crashes.nth(0).locator("button.download").click()
+            saved = tmp_path / "input.ktest"
+            download.value.save_as(saved)
+            assert saved.read_bytes().startswith(b"KTEST")
+            assert page.locator("#coverage-line").count() == 1
+            assert "end_of_record" in page.locator("#coverage").inner_text()
+        finally:
+            browser.close()

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Annotated, Any, AsyncIterator
 
 from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
 from fastapi import Path as PathParam
-from fastapi.responses import PlainTextResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 
 from symex.errors import SymexError
-from symex.service.jobs import MAX_PROGRAM_BYTES, JobSpec, check_program_name, tests_zip
+from symex.service.jobs import (MAX_PROGRAM_BYTES, JobSpec, check_program_name, progress,
+                                tests_zip)
+from symex.service.page import PAGE
 from symex.service.scheduler import Scheduler, job_dir
 from symex.service.store import JobRecord, ServiceStore, Tenant
 
@@ -29,6 +32,7 @@ __all__ = ["create_app"]
 EVENT_SECONDS = 0.5
 #: a job id in a route: SQLite's integers are 64-bit
 JobId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="the job's id")]
+_TEST_NAME = re.compile(r"^test[0-9]{6}\.ktest$")
 #: names that make a program's inputs symbolic without input options
 _SYMBOLIC_MARKERS = (b"klee_make_symbolic", b"__VERIFIER_nondet", b"klee_int", b"klee_range")
 
@@ -141,6 +145,28 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         if out is None or not (out / "coverage.info").is_file():
             raise HTTPException(404, "no coverage yet: the job has not ended")
         return PlainTextResponse((out / "coverage.info").read_text())
+
+    @app.get("/api/jobs/{job_id}/progress")
+    def get_progress(job_id: JobId, who: Tenant = Depends(tenant)) -> list[dict[str, float]]:
+        """The job's progress, a row a second: elapsed seconds, completed, error and partial
+        paths, covered and total lines and branches, solver seconds, live states."""
+        out = _last_run(job_dir(storage, own_job(job_id, who)))
+        return progress(out) if out is not None else []
+
+    @app.get("/api/jobs/{job_id}/tests/{name}")
+    def get_test(job_id: JobId, name: str, who: Tenant = Depends(tenant)) -> Response:
+        """One test of the job (``testNNNNNN.ktest``): the input that reproduces a crash."""
+        out = _last_run(job_dir(storage, own_job(job_id, who)))
+        if not _TEST_NAME.match(name) or out is None or not (out / name).is_file():
+            raise HTTPException(404, f"no test {name!r} in this job (names are "
+                                     f"testNNNNNN.ktest, as /crashes gives them)")
+        return Response((out / name).read_bytes(), media_type="application/octet-stream",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def page() -> str:
+        """The web page: jobs, their progress, coverage and crashes."""
+        return PAGE
 
     @app.get("/api/jobs/{job_id}/events")
     async def events(job_id: JobId, who: Tenant = Depends(tenant)) -> StreamingResponse:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import io
 import re
+import sqlite3
 import sys
 import zipfile
 from pathlib import Path
@@ -22,9 +23,11 @@ import attrs
 from symex.errors import ConfigError
 from symex.output.ktest import KTestError, read_ktest
 
-__all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "crashes", "run_command",
-           "tests_zip"]
+__all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "crashes", "progress",
+           "run_command", "tests_zip"]
 
+#: seconds between two rows of a job's progress (its run.stats)
+PROGRESS_SECONDS = 1.0
 #: the largest program a job may upload
 MAX_PROGRAM_BYTES = 1 << 20
 #: the longest budget a job may ask for, in seconds
@@ -129,7 +132,8 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
                 continue_with: Path | None = None) -> list[str]:
     """The ``symex run`` command line of a job."""
     command = [sys.executable, "-m", "symex.cli", "run", "-q", "--record-tree", "--output-dir",
-               str(out_dir), "--max-time", f"{spec.max_time:g}", "--workers", str(spec.workers)]
+               str(out_dir), "--max-time", f"{spec.max_time:g}", "--workers", str(spec.workers),
+               "--progress-interval", f"{PROGRESS_SECONDS:g}"]
     if spec.goal is Goal.CRASHES:
         command.append("--exit-on-error")
     if continue_with is not None:
@@ -196,3 +200,29 @@ def tests_zip(out_dir: Path) -> bytes:
             if path.suffix in (".ktest", ".err"):
                 archive.write(path, path.name)
     return buffer.getvalue()
+
+
+#: run.stats column -> the name a progress row has in the API
+_PROGRESS_COLUMNS = {"WallTime": "elapsed", "CompletedPaths": "completed",
+                     "ErrorPaths": "errors", "PartialPaths": "partial",
+                     "CoveredLines": "covered_lines", "TotalLines": "total_lines",
+                     "CoveredBranches": "covered_branches", "TotalBranches": "total_branches",
+                     "SolverTime": "solver_time", "NumStates": "live_states",
+                     "Instructions": "instructions"}
+
+
+def progress(out_dir: Path) -> list[dict[str, float]]:
+    """The progress rows a run has written so far (one a second), oldest first."""
+    stats = out_dir / "run.stats"
+    if not stats.is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"file:{stats.resolve()}?mode=ro", uri=True, timeout=2)
+        try:
+            rows = db.execute(f"SELECT {', '.join(_PROGRESS_COLUMNS)} FROM stats "
+                              f"ORDER BY Row").fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return []  # being created: no row yet
+    return [dict(zip(_PROGRESS_COLUMNS.values(), row)) for row in rows]

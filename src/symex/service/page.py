@@ -1,0 +1,128 @@
+"""The service's web page (``GET /``): one self-contained HTML document, no build step.
+
+It asks for the tenant's token (kept in the browser's localStorage), submits jobs, lists them
+with live progress, and shows a job's coverage over time (an inline SVG plot), its solver
+share, its crashes with their stacks and a download of each reproducing input, and its
+lcov coverage. Everything it shows comes from the JSON API, with the token in the
+``Authorization`` header.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PAGE"]
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>symex</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:1.5em;max-width:70em;color:#222}
+h1{font-size:1.4em} table{border-collapse:collapse;width:100%}
+td,th{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:left}
+tr.job{cursor:pointer} tr.job:hover{background:#f4f4f4} tr.selected{background:#e8f0fe}
+.crash{border-left:4px solid #c33;padding:.3em .8em;margin:.6em 0;background:#fff7f7}
+pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:20em}
+.status-done{color:#070} .status-failed{color:#b00} .status-running{color:#06c}
+form>*{margin-right:.6em} #error{color:#b00}
+</style></head><body>
+<h1>symex: symbolic execution as a service</h1>
+<p><label>Token <input id="token" type="password" size="50"></label>
+<button id="save-token">Use token</button></p>
+<form id="submit"><input type="file" id="program" name="program" accept=".c,.ll,.bc">
+<label>goal <select name="goal"><option>all-paths</option><option>crashes</option></select></label>
+<label>max time <input name="max_time" value="60" size="4"> s</label>
+<label>inputs <input name="inputs" placeholder="--sym-stdin 8" size="14"></label>
+<button type="submit">Submit</button></form>
+<p id="error"></p>
+<table><thead><tr><th>job</th><th>program</th><th>status</th><th>paths</th><th>errors</th>
+<th>line coverage</th><th>reason</th></tr></thead><tbody id="jobs"></tbody></table>
+<div id="detail" hidden><h2 id="detail-title"></h2>
+<p id="solver-share"></p><svg id="plot" width="600" height="160"></svg>
+<h3>Crashes</h3><div id="crashes"></div>
+<h3>Coverage (lcov)</h3><pre id="coverage"></pre></div>
+<script>
+let token = localStorage.getItem("symex-token") || "";
+let selected = null;
+const $ = (id) => document.getElementById(id);
+$("token").value = token;
+$("save-token").onclick = () => { token = $("token").value.trim();
+  localStorage.setItem("symex-token", token); refresh(); };
+async function api(path, options = {}) {
+  options.headers = Object.assign({Authorization: "Bearer " + token}, options.headers || {});
+  const response = await fetch(path, options);
+  if (!response.ok) {
+    let detail = response.statusText;
+    try { detail = (await response.json()).detail; } catch (e) {}
+    throw new Error(response.status + ": " + (typeof detail === "string" ? detail : JSON.stringify(detail)));
+  }
+  return response;
+}
+$("submit").onsubmit = async (event) => {
+  event.preventDefault();
+  const form = new FormData($("submit"));
+  try { const job = await (await api("/api/jobs", {method: "POST", body: form})).json();
+        $("error").textContent = ""; selected = job.id; refresh(); }
+  catch (e) { $("error").textContent = e.message; }
+};
+function text(value) { return value === null || value === undefined ? "" : String(value); }
+async function refresh() {
+  if (!token) return;
+  let jobs;
+  try { jobs = await (await api("/api/jobs")).json(); $("error").textContent = ""; }
+  catch (e) { $("error").textContent = e.message; return; }
+  const body = $("jobs"); body.textContent = "";
+  for (const job of jobs) {
+    const row = body.insertRow(); row.className = "job" + (job.id === selected ? " selected" : "");
+    row.id = "job-" + job.id;
+    const s = job.summary || {};
+    for (const cell of [job.id, job.program, job.status, s.paths, s.errors, s.line_coverage, job.reason]) {
+      row.insertCell().textContent = text(cell);
+    }
+    row.cells[2].className = "status-" + job.status;
+    row.onclick = () => { selected = job.id; refresh(); };
+  }
+  if (selected !== null) await detail(jobs.find((j) => j.id === selected));
+}
+async function detail(job) {
+  if (!job) { $("detail").hidden = true; return; }
+  $("detail").hidden = false;
+  $("detail-title").textContent = "Job " + job.id + ": " + job.program + " (" + job.status + ")";
+  const rows = await (await api("/api/jobs/" + job.id + "/progress")).json();
+  plot(rows);
+  const last = rows[rows.length - 1];
+  $("solver-share").textContent = last ? "paths " + (last.completed + last.errors + last.partial) +
+    ", solver share " + Math.round(100 * last.solver_time / Math.max(last.elapsed, 1e-9)) + " %" : "";
+  const crashes = await (await api("/api/jobs/" + job.id + "/crashes")).json();
+  const list = $("crashes"); list.textContent = crashes.length ? "" : "none (yet)";
+  for (const crash of crashes) {
+    const box = document.createElement("div"); box.className = "crash";
+    const title = document.createElement("b");
+    title.textContent = "[" + crash.kind + "] " + crash.message + " at " + crash.location +
+      (crash.replayed === true ? " (reproduced natively)" : crash.replayed === false ? " (not reproduced natively)" : "");
+    const stack = document.createElement("pre"); stack.textContent = crash.stack.join("\\n");
+    const input = document.createElement("pre");
+    input.textContent = Object.entries(crash.input).map(([k, v]) => k + " = " + v).join("\\n");
+    const link = document.createElement("button"); link.textContent = "download " + crash.test;
+    link.className = "download";
+    link.onclick = async () => {
+      const blob = await (await api("/api/jobs/" + job.id + "/tests/" + crash.test)).blob();
+      const a = document.createElement("a"); a.href = URL.createObjectURL(blob);
+      a.download = crash.test; a.click(); };
+    box.append(title, stack, input, link); list.append(box);
+  }
+  try { $("coverage").textContent = await (await api("/api/jobs/" + job.id + "/coverage.info")).text(); }
+  catch (e) { $("coverage").textContent = "(when the job ends)"; }
+}
+function plot(rows) {
+  const svg = $("plot"); const w = 600, h = 160;
+  if (!rows.length) { svg.innerHTML = ""; return; }
+  const tmax = Math.max(rows[rows.length - 1].elapsed, 1e-9);
+  const points = rows.map((r) => [r.elapsed / tmax * (w - 40) + 30,
+    h - 20 - (r.total_lines ? r.covered_lines / r.total_lines : 0) * (h - 30)]);
+  svg.innerHTML = '<line x1="30" y1="' + (h - 20) + '" x2="' + w + '" y2="' + (h - 20) + '" stroke="#999"/>' +
+    '<line x1="30" y1="10" x2="30" y2="' + (h - 20) + '" stroke="#999"/>' +
+    '<text x="0" y="14" font-size="10">100%</text><text x="' + (w - 60) + '" y="' + (h - 5) + '" font-size="10">' +
+    tmax.toFixed(1) + ' s</text><polyline id="coverage-line" fill="none" stroke="#06c" stroke-width="2" points="' +
+    points.map((p) => p.join(",")).join(" ") + '"/>';
+}
+setInterval(refresh, 1000); refresh();
+</script></body></html>
+"""
