@@ -183,6 +183,22 @@ def test_a_running_job_is_cancelled_and_then_deleted(service: Service) -> None:
         assert client.get(f"/api/jobs/{job}").status_code == 404
 
 
+def test_coverage_goals(service: Service) -> None:
+    with service.client(service.alice) as client:
+        # 2^24 paths, but every line is covered within a second: the goal stops it
+        endless = _submit(client, ENDLESS, "endless.c", goal="line-coverage:80")
+        # every path of the two-bug program covers 14 of its 15 lines: never 99 %
+        short = _submit(client, TWO_BUGS, "two_bugs.c", goal="line-coverage:99")
+        state = _wait(client, endless, timeout=120)
+        assert state["status"] == "done", state
+        assert state["reason"].startswith("goal reached: line coverage 100.0 % >= 80 %")
+        assert state["summary"]["paths"] > 0
+        state = _wait(client, short)
+        assert state["status"] == "done"
+        assert state["reason"] == "all paths explored; goal line-coverage:99 not reached"
+        assert state["goal"] == "line-coverage:99"
+
+
 def test_bad_requests_get_a_4xx_that_says_what_to_do(service: Service) -> None:
     with service.client(None) as anonymous:
         response = anonymous.get("/api/jobs")
@@ -195,6 +211,8 @@ def test_bad_requests_get_a_4xx_that_says_what_to_do(service: Service) -> None:
 
         cases = [
             (post("prog.c", TWO_BUGS.encode(), goal="everything"), 400, "unknown goal"),
+            (post("prog.c", TWO_BUGS.encode(), goal="line-coverage:101"), 400, "percentage"),
+            (post("prog.c", TWO_BUGS.encode(), goal="crashes:5"), 400, "takes no percentage"),
             (post("notes.txt", b"hello"), 400, ".c, .ll or .bc"),
             (post("../../etc/x.c", TWO_BUGS.encode()), 201, ""),       # reduced to x.c
             (post("plain.c", b"int main(void) { return 0; }"), 400, "no symbolic input"),
@@ -207,7 +225,7 @@ def test_bad_requests_get_a_4xx_that_says_what_to_do(service: Service) -> None:
         for response, status, words in cases:
             assert response.status_code == status, response.text
             assert words in response.text
-        job = cases[2][0].json()["id"]
+        job = next(r for r, status, _ in cases if status == 201).json()["id"]
         assert client.get(f"/api/jobs/{job}").json()["program"] == "x.c"
         assert _wait(client, job)["status"] == "done"
 

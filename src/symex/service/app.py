@@ -73,7 +73,8 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                      max_time: float = Form(60.0), workers: int = Form(1),
                      flags: str = Form(""), inputs: str = Form(""),
                      who: Tenant = Depends(tenant)) -> dict[str, Any]:
-        """Queue a job: ``program`` (.c, .ll or .bc), ``goal`` (all-paths, crashes),
+        """Queue a job: ``program`` (.c, .ll or .bc), ``goal`` (all-paths, crashes,
+        line-coverage:N, branch-coverage:N),
         ``max_time`` (seconds), ``workers``, ``flags`` (-DNAME[=V], -O LEVEL) and ``inputs``
         (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N)."""
         try:

@@ -52,6 +52,19 @@ class Goal(enum.Enum):
     """Every path explored."""
     CRASHES = "crashes"
     """The first error found."""
+    LINE_COVERAGE = "line-coverage"
+    """``line-coverage:N``: N % of the program's lines covered."""
+    BRANCH_COVERAGE = "branch-coverage"
+    """``branch-coverage:N``: N % of its branches covered."""
+
+    @property
+    def takes_percent(self) -> bool:
+        """Whether the goal is written ``NAME:N``."""
+        return self in (Goal.LINE_COVERAGE, Goal.BRANCH_COVERAGE)
+
+
+#: how a goal is written, for error messages
+GOAL_FORMS = "all-paths, crashes, line-coverage:N or branch-coverage:N (N a percentage)"
 
 
 @attrs.frozen
@@ -59,6 +72,8 @@ class JobSpec:
     """A job's checked specification (built from the request by :meth:`parse`)."""
 
     goal: Goal
+    target: float | None
+    """The percentage of a coverage goal (None for the others)."""
     max_time: float
     workers: int
     flags: tuple[str, ...]
@@ -71,11 +86,22 @@ class JobSpec:
     def parse(cls, goal: str, max_time: float, workers: int, flags: str,
               inputs: str) -> JobSpec:
         """Check a request's fields; ConfigError says what is wrong and what to send."""
+        name, _, percent = goal.partition(":")
         try:
-            parsed_goal = Goal(goal)
+            parsed_goal = Goal(name)
         except ValueError:
-            raise ConfigError(f"unknown goal {goal!r}; choose one of "
-                              f"{', '.join(g.value for g in Goal)}") from None
+            raise ConfigError(f"unknown goal {goal!r}; choose one of {GOAL_FORMS}") from None
+        target = None
+        if parsed_goal.takes_percent:
+            try:
+                target = float(percent)
+            except ValueError:
+                target = -1.0
+            if not 0 < target <= 100:
+                raise ConfigError(f"goal {goal!r} needs a percentage above 0 and at most 100, "
+                                  f"e.g. {name}:90")
+        elif percent:
+            raise ConfigError(f"goal {name!r} takes no percentage; goals are {GOAL_FORMS}")
         if not 0 < max_time <= MAX_JOB_SECONDS:
             raise ConfigError(f"max_time must be above 0 and at most {MAX_JOB_SECONDS} s")
         if not 1 <= workers <= MAX_JOB_WORKERS:
@@ -85,19 +111,36 @@ class JobSpec:
             if not (_DEFINE.match(word) or _OPTIMIZE.match(word)):
                 raise ConfigError(f"flag {word!r} is not allowed; a job takes -DNAME[=VALUE] "
                                   f"and -O0..-O3/-Os")
-        return cls(parsed_goal, float(max_time), int(workers), flag_words,
+        return cls(parsed_goal, target, float(max_time), int(workers), flag_words,
                    _check_inputs(inputs.split()))
+
+    def goal_reached(self, row: dict[str, float]) -> str | None:
+        """For a coverage goal, what a progress row says when it meets it (else None)."""
+        if self.target is None:
+            return None
+        kind = "line" if self.goal is Goal.LINE_COVERAGE else "branch"
+        total = row.get(f"total_{kind}s") or 0
+        percent = 100.0 * (row.get(f"covered_{kind}s") or 0) / total if total else 0.0
+        if percent + 1e-9 < self.target:
+            return None
+        return f"goal reached: {kind} coverage {percent:.1f} % >= {self.target:g} %"
+
+    @property
+    def goal_text(self) -> str:
+        """The goal as the request wrote it."""
+        return self.goal.value if self.target is None else f"{self.goal.value}:{self.target:g}"
 
     def as_json(self) -> dict[str, Any]:
         """The specification as stored."""
-        return {"goal": self.goal.value, "max_time": self.max_time, "workers": self.workers,
+        return {"goal": self.goal_text, "max_time": self.max_time, "workers": self.workers,
                 "flags": list(self.flags), "inputs": list(self.inputs)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobSpec:
         """The specification stored by :meth:`as_json`."""
-        return cls(Goal(data["goal"]), float(data["max_time"]), int(data["workers"]),
-                   tuple(data["flags"]), tuple(data["inputs"]))
+        goal, _, percent = data["goal"].partition(":")
+        return cls(Goal(goal), float(percent) if percent else None, float(data["max_time"]),
+                   int(data["workers"]), tuple(data["flags"]), tuple(data["inputs"]))
 
 
 #: input option -> how many numbers follow it

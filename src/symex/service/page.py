@@ -27,7 +27,9 @@ form>*{margin-right:.6em} #error{color:#b00}
 <p><label>Token <input id="token" type="password" size="50"></label>
 <button id="save-token">Use token</button></p>
 <form id="submit"><input type="file" id="program" name="program" accept=".c,.ll,.bc">
-<label>goal <select name="goal"><option>all-paths</option><option>crashes</option></select></label>
+<label>goal <input name="goal" value="all-paths" size="16" list="goals"></label>
+<datalist id="goals"><option value="all-paths"><option value="crashes">
+<option value="line-coverage:90"><option value="branch-coverage:90"></datalist>
 <label>max time <input name="max_time" value="60" size="4"> s</label>
 <label>inputs <input name="inputs" placeholder="--sym-stdin 8" size="14"></label>
 <button type="submit">Submit</button></form>

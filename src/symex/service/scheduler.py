@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from typing import Any
 import attrs
 
 from symex.output.directory import read_info
-from symex.service.jobs import JobSpec, crashes, run_command
+from symex.service.jobs import JobSpec, crashes, progress, run_command
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
 __all__ = ["POLL_SECONDS", "REPLAY_SECONDS", "Scheduler", "job_dir"]
@@ -57,6 +58,8 @@ class Scheduler:
         self.max_running = max_running
         self._running: dict[int, subprocess.Popen[bytes]] = {}
         self._cancelled: set[int] = set()
+        #: jobs whose coverage goal was met (they are being stopped), and how
+        self._reached: dict[int, str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -111,8 +114,18 @@ class Scheduler:
                 if job is not None:
                     self._finished(job, process.returncode)
                 continue
-            if job is None or job_id in self._cancelled:
+            if job is None or job_id in self._cancelled or job_id in self._reached:
                 self._interrupt(process)
+                continue
+            spec = JobSpec.from_json(job.spec)
+            if spec.target is not None:
+                runs = _runs(job_dir(self.storage, job))
+                rows = progress(runs[-1]) if runs else []
+                reached = spec.goal_reached(rows[-1]) if rows else None
+                if reached is not None:
+                    self._reached[job_id] = reached
+                    self._interrupt(process)
+                    continue
             elif job.started is not None and \
                     time.time() - job.started > job.spec["max_time"] + BUDGET_GRACE:
                 self._interrupt(process)
@@ -156,9 +169,10 @@ class Scheduler:
         where = job_dir(self.storage, job)
         cancelled = job.id in self._cancelled
         self._cancelled.discard(job.id)
-        runs = sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
+        reached = self._reached.pop(job.id, None)
+        runs = _runs(where)
         out = runs[-1] if runs and (runs[-1] / "info").is_file() else None
-        if out is None or (code != 0 and not cancelled):
+        if out is None or (code != 0 and not cancelled and reached is None):
             if cancelled:
                 self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled")
                 return
@@ -173,9 +187,29 @@ class Scheduler:
         summary = _summary(out)
         if cancelled:
             self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled", summary)
-        else:
-            self.store.set_status(job.id, JobStatus.DONE, summary["stopped"] or "finished",
-                                  summary)
+            return
+        reason = reached or summary["stopped"] or "finished"
+        spec = JobSpec.from_json(job.spec)
+        if reached is None and spec.target is not None:
+            final = spec.goal_reached(_final_coverage(summary, spec))
+            reason = final or f"{reason}; goal {spec.goal_text} not reached"
+        self.store.set_status(job.id, JobStatus.DONE, reason, summary)
+
+
+def _runs(where: Path) -> list[Path]:
+    """A job's attempts, oldest first."""
+    return sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
+
+
+def _final_coverage(summary: dict[str, Any], spec: JobSpec) -> dict[str, float]:
+    """The finished run's coverage as a progress row (from ``info``'s "P% (C of T ...)")."""
+    row: dict[str, float] = {}
+    for kind in ("line", "branch"):
+        match = re.search(r"\((\d+) of (\d+)", summary.get(f"{kind}_coverage", ""))
+        if match:
+            row[f"covered_{kind}s"] = float(match.group(1))
+            row[f"total_{kind}s"] = float(match.group(2))
+    return row
 
 
 def _stop_orphan(where: Path) -> None:
