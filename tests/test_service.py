@@ -325,6 +325,32 @@ def test_schemathesis_finds_no_server_error(service: Service, tmp_path: Path) ->
     assert "passed" in proc.stdout and "Server error" not in proc.stdout
 
 
+def test_quotas_per_tenant(service: Service) -> None:
+    made = _symex("tenant", "add", "dave", "--db", str(service.db), "--max-jobs", "1",
+                  "--worker-seconds", "150", cwd=service.root)
+    assert made.returncode == 0, made.stderr
+    with service.client(made.stdout.strip()) as dave:
+        first = _submit(dave, ENDLESS, "endless.c")             # holds 60 worker-seconds
+        second = _submit(dave, TWO_BUGS, "two_bugs.c")          # 120 of 150
+        over = dave.post("/api/jobs", files={"program": ("x.c", TWO_BUGS.encode())},
+                         data={"max_time": "60"})
+        assert over.status_code == 429 and "quota" in over.json()["detail"]
+        deadline = time.monotonic() + 60
+        while dave.get(f"/api/jobs/{first}").json()["status"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(2)       # one job at once: the second waits while the first runs
+        assert dave.get(f"/api/jobs/{second}").json()["status"] == "queued"
+        dave.post(f"/api/jobs/{first}/cancel")
+        assert _wait(dave, second)["status"] == "done"
+        # the cancelled job now holds what it used (seconds), not its 60: room again
+        assert dave.post("/api/jobs", files={"program": ("x.c", TWO_BUGS.encode())},
+                         data={"max_time": "60"}).status_code == 201
+    bad = _symex("tenant", "add", "eve", "--db", str(service.db), "--max-jobs", "0",
+                 cwd=service.root)
+    assert bad.returncode == 2 and "quotas are positive" in bad.stderr
+
+
 def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     first = _symex("tenant", "add", "carol", "--db", db, cwd=tmp_path)
@@ -382,3 +408,30 @@ def test_the_page_in_a_real_browser(service: Service, tmp_path: Path) -> None:
             assert "end_of_record" in page.locator("#coverage").inner_text()
         finally:
             browser.close()
+
+
+def test_an_older_database_is_migrated_and_a_newer_one_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    from symex.errors import ConfigError
+    from symex.service.store import MIGRATIONS, ServiceStore, hash_token
+
+    old = tmp_path / "old.db"
+    db = sqlite3.connect(old)
+    db.executescript(MIGRATIONS[0] + "PRAGMA user_version = 1;")
+    db.execute("INSERT INTO tenant (name, token_hash, created) VALUES ('old', ?, 0)",
+               (hash_token("secret"),))
+    db.commit()
+    db.close()
+    store = ServiceStore(old)
+    try:
+        tenant = store.tenant_of("secret")
+        assert tenant is not None and tenant.name == "old" and tenant.max_jobs is None
+        assert store.worker_seconds_held(tenant.id) == 0
+    finally:
+        store.close()
+    assert sqlite3.connect(old).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    newer = tmp_path / "newer.db"
+    sqlite3.connect(newer).execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(ConfigError, match="newer symex"):
+        ServiceStore(newer)

@@ -20,6 +20,10 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("name", help="the tenant's name")
     parser.add_argument("--db", default="symex.db", metavar="FILE",
                         help="the service's database (default symex.db)")
+    parser.add_argument("--max-jobs", type=int, metavar="N",
+                        help="jobs of the tenant that run at once (default: no limit)")
+    parser.add_argument("--worker-seconds", type=float, metavar="S",
+                        help="worker-seconds its jobs may use in all (default: no limit)")
 
 
 def main(options: argparse.Namespace) -> int:
@@ -28,7 +32,7 @@ def main(options: argparse.Namespace) -> int:
     try:
         store = ServiceStore(options.db)
         try:
-            token = store.add_tenant(options.name)
+            token = store.add_tenant(options.name, options.max_jobs, options.worker_seconds)
         finally:
             store.close()
     except SymexError as exc:

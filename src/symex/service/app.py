@@ -90,6 +90,14 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
             raise HTTPException(400, "the program has no symbolic input: call "
                                      "klee_make_symbolic (or __VERIFIER_nondet_*) in it, or "
                                      "send inputs such as '--sym-stdin 8'")
+        if who.worker_seconds is not None:
+            held = store.worker_seconds_held(who.id)
+            wanted = spec.workers * spec.max_time
+            if held + wanted > who.worker_seconds:
+                raise HTTPException(429, f"over this tenant's quota: its jobs hold "
+                                         f"{held:.0f} of {who.worker_seconds:g} worker-seconds "
+                                         f"and this one asks for {wanted:g} (workers x "
+                                         f"max_time); ask for less or wait for jobs to end")
         job_id = store.add_job(who.id, name, spec.as_json())
         job = store.job(job_id)
         assert job is not None

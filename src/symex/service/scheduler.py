@@ -136,10 +136,20 @@ class Scheduler:
         for job in queued:
             turns[job.tenant] = turns.get(job.tenant, 0) + 1
             ordered.append((turns[job.tenant], job.id, job))
+        running_of: dict[int, int] = {}
+        for job_id in self._running:
+            job = self.store.job(job_id)
+            if job is not None:
+                running_of[job.tenant] = running_of.get(job.tenant, 0) + 1
         for _, _, job in sorted(ordered, key=lambda t: (t[0], t[1])):
             if len(self._running) >= self.max_running:
                 break
+            owner = self.store.tenant(job.tenant)
+            if owner is not None and owner.max_jobs is not None and \
+                    running_of.get(job.tenant, 0) >= owner.max_jobs:
+                continue  # the tenant's quota of jobs at once: it waits, others go on
             self._launch(job)
+            running_of[job.tenant] = running_of.get(job.tenant, 0) + 1
 
     def _launch(self, job: JobRecord) -> None:
         where = job_dir(self.storage, job)

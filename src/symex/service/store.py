@@ -49,6 +49,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX job_tenant ON job(tenant, id);
     CREATE INDEX job_status ON job(status, id);
     """,
+    """
+    ALTER TABLE tenant ADD COLUMN max_jobs INTEGER;
+    ALTER TABLE tenant ADD COLUMN worker_seconds REAL;
+    ALTER TABLE job ADD COLUMN used_seconds REAL NOT NULL DEFAULT 0;
+    """,
 )
 
 
@@ -79,6 +84,11 @@ class Tenant:
 
     id: int
     name: str
+    max_jobs: int | None = None
+    """Jobs of this tenant that may run at once (None: no limit)."""
+    worker_seconds: float | None = None
+    """Worker-seconds its jobs may use in all (None: no limit); a queued or running job
+    holds its whole budget (workers x max_time), a finished one what it used."""
 
 
 @attrs.frozen
@@ -147,15 +157,23 @@ class ServiceStore:
 
     # -- tenants ---------------------------------------------------------------------------
 
-    def add_tenant(self, name: str) -> str:
-        """Create tenant ``name``; its new API token (only the hash is kept)."""
+    def add_tenant(self, name: str, max_jobs: int | None = None,
+                   worker_seconds: float | None = None) -> str:
+        """Create tenant ``name`` with its quotas (None: none); its new API token (only the
+        hash is kept)."""
         if not name or len(name) > 100:
             raise ConfigError("a tenant name is 1 to 100 characters")
+        if (max_jobs is not None and max_jobs < 1) or \
+                (worker_seconds is not None and worker_seconds <= 0):
+            raise ConfigError("quotas are positive: --max-jobs at least 1, --worker-seconds "
+                              "above 0")
         token = secrets.token_urlsafe(32)
         with self._lock:
             try:
-                self._db.execute("INSERT INTO tenant (name, token_hash, created) VALUES (?, ?, ?)",
-                                 (name, hash_token(token), time.time()))
+                self._db.execute("INSERT INTO tenant (name, token_hash, created, max_jobs, "
+                                 "worker_seconds) VALUES (?, ?, ?, ?, ?)",
+                                 (name, hash_token(token), time.time(), max_jobs,
+                                  worker_seconds))
             except sqlite3.IntegrityError:
                 raise ConfigError(f"tenant {name!r} exists already; choose another name") \
                     from None
@@ -164,9 +182,31 @@ class ServiceStore:
     def tenant_of(self, token: str) -> Tenant | None:
         """The tenant whose token this is (None: no such token)."""
         with self._lock:
-            row = self._db.execute("SELECT id, name FROM tenant WHERE token_hash = ?",
-                                   (hash_token(token),)).fetchone()
+            row = self._db.execute("SELECT id, name, max_jobs, worker_seconds FROM tenant "
+                                   "WHERE token_hash = ?", (hash_token(token),)).fetchone()
         return Tenant(*row) if row else None
+
+    def tenant(self, tenant_id: int) -> Tenant | None:
+        """Tenant ``tenant_id``."""
+        with self._lock:
+            row = self._db.execute("SELECT id, name, max_jobs, worker_seconds FROM tenant "
+                                   "WHERE id = ?", (tenant_id,)).fetchone()
+        return Tenant(*row) if row else None
+
+    def worker_seconds_held(self, tenant_id: int) -> float:
+        """What a tenant's jobs hold of its worker-seconds: the budget of each queued or
+        running job, what each finished one used."""
+        with self._lock:
+            rows = self._db.execute("SELECT status, spec, used_seconds FROM job WHERE "
+                                    "tenant = ?", (tenant_id,)).fetchall()
+        held = 0.0
+        for status, spec, used in rows:
+            if JobStatus(status).final:
+                held += used
+            else:
+                data = json.loads(spec)
+                held += float(data["workers"]) * float(data["max_time"])
+        return held
 
     # -- jobs --------------------------------------------------------------------------------
 
@@ -208,9 +248,17 @@ class ServiceStore:
 
     def set_status(self, job_id: int, status: JobStatus, reason: str | None = None,
                    summary: dict[str, Any] | None = None) -> None:
-        """Move a job to ``status`` (stamping when it started or finished)."""
+        """Move a job to ``status`` (stamping when it started or finished; a job that ends
+        is charged its workers times the seconds since it started)."""
         now = time.time()
         with self._lock:
+            if status.final:
+                row = self._db.execute("SELECT started, spec FROM job WHERE id = ?",
+                                       (job_id,)).fetchone()
+                if row is not None and row[0] is not None:
+                    used = (now - row[0]) * float(json.loads(row[1])["workers"])
+                    self._db.execute("UPDATE job SET used_seconds = used_seconds + ? "
+                                     "WHERE id = ?", (used, job_id))
             if status is JobStatus.RUNNING:
                 self._db.execute("UPDATE job SET status = ?, reason = NULL, started = "
                                  "COALESCE(started, ?) WHERE id = ?", (status.value, now, job_id))
@@ -231,6 +279,6 @@ class ServiceStore:
 
 def _record(row: tuple[Any, ...]) -> JobRecord:
     (job_id, tenant, status, reason, program_name, spec, created, started, finished,
-     summary) = row
+     summary) = row[:10]
     return JobRecord(job_id, tenant, JobStatus(status), reason, program_name, json.loads(spec),
                      created, started, finished, json.loads(summary) if summary else None)
