@@ -183,6 +183,16 @@ def test_a_running_job_is_cancelled_and_then_deleted(service: Service) -> None:
         assert client.get(f"/api/jobs/{job}").status_code == 404
 
 
+def test_a_job_with_workers(service: Service) -> None:
+    with service.client(service.alice) as client:
+        job = _submit(client, REGEXP.read_text(), "regexp.c", workers="2")
+        state = _wait(client, job)
+        # the same 5,204 paths as one process (test_a_job_survives_a_killed_server)
+        assert state["status"] == "done" and state["workers"] == 2
+        assert (state["summary"]["paths"], state["summary"]["completed"]) == (5204, 4314)
+        assert len(_ktests(client, job)) == 5204
+
+
 def test_coverage_goals(service: Service) -> None:
     with service.client(service.alice) as client:
         # 2^24 paths, but every line is covered within a second: the goal stops it

@@ -25,6 +25,10 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--port", type=int, default=8080, help="port to listen on")
     parser.add_argument("--max-running", type=int, default=2, metavar="N",
                         help="jobs that run at once (default 2)")
+    parser.add_argument("--cluster", metavar="ADDRESS",
+                        help="run the workers of jobs that ask for more than one on this Ray "
+                        "cluster ('auto', HOST:PORT or ray://HOST:PORT; pip install "
+                        "'symex[ray]'); default: local processes")
 
 
 def main(options: argparse.Namespace) -> int:
@@ -50,7 +54,15 @@ def main(options: argparse.Namespace) -> int:
         return 2
     storage = Path(options.storage or f"{options.db}-files").resolve()
     storage.mkdir(parents=True, exist_ok=True)
-    app = create_app(store, storage, Scheduler(store, storage, options.max_running))
+    if options.cluster is not None and options.cluster != "auto":
+        from symex.parallel.pools import check_reachable
+        try:
+            check_reachable(options.cluster)
+        except SymexError as exc:
+            print(f"symex serve: {exc}", file=sys.stderr)
+            return 2
+    app = create_app(store, storage, Scheduler(store, storage, options.max_running,
+                                               options.cluster))
     uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
     store.close()
     return 0

@@ -172,11 +172,14 @@ def check_program_name(name: str) -> str:
 
 
 def run_command(spec: JobSpec, program: Path, out_dir: Path,
-                continue_with: Path | None = None) -> list[str]:
-    """The ``symex run`` command line of a job."""
+                continue_with: Path | None = None, cluster: str | None = None) -> list[str]:
+    """The ``symex run`` command line of a job (its workers on the Ray cluster at
+    ``cluster`` when given)."""
     command = [sys.executable, "-m", "symex.cli", "run", "-q", "--record-tree", "--output-dir",
                str(out_dir), "--max-time", f"{spec.max_time:g}", "--workers", str(spec.workers),
                "--progress-interval", f"{PROGRESS_SECONDS:g}"]
+    if cluster is not None:
+        command += ["--cluster", cluster]
     if spec.goal is Goal.CRASHES:
         command.append("--exit-on-error")
     if continue_with is not None:

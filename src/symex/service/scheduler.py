@@ -51,11 +51,14 @@ def job_dir(storage: Path, job: JobRecord) -> Path:
 class Scheduler:
     """Runs the store's jobs (module docstring)."""
 
-    def __init__(self, store: ServiceStore, storage: Path, max_running: int = 2) -> None:
-        """A scheduler for ``store``'s jobs, whose files live under ``storage``."""
+    def __init__(self, store: ServiceStore, storage: Path, max_running: int = 2,
+                 cluster: str | None = None) -> None:
+        """A scheduler for ``store``'s jobs, whose files live under ``storage``; jobs with
+        workers run them on the Ray cluster at ``cluster`` when given."""
         self.store = store
         self.storage = storage
         self.max_running = max_running
+        self.cluster = cluster
         self._running: dict[int, subprocess.Popen[bytes]] = {}
         self._cancelled: set[int] = set()
         #: jobs whose coverage goal was met (they are being stopped), and how
@@ -153,11 +156,16 @@ class Scheduler:
 
     def _launch(self, job: JobRecord) -> None:
         where = job_dir(self.storage, job)
-        attempts = sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
-        previous = attempts[-1] if attempts and (attempts[-1] / "tree.db").is_file() else None
-        out_dir = where / f"run-{len(attempts) + 1}"
+        attempts = _runs(where)
         spec = JobSpec.from_json(job.spec)
-        command = run_command(spec, where / job.program_name, out_dir, previous)
+        # a run with workers resumes from its journal only (symex run refuses
+        # --restart-all-states with workers), so its new attempt would lack the old tests:
+        # such a job starts afresh
+        previous = attempts[-1] if attempts and spec.workers == 1 and \
+            (attempts[-1] / "tree.db").is_file() else None
+        out_dir = where / f"run-{len(attempts) + 1}"
+        command = run_command(spec, where / job.program_name, out_dir, previous,
+                              self.cluster if spec.workers > 1 else None)
         log = open(where / "log.txt", "ab")
         try:
             process = subprocess.Popen(command, cwd=where, stdout=log, stderr=subprocess.STDOUT,
