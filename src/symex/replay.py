@@ -8,6 +8,7 @@ symex (and KLEE, by its ``.err`` suffixes) reports, so the two can be compared.
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -40,6 +41,7 @@ __all__ = [
     "replay_command_line",
     "replay_environment",
     "reproduces",
+    "NativeSandbox",
     "run_native",
     "runtime_source",
 ]
@@ -256,6 +258,41 @@ def replay_environment(ktest: KTest) -> ReplayEnvironment:
     return ReplayEnvironment(tuple(files), stdin)
 
 
+@attrs.frozen
+class NativeSandbox:
+    """Limits on a native replay of a test, for programs one does not trust (the testing
+    service runs uploaded programs this way)."""
+
+    memory_mb: int | None = None
+    """Resident memory above which AddressSanitizer stops the program (``hard_rss_limit_mb``:
+    an address-space limit would break ASan, which reserves terabytes of shadow memory)."""
+    file_size_mb: int | None = None
+    """The largest file the program may write (RLIMIT_FSIZE; no core files either)."""
+    no_network: bool = False
+    """Run in a network namespace of its own, with no interface up: as root, or through an
+    unprivileged user namespace where the kernel allows them. Where neither works the run is
+    refused (SymexError), never run with the network."""
+
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def _enter_sandbox(sandbox: NativeSandbox) -> None:
+    """In the child, before exec: the limits of ``sandbox``."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if sandbox.file_size_mb is not None:
+        size = sandbox.file_size_mb << 20
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    if sandbox.no_network:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(_CLONE_NEWNET) != 0 and \
+                libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "cannot make a network namespace")
+
+
 def run_native(
     executable: Path,
     ktest: KTest | os.PathLike[str],
@@ -264,6 +301,7 @@ def run_native(
     timeout: float = 10.0,
     first_object: int = 0,
     environment: ReplayEnvironment | None = None,
+    sandbox: NativeSandbox | None = None,
 ) -> NativeOutcome:
     """Run a replay executable on one test case (a :class:`KTest` or a ``.ktest`` path).
 
@@ -273,7 +311,8 @@ def run_native(
     is killed and reported with ``timed_out=True``. ``environment``: files to create in a
     fresh directory the program runs in, and bytes piped to its standard input (see
     :func:`replay_environment`); without one the program runs in the current directory with
-    stdin at end of file.
+    stdin at end of file. ``sandbox``: limits of memory, file size and network (see
+    :class:`NativeSandbox`); with one the program always runs in a fresh directory.
     """
     with tempfile.TemporaryDirectory(prefix="symex-replay-") as scratch:
         if isinstance(ktest, KTest):
@@ -285,12 +324,14 @@ def run_native(
         env["KTEST_FILE"] = str(Path(ktest_path).resolve())
         env["SYMEX_REPLAY_FIRST_OBJECT"] = str(first_object)
         env["ASAN_OPTIONS"] = _ASAN_OPTIONS
+        if sandbox is not None and sandbox.memory_mb is not None:
+            env["ASAN_OPTIONS"] += f":hard_rss_limit_mb={sandbox.memory_mb}"
         env["UBSAN_OPTIONS"] = _UBSAN_OPTIONS
         cwd = None
-        if environment is not None and environment.files:
+        if (environment is not None and environment.files) or sandbox is not None:
             cwd = Path(scratch) / "cwd"
             cwd.mkdir()
-            for name, data in environment.files:
+            for name, data in environment.files if environment is not None else ():
                 (cwd / name).write_bytes(data)
         stdin_data = environment.stdin if environment is not None else None
         try:
@@ -303,8 +344,13 @@ def run_native(
                 env=env,
                 # own process group, so a timeout also kills anything the program forked
                 start_new_session=True,
+                preexec_fn=(None if sandbox is None
+                            else functools.partial(_enter_sandbox, sandbox)),
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
+            if sandbox is not None and sandbox.no_network:
+                raise SymexError(f"cannot run {executable} without the network ({exc}): that "
+                                 f"needs root or unprivileged user namespaces") from exc
             raise SymexError(f"cannot run replay executable {executable}: {exc} (rebuild it with build_native)") from exc
         timed_out = False
         try:

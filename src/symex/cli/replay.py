@@ -17,7 +17,8 @@ from typing import TextIO
 
 from symex.errors import SymexError
 from symex.output.ktest import read_ktest
-from symex.replay import (build_native, describe_outcome, find_replay_targets, replay_command_line,
+from symex.replay import (NativeSandbox, build_native, describe_outcome, find_replay_targets,
+                          replay_command_line,
                           replay_environment, reproduces, run_native)
 
 __all__ = ["add_parser", "main"]
@@ -34,6 +35,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("tests", metavar="TEST", help="a .ktest file or an output directory (symex-out-N)")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="time limit of each native run (default 10)")
+    parser.add_argument("--memory-mb", type=int, metavar="MB",
+                        help="stop a native run above this resident memory")
+    parser.add_argument("--file-size-mb", type=int, metavar="MB",
+                        help="the largest file a native run may write")
+    parser.add_argument("--no-network", action="store_true",
+                        help="run without the network (a network namespace of its own; needs "
+                        "root or unprivileged user namespaces)")
     parser.add_argument("-O", dest="optimize", metavar="LEVEL", help="gcc optimisation level (e.g. -O2)")
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
     parser.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
@@ -45,6 +53,13 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     if options.timeout <= 0:
         sys.stderr.write("symex replay: --timeout must be positive (e.g. --timeout 10)\n")
         return 2
+    if (options.memory_mb is not None and options.memory_mb < 1) or \
+            (options.file_size_mb is not None and options.file_size_mb < 1):
+        sys.stderr.write("symex replay: --memory-mb and --file-size-mb must be at least 1\n")
+        return 2
+    sandbox = None
+    if options.memory_mb is not None or options.file_size_mb is not None or options.no_network:
+        sandbox = NativeSandbox(options.memory_mb, options.file_size_mb, options.no_network)
     if options.program.endswith((".ll", ".bc")):
         sys.stderr.write(f"symex replay: {options.program} is LLVM IR; native replay needs the C source "
                          "(pass the .c file the IR was compiled from)\n")
@@ -71,7 +86,7 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
             # symbolic files and stdin come back as files in a fresh directory and a pipe
             outcome = run_native(executable, target.path, args=args, timeout=options.timeout,
                                  first_object=first_object,
-                                 environment=replay_environment(ktest))
+                                 environment=replay_environment(ktest), sandbox=sandbox)
         except SymexError as exc:
             sys.stderr.write(f"symex replay: {exc}\n")
             return 2

@@ -5,8 +5,8 @@ One thread does it all, in rounds of :data:`POLL_SECONDS`: it starts the oldest 
 while fewer than ``max_running`` run (tenants take turns: one tenant's queue cannot hold
 back another's), collects the ones that ended, and stops the ones cancelled. A cancelled or
 over-budget run is sent SIGINT, on which ``symex run`` stops and writes what it found. When
-a job's run ends, the native build of the program replays every crash (with a time limit,
-in a scratch directory) and the results are written beside the run as ``crashes.json``.
+a job's run ends, the native build of the program replays every crash (with limits of
+time, memory and file size, without the network, in a scratch directory) and the results are written beside the run as ``crashes.json``.
 
 A job that was running when the server died is queued again when the server starts: its run
 goes on from its recorded tree (``--continue-with``) rather than from the start.
@@ -35,8 +35,10 @@ __all__ = ["POLL_SECONDS", "REPLAY_SECONDS", "Scheduler", "job_dir"]
 
 #: seconds between two rounds of the scheduler
 POLL_SECONDS = 0.2
-#: time limit of one native replay of a crash
+#: limits of one native replay of a crash: seconds, resident memory, largest file written
 REPLAY_SECONDS = 10.0
+REPLAY_MEMORY_MB = 1024
+REPLAY_FILE_MB = 64
 #: seconds a run may go past its budget (start-up, writing its outputs) before it is stopped
 BUDGET_GRACE = 30.0
 #: the file in a job's directory naming its running attempt's process and output directory
@@ -267,7 +269,9 @@ def _replay(program: Path, ktest: Path) -> bool | None:
         return None
     try:
         result = subprocess.run([sys.executable, "-m", "symex.cli", "replay", "--timeout",
-                                 f"{REPLAY_SECONDS:g}", str(program), str(ktest)],
+                                 f"{REPLAY_SECONDS:g}", "--memory-mb", str(REPLAY_MEMORY_MB),
+                                 "--file-size-mb", str(REPLAY_FILE_MB), "--no-network",
+                                 str(program), str(ktest)],
                                 capture_output=True, text=True, timeout=REPLAY_SECONDS + 120,
                                 cwd=ktest.parent)
     except subprocess.TimeoutExpired:
