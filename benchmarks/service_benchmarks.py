@@ -2,10 +2,10 @@
 
     python benchmarks/service_benchmarks.py [--repeat N] [--jobs N] [--max-running N]
 
-1. Overhead: the same program and budget (tests/programs/regexp.c, 5,204 paths) run by
-   ``symex run`` in a subprocess and submitted to a ``symex serve`` on loopback (submit to
-   ``done``, the native replay of its crashes included), alternated, ``--repeat`` times; the
-   ratio of the medians.
+1. Overhead: the same program and budget run by ``symex run`` in a subprocess and submitted
+   to a ``symex serve`` on loopback (submit to ``done``, the native replay of its crashes
+   included), alternated, ``--repeat`` times; the ratio of the medians. Two programs: regexp
+   (5,204 paths, two crashes to replay) and neighbours N=11 (2,048 paths, none).
 2. Load: ``--jobs`` small jobs (the two-bug program) submitted at once; every job must end
    ``done``; the latency of ``GET /api/jobs/{id}`` (p50, p99) measured by a client polling
    all of them while they run, and the time until the last one ends.
@@ -69,24 +69,36 @@ def wait(client: httpx.Client, job: int) -> dict:
         time.sleep(0.05)
 
 
+#: (name, source, compile flags, paths): regexp has 2 crashes the service replays natively,
+#: neighbours none
+OVERHEAD_PROGRAMS = [
+    ("regexp (5,204 paths, 2 crashes)", REGEXP, "", 5204),
+    ("neighbours N=11 (2,048 paths, no crash)", ROOT / "benchmarks" / "programs" / "neighbours.c",
+     "-DN=11", 2048),
+]
+
+
 def overhead(client: httpx.Client, root: Path, repeat: int) -> None:
-    print("## 1. A job through the service against symex run (regexp, 5,204 paths)")
-    direct, served = [], []
-    for k in range(repeat):
-        started = time.perf_counter()
-        symex("run", "-q", "--record-tree", "--output-dir", str(root / f"direct-{k}"),
-              "--max-time", "600", str(REGEXP), cwd=root)
-        direct.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        job = client.post("/api/jobs", files={"program": ("regexp.c", REGEXP.read_bytes())},
-                          data={"max_time": "600"}).json()["id"]
-        state = wait(client, job)
-        served.append(time.perf_counter() - started)
-        assert state["status"] == "done" and state["summary"]["paths"] == 5204, state
-        print(f"run {k + 1}: symex run {direct[-1]:.2f} s, service {served[-1]:.2f} s")
-    ratio = statistics.median(served) / statistics.median(direct)
-    print(f"medians: symex run {statistics.median(direct):.2f} s, service "
-          f"{statistics.median(served):.2f} s: overhead {100 * (ratio - 1):.1f} %\n")
+    print("## 1. A job through the service against symex run")
+    for name, source, flags, paths in OVERHEAD_PROGRAMS:
+        direct, served = [], []
+        for k in range(repeat):
+            started = time.perf_counter()
+            symex("run", "-q", "--record-tree", "--output-dir",
+                  str(root / f"direct-{source.stem}-{k}"), "--max-time", "600",
+                  *flags.split(), str(source), cwd=root)
+            direct.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            job = client.post("/api/jobs", files={"program": (source.name, source.read_bytes())},
+                              data={"max_time": "600", "flags": flags}).json()["id"]
+            state = wait(client, job)
+            served.append(time.perf_counter() - started)
+            assert state["status"] == "done" and state["summary"]["paths"] == paths, state
+        ratio = statistics.median(served) / statistics.median(direct)
+        print(f"{name}: symex run {statistics.median(direct):.2f} s, service "
+              f"{statistics.median(served):.2f} s (medians of {repeat}): overhead "
+              f"{100 * (ratio - 1):.1f} %")
+    print()
 
 
 def load(client: httpx.Client, jobs: int) -> None:

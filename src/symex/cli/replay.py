@@ -32,7 +32,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                     "feeds it the objects of a .ktest file, run every test, and check that each "
                     "error test fails natively the same way.")
     parser.add_argument("program", help="the C source file the tests were generated from")
-    parser.add_argument("tests", metavar="TEST", help="a .ktest file or an output directory (symex-out-N)")
+    parser.add_argument("tests", metavar="TEST", nargs="+",
+                        help="a .ktest file or an output directory (symex-out-N); several may "
+                        "be given")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="time limit of each native run (default 10)")
     parser.add_argument("--memory-mb", type=int, metavar="MB",
@@ -68,7 +70,7 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     if options.optimize:
         flags.append(f"-O{options.optimize}")
     try:
-        targets = find_replay_targets(options.tests)
+        targets = [target for tests in options.tests for target in find_replay_targets(tests)]
         # Read every test before building, so a malformed file is reported before gcc runs.
         ktests = [read_ktest(target.path) for target in targets]
         executable = build_native(options.program, flags)

@@ -104,6 +104,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         where = job_dir(storage, job)
         where.mkdir(parents=True, exist_ok=True)
         (where / name).write_bytes(data)
+        scheduler.wake()
         return {"id": job_id}
 
     @app.get("/api/jobs")

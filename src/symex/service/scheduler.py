@@ -1,7 +1,8 @@
 """The scheduler: starts queued jobs as ``symex run`` processes, watches them, and files their
 results.
 
-One thread does it all, in rounds of :data:`POLL_SECONDS`: it starts the oldest queued jobs
+One thread does it all, in rounds of :data:`POLL_SECONDS` (and at once when a job is
+submitted): it starts the oldest queued jobs
 while fewer than ``max_running`` run (tenants take turns: one tenant's queue cannot hold
 back another's), collects the ones that ended, and stops the ones cancelled. A cancelled or
 over-budget run is sent SIGINT, on which ``symex run`` stops and writes what it found. When
@@ -33,8 +34,8 @@ from symex.service.store import JobRecord, JobStatus, ServiceStore
 
 __all__ = ["POLL_SECONDS", "REPLAY_SECONDS", "Scheduler", "job_dir"]
 
-#: seconds between two rounds of the scheduler
-POLL_SECONDS = 0.2
+#: seconds between two rounds of the scheduler (a submitted job wakes it at once)
+POLL_SECONDS = 0.1
 #: limits of one native replay of a crash: seconds, resident memory, largest file written
 REPLAY_SECONDS = 10.0
 REPLAY_MEMORY_MB = 1024
@@ -66,6 +67,7 @@ class Scheduler:
         #: jobs whose coverage goal was met (they are being stopped), and how
         self._reached: dict[int, str] = {}
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -80,6 +82,7 @@ class Scheduler:
     def stop(self) -> None:
         """Stop the thread; running jobs are interrupted and stay queued for the next start."""
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(5)
         for job_id, process in list(self._running.items()):
@@ -103,8 +106,16 @@ class Scheduler:
 
     # -- the loop ----------------------------------------------------------------------------
 
+    def wake(self) -> None:
+        """Look at the queue now (a job was submitted), not at the next round."""
+        self._wake.set()
+
     def _loop(self) -> None:
-        while not self._stop.wait(POLL_SECONDS):
+        while not self._stop.is_set():
+            self._wake.wait(POLL_SECONDS)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
             try:
                 self._round()
             except Exception as exc:  # noqa: BLE001 - the scheduler must outlive one bad job
@@ -149,6 +160,8 @@ class Scheduler:
         for _, _, job in sorted(ordered, key=lambda t: (t[0], t[1])):
             if len(self._running) >= self.max_running:
                 break
+            if not (job_dir(self.storage, job) / job.program_name).is_file():
+                continue  # submitted this instant: its upload is being written
             owner = self.store.tenant(job.tenant)
             if owner is not None and owner.max_jobs is not None and \
                     running_of.get(job.tenant, 0) >= owner.max_jobs:
@@ -201,8 +214,9 @@ class Scheduler:
             self.store.set_status(job.id, JobStatus.FAILED,
                                   " / ".join(tail) or f"symex run exited with status {code}")
             return
-        found = [attrs.evolve(crash, replayed=_replay(where / job.program_name, out / crash.test))
-                 for crash in crashes(out)]
+        found = crashes(out)
+        replayed = _replay(where / job.program_name, [out / crash.test for crash in found])
+        found = [attrs.evolve(crash, replayed=replayed.get(crash.test)) for crash in found]
         (where / "crashes.json").write_text(json.dumps([c.as_json() for c in found]))
         summary = _summary(out)
         if cancelled:
@@ -262,23 +276,30 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def _replay(program: Path, ktest: Path) -> bool | None:
-    """Whether the native build of ``program`` fails on ``ktest`` as the run said (None: it
-    could not be built or run)."""
-    if program.suffix != ".c":
-        return None
+def _replay(program: Path, ktests: list[Path]) -> dict[str, bool]:
+    """Which of ``ktests`` make the native build of ``program`` fail as the run said, by
+    name (one ``symex replay`` for them all; a test missing from the answer could not be
+    built or run)."""
+    if program.suffix != ".c" or not ktests:
+        return {}
     try:
         result = subprocess.run([sys.executable, "-m", "symex.cli", "replay", "--timeout",
                                  f"{REPLAY_SECONDS:g}", "--memory-mb", str(REPLAY_MEMORY_MB),
                                  "--file-size-mb", str(REPLAY_FILE_MB), "--no-network",
-                                 str(program), str(ktest)],
-                                capture_output=True, text=True, timeout=REPLAY_SECONDS + 120,
-                                cwd=ktest.parent)
+                                 str(program), *map(str, ktests)],
+                                capture_output=True, text=True,
+                                timeout=len(ktests) * REPLAY_SECONDS + 120,
+                                cwd=ktests[0].parent)
     except subprocess.TimeoutExpired:
-        return None
+        return {}
     if result.returncode != 0:
-        return None
-    return "reproduces" in result.stdout
+        return {}
+    answers = {}
+    for line in result.stdout.splitlines():
+        name, colon, how = line.partition(": ")
+        if colon and name.endswith(".ktest"):
+            answers[name] = "reproduces" in how
+    return answers
 
 
 def _summary(out: Path) -> dict[str, Any]:
