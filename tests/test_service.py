@@ -51,8 +51,9 @@ def _symex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 class Service:
     """A running ``symex serve`` and the tokens of two tenants."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *options: str) -> None:
         self.root = root
+        self.options = options
         self.db = root / "symex.db"
         made = [_symex("tenant", "add", name, "--db", str(self.db), cwd=root)
                 for name in ("alice", "bob")]
@@ -66,7 +67,7 @@ class Service:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "symex.cli", "serve", "--db", str(self.db), "--port",
-             str(self.port)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             str(self.port), *self.options], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -82,6 +83,7 @@ class Service:
         """A new server over ``old``'s database (same tenants)."""
         new = cls.__new__(cls)
         new.root, new.db, new.alice, new.bob = root, old.db, old.alice, old.bob
+        new.options = old.options
         new._serve()
         return new
 
@@ -152,6 +154,8 @@ def test_the_two_bug_program_end_to_end(service: Service) -> None:
         assert len([n for n in names if n.endswith(".err")]) == 2
         coverage = client.get(f"/api/jobs/{job}/coverage.info").text
         assert "two_bugs.c" in coverage and "end_of_record" in coverage
+        page = client.get(f"/api/jobs/{job}/coverage.html")
+        assert page.status_code == 200 and "two_bugs.c" in page.text
         assert [j["id"] for j in client.get("/api/jobs").json()] == [job]
 
 
@@ -191,6 +195,24 @@ def test_a_job_with_workers(service: Service) -> None:
         assert state["status"] == "done" and state["workers"] == 2
         assert (state["summary"]["paths"], state["summary"]["completed"]) == (5204, 4314)
         assert len(_ktests(client, job)) == 5204
+
+
+def test_running_jobs_share_the_servers_workers(tmp_path: Path) -> None:
+    server = Service(tmp_path, "--max-running", "4", "--max-workers", "2")
+    try:
+        with server.client(server.alice) as alice, server.client(server.bob) as bob:
+            wide = _submit(alice, ENDLESS, "endless.c", workers="2")
+            deadline = time.monotonic() + 60
+            while alice.get(f"/api/jobs/{wide}").json()["status"] != "running":
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            small = _submit(bob, TWO_BUGS, "two_bugs.c")
+            time.sleep(2)     # both workers are taken: bob's job waits, though jobs may run
+            assert bob.get(f"/api/jobs/{small}").json()["status"] == "queued"
+            alice.post(f"/api/jobs/{wide}/cancel")
+            assert _wait(bob, small)["status"] == "done"
+    finally:
+        server.stop()
 
 
 def test_coverage_goals(service: Service) -> None:

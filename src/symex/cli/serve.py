@@ -25,6 +25,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--port", type=int, default=8080, help="port to listen on")
     parser.add_argument("--max-running", type=int, default=2, metavar="N",
                         help="jobs that run at once (default 2)")
+    parser.add_argument("--max-workers", type=int, metavar="N",
+                        help="workers all running jobs may hold together (default: no limit; "
+                        "a job asking for more runs alone)")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the workers of jobs that ask for more than one on this Ray "
                         "cluster ('auto', HOST:PORT or ray://HOST:PORT; pip install "
@@ -43,9 +46,10 @@ def main(options: argparse.Namespace) -> int:
         print(f"symex serve: {exc.name} is not installed; install the service with: "
               f"pip install 'symex[service]'", file=sys.stderr)
         return 2
-    if options.max_running < 1 or not 0 < options.port < 65536:
-        print("symex serve: --max-running must be at least 1 and --port 1 to 65535",
-              file=sys.stderr)
+    if options.max_running < 1 or not 0 < options.port < 65536 or \
+            (options.max_workers is not None and options.max_workers < 1):
+        print("symex serve: --max-running and --max-workers must be at least 1 and --port 1 "
+              "to 65535", file=sys.stderr)
         return 2
     try:
         store = ServiceStore(options.db)
@@ -62,7 +66,7 @@ def main(options: argparse.Namespace) -> int:
             print(f"symex serve: {exc}", file=sys.stderr)
             return 2
     app = create_app(store, storage, Scheduler(store, storage, options.max_running,
-                                               options.cluster))
+                                               options.cluster, options.max_workers))
     uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
     store.close()
     return 0

@@ -156,6 +156,14 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
             raise HTTPException(404, "no coverage yet: the job has not ended")
         return PlainTextResponse((out / "coverage.info").read_text())
 
+    @app.get("/api/jobs/{job_id}/coverage.html", response_class=HTMLResponse)
+    def get_coverage_page(job_id: JobId, who: Tenant = Depends(tenant)) -> str:
+        """The job's coverage as one self-contained HTML page (404 until the job ends)."""
+        out = _last_run(job_dir(storage, own_job(job_id, who)))
+        if out is None or not (out / "coverage.html").is_file():
+            raise HTTPException(404, "no coverage yet: the job has not ended")
+        return (out / "coverage.html").read_text(errors="replace")
+
     @app.get("/api/jobs/{job_id}/progress")
     def get_progress(job_id: JobId, who: Tenant = Depends(tenant)) -> list[dict[str, float]]:
         """The job's progress, a row a second: elapsed seconds, completed, error and partial

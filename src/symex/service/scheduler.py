@@ -55,13 +55,15 @@ class Scheduler:
     """Runs the store's jobs (module docstring)."""
 
     def __init__(self, store: ServiceStore, storage: Path, max_running: int = 2,
-                 cluster: str | None = None) -> None:
-        """A scheduler for ``store``'s jobs, whose files live under ``storage``; jobs with
-        workers run them on the Ray cluster at ``cluster`` when given."""
+                 cluster: str | None = None, max_workers: int | None = None) -> None:
+        """A scheduler for ``store``'s jobs, whose files live under ``storage``: at most
+        ``max_running`` jobs at once, holding at most ``max_workers`` workers together (None:
+        no limit); jobs with workers run them on the Ray cluster at ``cluster`` when given."""
         self.store = store
         self.storage = storage
         self.max_running = max_running
         self.cluster = cluster
+        self.max_workers = max_workers
         self._running: dict[int, subprocess.Popen[bytes]] = {}
         self._cancelled: set[int] = set()
         #: jobs whose coverage goal was met (they are being stopped), and how
@@ -153,10 +155,12 @@ class Scheduler:
             turns[job.tenant] = turns.get(job.tenant, 0) + 1
             ordered.append((turns[job.tenant], job.id, job))
         running_of: dict[int, int] = {}
+        workers_busy = 0
         for job_id in self._running:
             job = self.store.job(job_id)
             if job is not None:
                 running_of[job.tenant] = running_of.get(job.tenant, 0) + 1
+                workers_busy += int(job.spec["workers"])
         for _, _, job in sorted(ordered, key=lambda t: (t[0], t[1])):
             if len(self._running) >= self.max_running:
                 break
@@ -166,8 +170,13 @@ class Scheduler:
             if owner is not None and owner.max_jobs is not None and \
                     running_of.get(job.tenant, 0) >= owner.max_jobs:
                 continue  # the tenant's quota of jobs at once: it waits, others go on
+            wanted = int(job.spec["workers"])
+            if self.max_workers is not None and workers_busy and \
+                    workers_busy + wanted > self.max_workers:
+                break  # it waits for workers (alone, a job may use more than the limit)
             self._launch(job)
             running_of[job.tenant] = running_of.get(job.tenant, 0) + 1
+            workers_busy += wanted
 
     def _launch(self, job: JobRecord) -> None:
         where = job_dir(self.storage, job)
