@@ -231,6 +231,23 @@ def test_coverage_goals(service: Service) -> None:
         assert state["goal"] == "line-coverage:99"
 
 
+def test_reach_goals(service: Service) -> None:
+    with service.client(service.alice) as client:
+        function = _submit(client, TWO_BUGS, "two_bugs.c", goal="reach:divide")
+        line = _submit(client, ENDLESS, "endless.c", goal="reach:endless.c:8")
+        never = _submit(client, TWO_BUGS, "two_bugs.c", goal="reach:two_bugs.c:60")
+        state = _wait(client, function)
+        assert state["status"] == "done" and state["reason"] == "goal reached: reached divide"
+        assert state["summary"]["partial"] > 0          # stopped before every path was done
+        state = _wait(client, line, timeout=120)        # 2^24 paths: only the goal ends it
+        assert state["reason"] == "goal reached: reached endless.c:8", state
+        state = _wait(client, never)                    # the program has no line 60
+        assert state["status"] == "failed" and "no line with code" in state["reason"]
+        bad = client.post("/api/jobs", files={"program": ("p.c", TWO_BUGS.encode())},
+                          data={"goal": "reach:../x y"})
+        assert bad.status_code == 400 and "location" in bad.json()["detail"]
+
+
 def test_bad_requests_get_a_4xx_that_says_what_to_do(service: Service) -> None:
     with service.client(None) as anonymous:
         response = anonymous.get("/api/jobs")

@@ -68,6 +68,8 @@ class Limits:
     max_forks: int | None = None
     max_memory: float | None = None
     max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES
+    stop_at: tuple[str, ...] = ()
+    """Locations (``FUNCTION`` or ``FILE:LINE``) whose first reach stops the run."""
 
 
 @attrs.frozen
@@ -183,7 +185,8 @@ class RunDescription:
               workers: int = 1, parallel_backend: str | None = None,
               cluster: str | None = None, balance_ratio: float = 10.0,
               portfolio: str | Sequence[str] | None = None,
-              journal: str | os.PathLike[str] | None = None) -> RunDescription:
+              journal: str | os.PathLike[str] | None = None,
+              stop_at: str | Sequence[str] = ()) -> RunDescription:
         """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
         host files are read now. ``solver`` is a configuration string ("" when the caller
         brings a solver object)."""
@@ -215,7 +218,7 @@ class RunDescription:
             inputs=Inputs(entry, ArgvSpec(concrete + tuple(extra) + environment),
                           PosixSetup.make(stdin, host_files)),
             limits=Limits(max_time, max_instructions, max_depth, max_states, max_forks,
-                          max_memory, max_stack_frames),
+                          max_memory, max_stack_frames, _locations(stop_at)),
             search=Search(_names(searcher), seed, portfolio_strategies(portfolio, workers,
                                                                        searcher),
                           _names(replay_searcher)),
@@ -238,14 +241,15 @@ class RunDescription:
 
     def for_worker(self, index: int) -> RunDescription:
         """What parallel worker ``index`` runs: its portfolio strategy, and no run-wide limit
-        (the coordinator keeps time and instructions for the whole run)."""
+        (the coordinator keeps time, instructions and stop-at locations for the whole
+        run)."""
         search = self.search
         if search.portfolio:
             search = attrs.evolve(search,
                                   searcher=search.portfolio[index % len(search.portfolio)])
         return attrs.evolve(self, search=search,
                             limits=attrs.evolve(self.limits, max_time=None,
-                                                max_instructions=None))
+                                                max_instructions=None, stop_at=()))
 
 
 def _names(searcher: str | Sequence[str]) -> str | tuple[str, ...]:
@@ -294,3 +298,12 @@ def portfolio_strategies(portfolio: str | Sequence[str] | None, workers: int,
                           f"{len(names)} workers, not {workers}; pass workers={len(names)} "
                           f"or more")
     return names
+
+
+def _locations(stop_at: str | Sequence[str]) -> tuple[str, ...]:
+    """``stop_at`` as a tuple of non-empty location strings."""
+    locations = (stop_at,) if isinstance(stop_at, str) else tuple(stop_at)
+    for location in locations:
+        if not isinstance(location, str) or not location.strip():
+            raise ConfigError(f"stop_at takes FUNCTION or FILE:LINE strings, got {location!r}")
+    return tuple(location.strip() for location in locations)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Collection, Protocol, Sequence
 
 import attrs
 
+from symex.core.coverage import reach_targets, reached_location
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
 from symex.core.memory import ObjectKind
 from symex.core.outcome import Forked, PathStatus, PathTerminated, ProgramError, TestCase
@@ -358,6 +359,8 @@ class Exploration:
                                  max_stack_frames=limits.max_stack_frames,
                                  max_forks=limits.max_forks,
                                  track_path_blocks=output.track_test_coverage)
+        #: blocks whose first visit halts the run (limits.stop_at), with their location
+        self.reach_targets = reach_targets(self.executor.coverage_map, limits.stop_at)
         self.tree = ExecutionTree()
         self.searcher = make_searcher(search.searcher, seed=search.seed, tree=self.tree,
                                       coverage=self.executor.coverage)
@@ -633,6 +636,10 @@ class Exploration:
             return "max-time reached"
         if self.max_instructions is not None and self.executor.instructions >= self.max_instructions:
             return "max-instructions reached"
+        if self.reach_targets:
+            reached = reached_location(self.reach_targets, self.executor.coverage_map.blocks)
+            if reached is not None:
+                return f"reached {reached}"
         if self.max_memory is not None and now >= self.next_memory_check:
             self.next_memory_check = now + MEMORY_CHECK_INTERVAL
             if resident_mb() > self.max_memory:
@@ -818,7 +825,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             workers: int = 1, parallel_backend: str | None = None,
             cluster: str | None = None, balance_ratio: float = 10.0,
             portfolio: str | Sequence[str] | None = None,
-            journal: str | os.PathLike[str] | None = None) -> Result:
+            journal: str | os.PathLike[str] | None = None,
+            stop_at: str | Sequence[str] = ()) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -898,6 +906,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         host_files=host_files, record_tree=record_tree, continue_with=continue_with,
         restart_all_states=restart_all_states, stop_after_replay=stop_after_replay,
         replay_searcher=replay_searcher, hash_constants=hash_constants, workers=workers,
+        stop_at=stop_at,
         parallel_backend=parallel_backend, cluster=cluster, balance_ratio=balance_ratio,
         portfolio=portfolio, journal=journal)
     return run_exploration(program, description, hooks=hooks,

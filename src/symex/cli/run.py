@@ -140,6 +140,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     search.add_argument("--max-time", type=_seconds, metavar="TIME",
                         help="stop after TIME (seconds, or e.g. 90s, 5min, 1h)")
     search.add_argument("--max-instructions", type=_count, metavar="N")
+    search.add_argument("--stop-at", action="append", default=[], metavar="LOCATION",
+                        help="stop the run when a path first reaches FUNCTION or FILE:LINE "
+                        "(repeatable)")
     search.add_argument("--max-depth", type=_count, metavar="N", help="symbolic branches per path")
     search.add_argument("--max-states", type=_count, metavar="N", help="live states at once")
     search.add_argument("--max-forks", type=_count, metavar="N",
@@ -475,6 +478,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                 max_time=options.max_time, max_instructions=options.max_instructions,
                 max_depth=options.max_depth, max_states=options.max_states,
                 max_forks=options.max_forks, max_memory=options.max_memory,
+                stop_at=options.stop_at,
                 exit_on_error=_exit_on_error(options),
                 only_output_states_covering_new=options.only_output_states_covering_new,
                 track_test_coverage=options.write_cov,

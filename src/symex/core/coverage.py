@@ -12,8 +12,9 @@ index runs on across the branches of one line in program order, so the four outc
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
+from symex.errors import ConfigError
 from symex.ir.program import Function, Instruction, Opcode, Program
 
 #: a source line of the program under test
@@ -148,3 +149,38 @@ class CoverageMap:
         for name, block in blocks:
             out.update(functions[name].block_lines[block])
         return frozenset(out)
+
+
+def reach_targets(coverage: CoverageMap, locations: Sequence[str]) -> dict[tuple[str, int], str]:
+    """The blocks whose first visit means one of ``locations`` was reached, each with its
+    location: ``FUNCTION`` is its entry block, ``FILE:LINE`` every block holding that line
+    (``FILE`` as written, or any path ending in ``/FILE``). ConfigError names a location
+    that is no function and no line of code."""
+    targets: dict[tuple[str, int], str] = {}
+    for location in locations:
+        if location in coverage.functions:
+            targets[(location, 0)] = location
+            continue
+        file, colon, line = location.rpartition(":")
+        found = False
+        if colon and line.isdigit():
+            for name, info in coverage.functions.items():
+                for block, lines in enumerate(info.block_lines):
+                    if any(l == int(line) and (f == file or f.endswith("/" + file))
+                           for f, l in lines):
+                        targets[(name, block)] = location
+                        found = True
+        if not found:
+            raise ConfigError(f"stop-at location {location!r} is no function of the program "
+                              f"and no line with code; give FUNCTION or FILE:LINE")
+    return targets
+
+
+def reached_location(targets: dict[tuple[str, int], str],
+                     blocks: set[tuple[str, int]]) -> str | None:
+    """The location of a target among the reached ``blocks`` (the first in ``targets``'
+    order), or None."""
+    for block, location in targets.items():
+        if block in blocks:
+            return location
+    return None

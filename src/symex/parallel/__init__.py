@@ -96,7 +96,7 @@ def explore_in_parallel(program: Program, description: RunDescription, *, hooks:
                                   progress_interval=description.progress_interval,
                                   balancer=LoadBalancer(parallel.balance_ratio),
                                   journal=journal, resume=tree.continue_with is not None,
-                                  tree=run_tree)
+                                  tree=run_tree, stop_at=limits.stop_at)
         result = coordinator.run()
         if run_tree is not None and run_tree.messages:
             result = attrs.evolve(result, messages=tuple(run_tree.messages) + result.messages)

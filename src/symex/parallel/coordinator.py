@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from symex.core.coverage import CoverageMap
+from symex.core.coverage import CoverageMap, reach_targets, reached_location
 from symex.core.outcome import PathStatus, TestCase
 from symex.engine import (
     Coverage,
@@ -67,7 +67,8 @@ class Coordinator:
                  max_time: float | None, max_instructions: int | None,
                  emit_all_errors: bool, progress_interval: float,
                  balancer: LoadBalancer | None = None, journal: RunJournal | None = None,
-                 resume: bool = False, tree: RunTree | None = None) -> None:
+                 resume: bool = False, tree: RunTree | None = None,
+                 stop_at: tuple[str, ...] = ()) -> None:
         self.pool = pool
         #: the run's recorded tree (None: none is recorded)
         self.tree = tree
@@ -81,6 +82,8 @@ class Coordinator:
         self.progress_interval = progress_interval
         self.balancer = balancer or LoadBalancer()
         self.coverage = CoverageMap(program)
+        #: blocks whose first visit by any worker halts the run (``stop_at``)
+        self.reach_targets = reach_targets(self.coverage, stop_at)
         self.size = pool.size
         self.alive = set(range(self.size))
         self.busy: set[int] = set()
@@ -192,6 +195,10 @@ class Coordinator:
         elif self.max_instructions is not None and \
                 self._total("instructions") >= self.max_instructions:
             self.halting = "max-instructions reached"
+        elif self.reach_targets:
+            reached = reached_location(self.reach_targets, self.blocks)
+            if reached is not None:
+                self.halting = f"reached {reached}"
 
     def _dispatch(self) -> None:
         """Give every worker without an order in progress its next one."""

@@ -42,6 +42,7 @@ _PROGRAM_SUFFIXES = (".c", ".ll", ".bc")
 _DEFINE = re.compile(r"^-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)?$")
 _OPTIMIZE = re.compile(r"^-O[0-3s]$")
 _COUNT = re.compile(r"^[0-9]{1,9}$")
+_LOCATION = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*(:[0-9]{1,9})?$")
 _FRAME_PATH = re.compile(r" at (?:\S*/)?([^/\s]+:\d+)$")
 
 
@@ -56,6 +57,8 @@ class Goal(enum.Enum):
     """``line-coverage:N``: N % of the program's lines covered."""
     BRANCH_COVERAGE = "branch-coverage"
     """``branch-coverage:N``: N % of its branches covered."""
+    REACH = "reach"
+    """``reach:FUNCTION`` or ``reach:FILE:LINE``: a path reaches it."""
 
     @property
     def takes_percent(self) -> bool:
@@ -64,7 +67,8 @@ class Goal(enum.Enum):
 
 
 #: how a goal is written, for error messages
-GOAL_FORMS = "all-paths, crashes, line-coverage:N or branch-coverage:N (N a percentage)"
+GOAL_FORMS = ("all-paths, crashes, line-coverage:N, branch-coverage:N (N a percentage), "
+              "reach:FUNCTION or reach:FILE:LINE")
 
 
 @attrs.frozen
@@ -81,6 +85,8 @@ class JobSpec:
     inputs: tuple[str, ...]
     """KLEE's input options: ``--sym-arg N``, ``--sym-args MIN MAX N``, ``--sym-files N
     SIZE``, ``--sym-stdin N``."""
+    location: str | None = None
+    """What a reach goal must reach (``FUNCTION`` or ``FILE:LINE``)."""
 
     @classmethod
     def parse(cls, goal: str, max_time: float, workers: int, flags: str,
@@ -92,7 +98,13 @@ class JobSpec:
         except ValueError:
             raise ConfigError(f"unknown goal {goal!r}; choose one of {GOAL_FORMS}") from None
         target = None
-        if parsed_goal.takes_percent:
+        location = None
+        if parsed_goal is Goal.REACH:
+            if not _LOCATION.match(percent):
+                raise ConfigError(f"goal {goal!r} needs a location: reach:FUNCTION or "
+                                  f"reach:FILE:LINE (letters, digits, '_', '.', '-')")
+            location = percent
+        elif parsed_goal.takes_percent:
             try:
                 target = float(percent)
             except ValueError:
@@ -112,7 +124,7 @@ class JobSpec:
                 raise ConfigError(f"flag {word!r} is not allowed; a job takes -DNAME[=VALUE] "
                                   f"and -O0..-O3/-Os")
         return cls(parsed_goal, target, float(max_time), int(workers), flag_words,
-                   _check_inputs(inputs.split()))
+                   _check_inputs(inputs.split()), location)
 
     def goal_reached(self, row: dict[str, float]) -> str | None:
         """For a coverage goal, what a progress row says when it meets it (else None)."""
@@ -128,6 +140,8 @@ class JobSpec:
     @property
     def goal_text(self) -> str:
         """The goal as the request wrote it."""
+        if self.location is not None:
+            return f"{self.goal.value}:{self.location}"
         return self.goal.value if self.target is None else f"{self.goal.value}:{self.target:g}"
 
     def as_json(self) -> dict[str, Any]:
@@ -138,9 +152,11 @@ class JobSpec:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobSpec:
         """The specification stored by :meth:`as_json`."""
-        goal, _, percent = data["goal"].partition(":")
-        return cls(Goal(goal), float(percent) if percent else None, float(data["max_time"]),
-                   int(data["workers"]), tuple(data["flags"]), tuple(data["inputs"]))
+        goal, _, rest = data["goal"].partition(":")
+        reach = Goal(goal) is Goal.REACH
+        return cls(Goal(goal), float(rest) if rest and not reach else None,
+                   float(data["max_time"]), int(data["workers"]), tuple(data["flags"]),
+                   tuple(data["inputs"]), rest if reach else None)
 
 
 #: input option -> how many numbers follow it
@@ -182,6 +198,8 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
         command += ["--cluster", cluster]
     if spec.goal is Goal.CRASHES:
         command.append("--exit-on-error")
+    if spec.location is not None:
+        command += ["--stop-at", spec.location]
     if continue_with is not None:
         # every recorded path replayed (without the solver), so that this attempt's
         # directory holds all the job's tests, not only those explored since

@@ -233,7 +233,10 @@ class Scheduler:
             return
         reason = reached or summary["stopped"] or "finished"
         spec = JobSpec.from_json(job.spec)
-        if reached is None and spec.target is not None:
+        if spec.location is not None:
+            reason = (f"goal reached: {reason}" if reason.startswith("reached ")
+                      else f"{reason}; goal {spec.goal_text} not reached")
+        elif reached is None and spec.target is not None:
             final = spec.goal_reached(_final_coverage(summary, spec))
             reason = final or f"{reason}; goal {spec.goal_text} not reached"
         self.store.set_status(job.id, JobStatus.DONE, reason, summary)
