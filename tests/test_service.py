@@ -248,6 +248,24 @@ def test_reach_goals(service: Service) -> None:
         assert bad.status_code == 400 and "location" in bad.json()["detail"]
 
 
+def test_the_resource_policy(service: Service) -> None:
+    with service.client(service.alice) as client:
+        # budget-first: 2 worker-seconds on one worker stop a run that would never end
+        first = _submit(client, ENDLESS, "endless.c", budget="2")
+        # goal-first: the same budget is exceeded for the goal, up to max_time
+        goal = _submit(client, ENDLESS, "endless.c", budget="1", policy="goal-first",
+                       max_time="3")
+        state = _wait(client, first, timeout=120)
+        assert state["status"] == "done" and state["policy"] == "budget-first"
+        assert state["reason"] == "budget of 2 worker-seconds spent", state
+        state = _wait(client, goal, timeout=120)
+        assert state["reason"].startswith("max-time reached; over its budget: "), state
+        assert state["summary"]["worker_seconds"] > 1
+        bad = client.post("/api/jobs", files={"program": ("p.c", TWO_BUGS.encode())},
+                          data={"policy": "cheapest"})
+        assert bad.status_code == 400 and "budget-first" in bad.json()["detail"]
+
+
 def test_bad_requests_get_a_4xx_that_says_what_to_do(service: Service) -> None:
     with service.client(None) as anonymous:
         response = anonymous.get("/api/jobs")

@@ -72,14 +72,17 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
     async def submit(program: UploadFile = File(...), goal: str = Form("all-paths"),
                      max_time: float = Form(60.0), workers: int = Form(1),
                      flags: str = Form(""), inputs: str = Form(""),
+                     budget: float | None = Form(None), policy: str = Form("budget-first"),
                      who: Tenant = Depends(tenant)) -> dict[str, Any]:
         """Queue a job: ``program`` (.c, .ll or .bc), ``goal`` (all-paths, crashes,
         line-coverage:N, branch-coverage:N),
         ``max_time`` (seconds), ``workers``, ``flags`` (-DNAME[=V], -O LEVEL) and ``inputs``
-        (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N)."""
+        (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N); the
+        resource policy: ``budget`` (worker-seconds) and ``policy`` (budget-first: stop when
+        it is spent; goal-first: run on to max_time for the goal)."""
         try:
             name = check_program_name(program.filename or "")
-            spec = JobSpec.parse(goal, max_time, workers, flags, inputs)
+            spec = JobSpec.parse(goal, max_time, workers, flags, inputs, budget, policy)
         except SymexError as exc:
             raise HTTPException(400, str(exc)) from None
         data = await program.read(MAX_PROGRAM_BYTES + 1)
@@ -92,12 +95,13 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                                      "send inputs such as '--sym-stdin 8'")
         if who.worker_seconds is not None:
             held = store.worker_seconds_held(who.id)
-            wanted = spec.workers * spec.max_time
+            wanted = spec.reserved
             if held + wanted > who.worker_seconds:
                 raise HTTPException(429, f"over this tenant's quota: its jobs hold "
                                          f"{held:.0f} of {who.worker_seconds:g} worker-seconds "
-                                         f"and this one asks for {wanted:g} (workers x "
-                                         f"max_time); ask for less or wait for jobs to end")
+                                         f"and this one asks for {wanted:g} (its budget, or "
+                                         f"workers x max_time); ask for less or wait for jobs "
+                                         f"to end")
         job_id = store.add_job(who.id, name, spec.as_json())
         job = store.job(job_id)
         assert job is not None

@@ -23,7 +23,7 @@ import attrs
 from symex.errors import ConfigError
 from symex.output.ktest import KTestError, read_ktest
 
-__all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "crashes", "progress",
+__all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "Policy", "crashes", "progress",
            "run_command", "tests_zip"]
 
 #: seconds between two rows of a job's progress (its run.stats)
@@ -44,6 +44,16 @@ _OPTIMIZE = re.compile(r"^-O[0-3s]$")
 _COUNT = re.compile(r"^[0-9]{1,9}$")
 _LOCATION = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*(:[0-9]{1,9})?$")
 _FRAME_PATH = re.compile(r" at (?:\S*/)?([^/\s]+:\d+)$")
+
+
+class Policy(enum.Enum):
+    """What to do when a job's goal and its budget conflict (Cloud9's resource policy)."""
+
+    BUDGET_FIRST = "budget-first"
+    """The budget is a hard limit: the job stops when it is spent, goal reached or not."""
+    GOAL_FIRST = "goal-first"
+    """The goal matters more: the job may run on past its budget, up to ``max_time``, and
+    reports how far over the budget it went."""
 
 
 class Goal(enum.Enum):
@@ -87,11 +97,37 @@ class JobSpec:
     SIZE``, ``--sym-stdin N``."""
     location: str | None = None
     """What a reach goal must reach (``FUNCTION`` or ``FILE:LINE``)."""
+    budget: float | None = None
+    """Worker-seconds the job may use (None: ``workers x max_time``)."""
+    policy: Policy = attrs.field(default=None, converter=lambda p: p or Policy.BUDGET_FIRST)
+    """What wins when goal and budget conflict."""
+
+    @property
+    def time_limit(self) -> float:
+        """The run's wall-clock limit: ``max_time``, and under the budget-first policy no
+        longer than the budget lasts with the job's workers."""
+        if self.budget is None or self.policy is Policy.GOAL_FIRST:
+            return self.max_time
+        return min(self.max_time, self.budget / self.workers)
+
+    @property
+    def reserved(self) -> float:
+        """The worker-seconds the job may use at most."""
+        return self.workers * self.time_limit
 
     @classmethod
     def parse(cls, goal: str, max_time: float, workers: int, flags: str,
-              inputs: str) -> JobSpec:
+              inputs: str, budget: float | None = None,
+              policy: str = "budget-first") -> JobSpec:
         """Check a request's fields; ConfigError says what is wrong and what to send."""
+        try:
+            parsed_policy = Policy(policy)
+        except ValueError:
+            raise ConfigError(f"unknown policy {policy!r}; choose budget-first (stop when the "
+                              f"budget is spent) or goal-first (run on to max_time for the "
+                              f"goal)") from None
+        if budget is not None and not 0 < budget <= MAX_JOB_SECONDS * MAX_JOB_WORKERS:
+            raise ConfigError("budget (worker-seconds) must be above 0")
         name, _, percent = goal.partition(":")
         try:
             parsed_goal = Goal(name)
@@ -124,7 +160,8 @@ class JobSpec:
                 raise ConfigError(f"flag {word!r} is not allowed; a job takes -DNAME[=VALUE] "
                                   f"and -O0..-O3/-Os")
         return cls(parsed_goal, target, float(max_time), int(workers), flag_words,
-                   _check_inputs(inputs.split()), location)
+                   _check_inputs(inputs.split()), location,
+                   float(budget) if budget is not None else None, parsed_policy)
 
     def goal_reached(self, row: dict[str, float]) -> str | None:
         """For a coverage goal, what a progress row says when it meets it (else None)."""
@@ -147,6 +184,7 @@ class JobSpec:
     def as_json(self) -> dict[str, Any]:
         """The specification as stored."""
         return {"goal": self.goal_text, "max_time": self.max_time, "workers": self.workers,
+                "budget": self.budget, "policy": self.policy.value,
                 "flags": list(self.flags), "inputs": list(self.inputs)}
 
     @classmethod
@@ -156,7 +194,8 @@ class JobSpec:
         reach = Goal(goal) is Goal.REACH
         return cls(Goal(goal), float(rest) if rest and not reach else None,
                    float(data["max_time"]), int(data["workers"]), tuple(data["flags"]),
-                   tuple(data["inputs"]), rest if reach else None)
+                   tuple(data["inputs"]), rest if reach else None, data.get("budget"),
+                   Policy(data.get("policy", Policy.BUDGET_FIRST.value)))
 
 
 #: input option -> how many numbers follow it
@@ -192,7 +231,7 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
     """The ``symex run`` command line of a job (its workers on the Ray cluster at
     ``cluster`` when given)."""
     command = [sys.executable, "-m", "symex.cli", "run", "-q", "--record-tree", "--output-dir",
-               str(out_dir), "--max-time", f"{spec.max_time:g}", "--workers", str(spec.workers),
+               str(out_dir), "--max-time", f"{spec.time_limit:g}", "--workers", str(spec.workers),
                "--progress-interval", f"{PROGRESS_SECONDS:g}"]
     if cluster is not None:
         command += ["--cluster", cluster]

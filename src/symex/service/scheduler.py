@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 
 from symex.output.directory import read_info
-from symex.service.jobs import JobSpec, crashes, progress, run_command
+from symex.service.jobs import JobSpec, Policy, crashes, progress, run_command
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
 __all__ = ["POLL_SECONDS", "REPLAY_SECONDS", "Scheduler", "job_dir"]
@@ -145,7 +145,8 @@ class Scheduler:
                     self._interrupt(process)
                     continue
             elif job.started is not None and \
-                    time.time() - job.started > job.spec["max_time"] + BUDGET_GRACE:
+                    time.time() - job.started > \
+                    JobSpec.from_json(job.spec).time_limit + BUDGET_GRACE:
                 self._interrupt(process)
         queued = self.store.jobs(status=JobStatus.QUEUED)
         # tenants take turns: each tenant's oldest job first, then each one's second, ...
@@ -233,12 +234,22 @@ class Scheduler:
             return
         reason = reached or summary["stopped"] or "finished"
         spec = JobSpec.from_json(job.spec)
+        if reason == "max-time reached" and spec.budget is not None and \
+                spec.time_limit < spec.max_time:
+            reason = f"budget of {spec.budget:g} worker-seconds spent"
         if spec.location is not None:
             reason = (f"goal reached: {reason}" if reason.startswith("reached ")
                       else f"{reason}; goal {spec.goal_text} not reached")
         elif reached is None and spec.target is not None:
             final = spec.goal_reached(_final_coverage(summary, spec))
             reason = final or f"{reason}; goal {spec.goal_text} not reached"
+        if spec.budget is not None and job.started is not None:
+            used = (time.time() - job.started) * spec.workers
+            summary["worker_seconds"] = round(used, 1)
+            # (budget-first: the run's time limit is the budget's; what it used beyond is
+            # start-up and writing the outputs, which summary["worker_seconds"] shows)
+            if spec.policy is Policy.GOAL_FIRST and used > spec.budget:
+                reason += f"; over its budget: {used:.0f} of {spec.budget:g} worker-seconds"
         self.store.set_status(job.id, JobStatus.DONE, reason, summary)
 
 

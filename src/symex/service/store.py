@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from symex.errors import ConfigError
+from symex.service.jobs import JobSpec
 
 __all__ = ["MIGRATIONS", "JobRecord", "JobStatus", "ServiceStore", "Tenant", "hash_token"]
 
@@ -114,6 +115,8 @@ class JobRecord:
         return {"id": self.id, "status": self.status.value, "reason": self.reason,
                 "program": self.program_name, "goal": self.spec.get("goal"),
                 "max_time": self.spec.get("max_time"), "workers": self.spec.get("workers"),
+                "budget": self.spec.get("budget"),
+                "policy": self.spec.get("policy", "budget-first"),
                 "created": self.created, "started": self.started, "finished": self.finished,
                 "summary": self.summary}
 
@@ -204,8 +207,7 @@ class ServiceStore:
             if JobStatus(status).final:
                 held += used
             else:
-                data = json.loads(spec)
-                held += float(data["workers"]) * float(data["max_time"])
+                held += JobSpec.from_json(json.loads(spec)).reserved
         return held
 
     # -- jobs --------------------------------------------------------------------------------
