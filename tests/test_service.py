@@ -297,13 +297,15 @@ def test_bad_requests_get_a_4xx_that_says_what_to_do(service: Service) -> None:
         assert _wait(client, job)["status"] == "done"
 
 
-def test_a_compile_error_fails_the_job_with_the_compilers_message(service: Service) -> None:
+def test_a_compile_error_is_a_400_with_the_compilers_message(service: Service) -> None:
     with service.client(service.alice) as client:
-        job = _submit(client, "#include <klee/klee.h>\nint main(void) { klee_make_symbolic( }\n",
-                      "broken.c")
-        state = _wait(client, job)
-        assert state["status"] == "failed"
-        assert "broken.c" in state["reason"] and "error" in state["reason"]
+        response = client.post("/api/jobs", files={"program": (
+            "broken.c", b"#include <klee/klee.h>\nint main(void) { klee_make_symbolic( }\n")})
+        assert response.status_code == 400
+        detail = response.json()["detail"]
+        assert detail.startswith("the program does not compile") and "broken.c:2" in detail
+        assert "symex-upload-" not in detail          # no server path in the message
+        assert all(j["program"] != "broken.c" for j in client.get("/api/jobs").json())
 
 
 REGEXP = Path(__file__).parent / "programs" / "regexp.c"

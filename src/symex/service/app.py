@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Annotated, Any, AsyncIterator
 
@@ -19,7 +21,8 @@ from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, Upload
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 
-from symex.errors import SymexError
+from symex.errors import CompileError, SymexError
+from symex.ir.compile import compile_c
 from symex.service.jobs import (MAX_PROGRAM_BYTES, JobSpec, check_program_name, progress,
                                 tests_zip)
 from symex.service.page import PAGE
@@ -93,6 +96,10 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
             raise HTTPException(400, "the program has no symbolic input: call "
                                      "klee_make_symbolic (or __VERIFIER_nondet_*) in it, or "
                                      "send inputs such as '--sym-stdin 8'")
+        if name.endswith(".c"):
+            problem = await asyncio.to_thread(_compile_problem, name, data, spec.flags)
+            if problem is not None:
+                raise HTTPException(400, f"the program does not compile: {problem}")
         if who.worker_seconds is not None:
             held = store.worker_seconds_held(who.id)
             wanted = spec.reserved
@@ -212,6 +219,19 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     return app
+
+
+def _compile_problem(name: str, data: bytes, flags: tuple[str, ...]) -> str | None:
+    """The compiler's message when C source ``data`` does not compile (None: it does). Only
+    the compiler runs (a process of its own); its IR is cached for the job's run."""
+    with tempfile.TemporaryDirectory(prefix="symex-upload-") as scratch:
+        source = Path(scratch) / name
+        source.write_bytes(data)
+        try:
+            compile_c(source, list(flags))
+        except CompileError as exc:
+            return str(exc).replace(scratch + os.sep, "")
+    return None
 
 
 def _last_run(where: Path) -> Path | None:
