@@ -156,6 +156,14 @@ def test_the_two_bug_program_end_to_end(service: Service) -> None:
         assert "two_bugs.c" in coverage and "end_of_record" in coverage
         page = client.get(f"/api/jobs/{job}/coverage.html")
         assert page.status_code == 200 and "two_bugs.c" in page.text
+        suite = zipfile.ZipFile(io.BytesIO(client.get(f"/api/jobs/{job}/test-suite.zip").content))
+        names = suite.namelist()
+        assert "test-suite/metadata.xml" in names
+        assert len([n for n in names if n.startswith("test-suite/test0")]) == 8
+        metadata = suite.read("test-suite/metadata.xml").decode()
+        assert "<programfile>two_bugs.c</programfile>" in metadata   # no server path
+        assert "symex.db-files" not in "".join(
+            archive.read(n).decode() for n in archive.namelist() if n.endswith(".err"))
         assert [j["id"] for j in client.get("/api/jobs").json()] == [job]
 
 

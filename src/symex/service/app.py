@@ -24,7 +24,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response, Streami
 from symex.errors import CompileError, SymexError
 from symex.ir.compile import compile_c
 from symex.service.jobs import (MAX_PROGRAM_BYTES, JobSpec, check_program_name, progress,
-                                tests_zip)
+                                test_suite_zip, tests_zip)
 from symex.service.page import PAGE
 from symex.service.scheduler import Scheduler, job_dir
 from symex.service.store import JobRecord, ServiceStore, Tenant
@@ -158,6 +158,13 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         """Every test of the job's last run (``.ktest``, with the ``.err`` reports)."""
         where = job_dir(storage, own_job(job_id, who))
         return Response(tests_zip(_last_run(where) or where), media_type="application/zip")
+
+    @app.get("/api/jobs/{job_id}/test-suite.zip")
+    def get_test_suite(job_id: JobId, who: Tenant = Depends(tenant)) -> Response:
+        """The job's tests as a Test-Comp suite (test-format 1.1: ``metadata.xml`` and one
+        ``testNNNNNN.xml`` per test, the values of its ``__VERIFIER_nondet_*`` calls)."""
+        where = job_dir(storage, own_job(job_id, who))
+        return Response(test_suite_zip(_last_run(where) or where), media_type="application/zip")
 
     @app.get("/api/jobs/{job_id}/coverage.info")
     def get_coverage(job_id: JobId, who: Tenant = Depends(tenant)) -> PlainTextResponse:

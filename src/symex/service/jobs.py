@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import io
+import os
 import re
 import sqlite3
 import sys
@@ -232,7 +233,7 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
     ``cluster`` when given)."""
     command = [sys.executable, "-m", "symex.cli", "run", "-q", "--record-tree", "--output-dir",
                str(out_dir), "--max-time", f"{spec.time_limit:g}", "--workers", str(spec.workers),
-               "--progress-interval", f"{PROGRESS_SECONDS:g}"]
+               "--progress-interval", f"{PROGRESS_SECONDS:g}", "--test-format", "testcomp"]
     if cluster is not None:
         command += ["--cluster", cluster]
     if spec.goal is Goal.CRASHES:
@@ -295,13 +296,26 @@ def crashes(out_dir: Path) -> list[Crash]:
     return sorted(found, key=lambda c: rank.get(c.kind, len(SEVERITY)))
 
 
+def test_suite_zip(out_dir: Path) -> bytes:
+    """The run's Test-Comp suite (``metadata.xml`` and one ``testNNNNNN.xml`` a test)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted((out_dir / "test-suite").glob("*.xml")):
+            archive.write(path, f"test-suite/{path.name}")
+    return buffer.getvalue()
+
+
 def tests_zip(out_dir: Path) -> bytes:
-    """Every ``.ktest`` of a run (and its ``.err`` reports) as a zip file."""
+    """Every ``.ktest`` of a run (and its ``.err`` reports, the job's directory taken out of
+    their paths) as a zip file."""
+    prefix = str(out_dir.parent.resolve()) + os.sep
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(out_dir.glob("test*")):
-            if path.suffix in (".ktest", ".err"):
+            if path.suffix == ".ktest":
                 archive.write(path, path.name)
+            elif path.suffix == ".err":
+                archive.writestr(path.name, path.read_text(errors="replace").replace(prefix, ""))
     return buffer.getvalue()
 
 

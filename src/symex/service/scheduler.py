@@ -188,8 +188,11 @@ class Scheduler:
         # such a job starts afresh
         previous = attempts[-1] if attempts and spec.workers == 1 and \
             (attempts[-1] / "tree.db").is_file() else None
-        out_dir = where / f"run-{len(attempts) + 1}"
-        command = run_command(spec, where / job.program_name, out_dir, previous,
+        out_dir = Path(f"run-{len(attempts) + 1}")
+        # paths relative to the job's directory (the run's cwd): what the run writes
+        # (.err files, the Test-Comp metadata) names no server directory
+        command = run_command(spec, Path(job.program_name), out_dir,
+                              Path(previous.name) if previous is not None else None,
                               self.cluster if spec.workers > 1 else None)
         log = open(where / "log.txt", "ab")
         try:
@@ -279,7 +282,11 @@ def _stop_orphan(where: Path) -> None:
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except (OSError, ValueError):
         return
-    if str(where / run_name).encode() not in command:
+    try:
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return
+    if cwd != where.resolve() or run_name.encode() not in command.split(b"\0"):
         return  # the pid was reused by another program
     try:
         os.killpg(pid, signal.SIGKILL)
