@@ -229,9 +229,12 @@ def check_program_name(name: str) -> str:
 
 def run_command(spec: JobSpec, program: Path, out_dir: Path,
                 continue_with: Path | None = None, cluster: str | None = None) -> list[str]:
-    """The ``symex run`` command line of a job (its workers on the Ray cluster at
-    ``cluster`` when given)."""
-    command = [sys.executable, "-m", "symex.cli", "run", "-q", "--record-tree", "--output-dir",
+    """The command line of a job's process: ``symex run`` with these options, then the native
+    replay of its crashes (:mod:`symex.service.job_process`); its workers on the Ray cluster
+    at ``cluster`` when given."""
+    native = [f"--native-flag={flag}" for flag in spec.flags]
+    command = [sys.executable, "-m", "symex.service.job_process", *native, "--",
+               "-q", "--record-tree", "--output-dir",
                str(out_dir), "--max-time", f"{spec.time_limit:g}", "--workers", str(spec.workers),
                "--progress-interval", f"{PROGRESS_SECONDS:g}", "--test-format", "testcomp"]
     if cluster is not None:

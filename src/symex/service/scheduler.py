@@ -5,9 +5,10 @@ One thread does it all, in rounds of :data:`POLL_SECONDS` (and at once when a jo
 submitted): it starts the oldest queued jobs
 while fewer than ``max_running`` run (tenants take turns: one tenant's queue cannot hold
 back another's), collects the ones that ended, and stops the ones cancelled. A cancelled or
-over-budget run is sent SIGINT, on which ``symex run`` stops and writes what it found. When
-a job's run ends, the native build of the program replays every crash (with limits of
-time, memory and file size, without the network, in a scratch directory) and the results are written beside the run as ``crashes.json``.
+over-budget run is sent SIGINT, on which ``symex run`` stops and writes what it found. A
+job's process (:mod:`symex.service.job_process`) replays every crash natively when its run
+ends (with limits of time, memory and file size, without the network); the scheduler files
+the result as the job's ``crashes.json``.
 
 A job that was running when the server died is queued again when the server starts: its run
 goes on from its recorded tree (``--continue-with``) rather than from the start.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,9 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from symex.output.directory import read_info
+from symex.service.job_process import CRASHES_FILE
 from symex.service.jobs import JobSpec, Policy, crashes, progress, run_command
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
@@ -36,10 +37,6 @@ __all__ = ["POLL_SECONDS", "REPLAY_SECONDS", "Scheduler", "job_dir"]
 
 #: seconds between two rounds of the scheduler (a submitted job wakes it at once)
 POLL_SECONDS = 0.1
-#: limits of one native replay of a crash: seconds, resident memory, largest file written
-REPLAY_SECONDS = 10.0
-REPLAY_MEMORY_MB = 1024
-REPLAY_FILE_MB = 64
 #: seconds a run may go past its budget (start-up, writing its outputs) before it is stopped
 BUDGET_GRACE = 30.0
 #: the file in a job's directory naming its running attempt's process and output directory
@@ -227,10 +224,12 @@ class Scheduler:
             self.store.set_status(job.id, JobStatus.FAILED,
                                   " / ".join(tail) or f"symex run exited with status {code}")
             return
-        found = crashes(out)
-        replayed = _replay(where / job.program_name, [out / crash.test for crash in found])
-        found = [attrs.evolve(crash, replayed=replayed.get(crash.test)) for crash in found]
-        (where / "crashes.json").write_text(json.dumps([c.as_json() for c in found]))
+        # the job's process replayed its crashes into the run's crashes.json; a run it did
+        # not finish (killed) has its crashes without a verdict
+        if (out / CRASHES_FILE).is_file():
+            shutil.copyfile(out / CRASHES_FILE, where / "crashes.json")
+        else:
+            (where / "crashes.json").write_text(json.dumps([c.as_json() for c in crashes(out)]))
         summary = _summary(out)
         if cancelled:
             self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled", summary)
@@ -304,32 +303,6 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _replay(program: Path, ktests: list[Path]) -> dict[str, bool]:
-    """Which of ``ktests`` make the native build of ``program`` fail as the run said, by
-    name (one ``symex replay`` for them all; a test missing from the answer could not be
-    built or run)."""
-    if program.suffix != ".c" or not ktests:
-        return {}
-    try:
-        result = subprocess.run([sys.executable, "-m", "symex.cli", "replay", "--timeout",
-                                 f"{REPLAY_SECONDS:g}", "--memory-mb", str(REPLAY_MEMORY_MB),
-                                 "--file-size-mb", str(REPLAY_FILE_MB), "--no-network",
-                                 str(program), *map(str, ktests)],
-                                capture_output=True, text=True,
-                                timeout=len(ktests) * REPLAY_SECONDS + 120,
-                                cwd=ktests[0].parent)
-    except subprocess.TimeoutExpired:
-        return {}
-    if result.returncode != 0:
-        return {}
-    answers = {}
-    for line in result.stdout.splitlines():
-        name, colon, how = line.partition(": ")
-        if colon and name.endswith(".ktest"):
-            answers[name] = "reproduces" in how
-    return answers
 
 
 def _summary(out: Path) -> dict[str, Any]:
