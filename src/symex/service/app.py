@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any, AsyncIterator
 
@@ -26,7 +25,7 @@ from symex.ir.compile import compile_c
 from symex.service.jobs import (MAX_PROGRAM_BYTES, JobSpec, check_program_name, progress,
                                 test_suite_zip, tests_zip)
 from symex.service.page import PAGE
-from symex.service.scheduler import Scheduler, job_dir
+from symex.service.scheduler import CHECKING_MARKER, Scheduler, job_dir
 from symex.service.store import JobRecord, ServiceStore, Tenant
 
 __all__ = ["create_app"]
@@ -96,10 +95,6 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
             raise HTTPException(400, "the program has no symbolic input: call "
                                      "klee_make_symbolic (or __VERIFIER_nondet_*) in it, or "
                                      "send inputs such as '--sym-stdin 8'")
-        if name.endswith(".c"):
-            problem = await asyncio.to_thread(_compile_problem, name, data, spec.flags)
-            if problem is not None:
-                raise HTTPException(400, f"the program does not compile: {problem}")
         if who.worker_seconds is not None:
             held = store.worker_seconds_held(who.id)
             wanted = spec.reserved
@@ -114,7 +109,17 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         assert job is not None
         where = job_dir(storage, job)
         where.mkdir(parents=True, exist_ok=True)
+        # the scheduler leaves the job alone while it is checked; compiled where its run
+        # will compile it, its IR is cached for the run
+        (where / CHECKING_MARKER).touch()
         (where / name).write_bytes(data)
+        if name.endswith(".c"):
+            problem = await asyncio.to_thread(_compile_problem, where / name, spec.flags)
+            if problem is not None:
+                store.delete_job(job_id)
+                shutil.rmtree(where, ignore_errors=True)
+                raise HTTPException(400, f"the program does not compile: {problem}")
+        (where / CHECKING_MARKER).unlink()
         scheduler.wake()
         return {"id": job_id}
 
@@ -228,16 +233,13 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
     return app
 
 
-def _compile_problem(name: str, data: bytes, flags: tuple[str, ...]) -> str | None:
-    """The compiler's message when C source ``data`` does not compile (None: it does). Only
-    the compiler runs (a process of its own); its IR is cached for the job's run."""
-    with tempfile.TemporaryDirectory(prefix="symex-upload-") as scratch:
-        source = Path(scratch) / name
-        source.write_bytes(data)
-        try:
-            compile_c(source, list(flags))
-        except CompileError as exc:
-            return str(exc).replace(scratch + os.sep, "")
+def _compile_problem(source: Path, flags: tuple[str, ...]) -> str | None:
+    """The compiler's message when ``source`` does not compile (None: it does), the job's
+    directory taken out of it. Only the compiler runs (a process of its own)."""
+    try:
+        compile_c(source, list(flags))
+    except CompileError as exc:
+        return str(exc).replace(str(source.parent.resolve()) + os.sep, "")
     return None
 
 

@@ -41,6 +41,8 @@ POLL_SECONDS = 0.1
 BUDGET_GRACE = 30.0
 #: the file in a job's directory naming its running attempt's process and output directory
 RUN_PID_FILE = "run.pid"
+#: present in a job's directory while its upload is written and checked: not to be started
+CHECKING_MARKER = ".checking"
 
 
 def job_dir(storage: Path, job: JobRecord) -> Path:
@@ -75,6 +77,9 @@ class Scheduler:
         for job in self.store.jobs(status=JobStatus.RUNNING):
             _stop_orphan(job_dir(self.storage, job))
             self.store.set_status(job.id, JobStatus.QUEUED, "the server restarted")
+        for job in self.store.jobs(status=JobStatus.QUEUED):
+            # a check the dead server did not finish: the run will compile it anyway
+            (job_dir(self.storage, job) / CHECKING_MARKER).unlink(missing_ok=True)
         self._thread = threading.Thread(target=self._loop, name="symex-scheduler", daemon=True)
         self._thread.start()
 
@@ -162,8 +167,9 @@ class Scheduler:
         for _, _, job in sorted(ordered, key=lambda t: (t[0], t[1])):
             if len(self._running) >= self.max_running:
                 break
-            if not (job_dir(self.storage, job) / job.program_name).is_file():
-                continue  # submitted this instant: its upload is being written
+            where = job_dir(self.storage, job)
+            if not (where / job.program_name).is_file() or (where / CHECKING_MARKER).exists():
+                continue  # submitted this instant: its upload is being written or checked
             owner = self.store.tenant(job.tenant)
             if owner is not None and owner.max_jobs is not None and \
                     running_of.get(job.tenant, 0) >= owner.max_jobs:
