@@ -2,8 +2,9 @@
 
     python benchmarks/service_benchmarks.py [--repeat N] [--jobs N] [--max-running N]
 
-1. Overhead: the same program and budget run by ``symex run`` in a subprocess and submitted
-   to a ``symex serve`` on loopback (submit to ``done``, the native replay of its crashes
+1. Overhead: the same program and budget run by ``symex run`` in a subprocess (on a fresh
+   copy of the source, so that it compiles it as a job does) and submitted to a ``symex
+   serve`` on loopback (submit to ``done``, the native replay of its crashes
    included), alternated, ``--repeat`` times; the ratio of the medians. Two programs: regexp
    (5,204 paths, two crashes to replay) and neighbours N=11 (2,048 paths, none).
 2. Load: ``--jobs`` small jobs (the two-bug program) submitted at once; every job must end
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import socket
 import statistics
 import subprocess
@@ -83,10 +85,14 @@ def overhead(client: httpx.Client, root: Path, repeat: int) -> None:
     for name, source, flags, paths in OVERHEAD_PROGRAMS:
         direct, served = [], []
         for k in range(repeat):
+            # a fresh copy each time, as every job is: both compile it (the IR cache is keyed
+            # by the source's path)
+            fresh = root / f"direct-{source.stem}-{k}"
+            fresh.mkdir()
+            shutil.copy(source, fresh / source.name)
             started = time.perf_counter()
-            symex("run", "-q", "--record-tree", "--output-dir",
-                  str(root / f"direct-{source.stem}-{k}"), "--max-time", "600",
-                  *flags.split(), str(source), cwd=root)
+            symex("run", "-q", "--record-tree", "--output-dir", str(fresh / "out"),
+                  "--max-time", "600", *flags.split(), str(fresh / source.name), cwd=fresh)
             direct.append(time.perf_counter() - started)
             started = time.perf_counter()
             job = client.post("/api/jobs", files={"program": (source.name, source.read_bytes())},

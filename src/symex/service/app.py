@@ -168,8 +168,10 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
     def get_test_suite(job_id: JobId, who: Tenant = Depends(tenant)) -> Response:
         """The job's tests as a Test-Comp suite (test-format 1.1: ``metadata.xml`` and one
         ``testNNNNNN.xml`` per test, the values of its ``__VERIFIER_nondet_*`` calls)."""
-        where = job_dir(storage, own_job(job_id, who))
-        return Response(test_suite_zip(_last_run(where) or where), media_type="application/zip")
+        job = own_job(job_id, who)
+        where = job_dir(storage, job)
+        return Response(test_suite_zip(_last_run(where) or where, where / job.program_name),
+                        media_type="application/zip")
 
     @app.get("/api/jobs/{job_id}/coverage.info")
     def get_coverage(job_id: JobId, who: Tenant = Depends(tenant)) -> PlainTextResponse:

@@ -15,14 +15,17 @@ import os
 import re
 import sqlite3
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
 from symex.errors import ConfigError
 from symex.output.ktest import KTestError, read_ktest
+from symex.output.testcomp import TestCompWriter
 
 __all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "Policy", "crashes", "progress",
            "run_command", "tests_zip"]
@@ -236,7 +239,7 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
     command = [sys.executable, "-m", "symex.service.job_process", *native, "--",
                "-q", "--record-tree", "--output-dir",
                str(out_dir), "--max-time", f"{spec.time_limit:g}", "--workers", str(spec.workers),
-               "--progress-interval", f"{PROGRESS_SECONDS:g}", "--test-format", "testcomp"]
+               "--progress-interval", f"{PROGRESS_SECONDS:g}"]
     if cluster is not None:
         command += ["--cluster", cluster]
     if spec.goal is Goal.CRASHES:
@@ -299,12 +302,32 @@ def crashes(out_dir: Path) -> list[Crash]:
     return sorted(found, key=lambda c: rank.get(c.kind, len(SEVERITY)))
 
 
-def test_suite_zip(out_dir: Path) -> bytes:
-    """The run's Test-Comp suite (``metadata.xml`` and one ``testNNNNNN.xml`` a test)."""
+def test_suite_zip(out_dir: Path, program: Path) -> bytes:
+    """The run's tests as a Test-Comp suite (``metadata.xml`` and one ``testNNNNNN.xml`` a
+    test, the values of its ``__VERIFIER_nondet_*`` calls), made from its ``.ktest`` files
+    when asked for (writing it during the run cost a file per path)."""
+    prefix = str(program.parent.resolve()) + os.sep
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted((out_dir / "test-suite").glob("*.xml")):
-            archive.write(path, f"test-suite/{path.name}")
+    with tempfile.TemporaryDirectory(prefix="symex-suite-") as scratch, \
+            zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        suite = Path(scratch) / "test-suite"
+        writer = TestCompWriter(suite, program.resolve())
+        for ktest in sorted(out_dir.glob("test*.ktest")):
+            try:
+                objects = {o.name: o.data for o in read_ktest(ktest).objects}
+            except KTestError:
+                continue
+            error = None
+            if (out_dir / f"{ktest.stem}.reach_error.err").is_file():
+                error = ProgramError(ErrorKind.REACH_ERROR, "reach_error", None, ())
+            writer.add(TestCase(objects, PathStatus.ERROR if error else PathStatus.COMPLETED,
+                                error))
+        writer.close()
+        for path in sorted(suite.glob("*.xml")):
+            text = path.read_text()
+            if path.name == "metadata.xml":
+                text = text.replace(prefix, "")   # the program by its name, not the server's path
+            archive.writestr(f"test-suite/{path.name}", text)
     return buffer.getvalue()
 
 
