@@ -19,22 +19,12 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-from test_workflow import TWO_BUGS  # noqa: E402
+from test_workflow import MANY_PATHS, TWO_BUGS  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-#: a program whose exploration takes far longer than a test: a job to cancel
-ENDLESS = """\
-#include <klee/klee.h>
-int main(void) {
-  unsigned char b[24];
-  klee_make_symbolic(b, sizeof b, "b");
-  int n = 0;
-  for (int i = 0; i < 24; i++)
-    if (b[i] > 100) n++;
-  return n;
-}
-"""
+#: a program whose exploration takes far longer than a test (2^24 paths): a job to cancel
+ENDLESS = MANY_PATHS
 
 
 def _free_port() -> int:
@@ -242,13 +232,13 @@ def test_coverage_goals(service: Service) -> None:
 def test_reach_goals(service: Service) -> None:
     with service.client(service.alice) as client:
         function = _submit(client, TWO_BUGS, "two_bugs.c", goal="reach:divide")
-        line = _submit(client, ENDLESS, "endless.c", goal="reach:endless.c:8")
+        line = _submit(client, ENDLESS, "endless.c", goal="reach:endless.c:9")   # return
         never = _submit(client, TWO_BUGS, "two_bugs.c", goal="reach:two_bugs.c:60")
         state = _wait(client, function)
         assert state["status"] == "done" and state["reason"] == "goal reached: reached divide"
         assert state["summary"]["partial"] > 0          # stopped before every path was done
         state = _wait(client, line, timeout=120)        # 2^24 paths: only the goal ends it
-        assert state["reason"] == "goal reached: reached endless.c:8", state
+        assert state["reason"] == "goal reached: reached endless.c:9", state
         state = _wait(client, never)                    # the program has no line 60
         assert state["status"] == "failed" and "no line with code" in state["reason"]
         bad = client.post("/api/jobs", files={"program": ("p.c", TWO_BUGS.encode())},
