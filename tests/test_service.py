@@ -314,17 +314,18 @@ def _ktests(client: httpx.Client, job: int) -> list[bytes]:
     return [archive.read(n) for n in archive.namelist() if n.endswith(".ktest")]
 
 
-def test_a_job_survives_a_killed_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_job_survives_a_killed_server(tmp_path: Path, workers: int) -> None:
     # regexp: 5,204 paths, about 3 s of exploring; the server is SIGKILLed in the middle
     first = Service(tmp_path)
     try:
         with first.client(first.alice) as client:
-            job = _submit(client, REGEXP.read_text(), "regexp.c")
+            job = _submit(client, REGEXP.read_text(), "regexp.c", workers=str(workers))
             deadline = time.monotonic() + 60
             while client.get(f"/api/jobs/{job}").json()["status"] != "running":
                 assert time.monotonic() < deadline
                 time.sleep(0.1)
-            time.sleep(2.0)
+            time.sleep(2.0 / workers)         # in the middle of the exploration
     finally:
         first.process.kill()      # SIGKILL: no clean-up at all
         first.process.wait()
@@ -347,7 +348,8 @@ def test_a_job_survives_a_killed_server(tmp_path: Path) -> None:
                 client.get(f"/api/jobs/{again}/crashes").json()
         assert len(resumed) == len(whole) == 5204
         assert len(set(resumed)) == 5204          # no test twice
-        # the second attempt continued the first one's tree: it did not start afresh
+        # the second attempt continued the first one's tree (with workers: in one process,
+        # replaying the tree the workers recorded): it did not start afresh
         job_dir = runs[0].parent
         assert (job_dir / "run-2" / "tree.db").is_file()
     finally:

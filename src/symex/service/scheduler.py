@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from symex.output.directory import read_info
 from symex.service.job_process import CRASHES_FILE
 from symex.service.jobs import JobSpec, Policy, crashes, progress, run_command
@@ -186,11 +188,13 @@ class Scheduler:
         where = job_dir(self.storage, job)
         attempts = _runs(where)
         spec = JobSpec.from_json(job.spec)
-        # a run with workers resumes from its journal only (symex run refuses
-        # --restart-all-states with workers), so its new attempt would lack the old tests:
-        # such a job starts afresh
-        previous = attempts[-1] if attempts and spec.workers == 1 and \
-            (attempts[-1] / "tree.db").is_file() else None
+        previous = attempts[-1] if attempts and (attempts[-1] / "tree.db").is_file() else None
+        if previous is not None and spec.workers > 1:
+            # symex run replays a recorded tree (--restart-all-states, so that the new
+            # attempt holds every test) in one process only: a job with workers goes on
+            # from its tree in one process, rather than from its journal with workers,
+            # whose new attempt would lack the old attempt's tests
+            spec = attrs.evolve(spec, workers=1)
         out_dir = Path(f"run-{len(attempts) + 1}")
         # paths relative to the job's directory (the run's cwd): what the run writes
         # (.err files, the Test-Comp metadata) names no server directory
