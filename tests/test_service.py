@@ -157,6 +157,21 @@ def test_the_two_bug_program_end_to_end(service: Service) -> None:
         assert [j["id"] for j in client.get("/api/jobs").json()] == [job]
 
 
+def test_the_event_stream_carries_progress(service: Service) -> None:
+    import json
+
+    with service.client(service.alice) as client:
+        job = _submit(client, ENDLESS, "endless.c", max_time="3")
+        with client.stream("GET", f"/api/jobs/{job}/events") as stream:
+            events = [json.loads(line[len("data: "):]) for line in stream.iter_lines()
+                      if line.startswith("data: ")]
+        rows = [e["progress"] for e in events if e.get("progress")]
+        assert rows, events                     # a row a second while it ran
+        assert rows[-1]["completed"] > 0 and rows[-1]["elapsed"] > 0
+        assert [r["completed"] for r in rows] == sorted(r["completed"] for r in rows)
+        assert events[-1]["status"] == "done" and events[-1]["reason"] == "max-time reached"
+
+
 def test_another_tenant_sees_nothing_of_it(service: Service) -> None:
     with service.client(service.alice) as alice, service.client(service.bob) as bob:
         job = _submit(alice, TWO_BUGS, "two_bugs.c")
@@ -418,6 +433,16 @@ def test_quotas_per_tenant(service: Service) -> None:
     bad = _symex("tenant", "add", "eve", "--db", str(service.db), "--max-jobs", "0",
                  cwd=service.root)
     assert bad.returncode == 2 and "quotas are positive" in bad.stderr
+    # quotas changed later: no limit on jobs, 1 worker-second in all (more than held already)
+    changed = _symex("tenant", "set", "dave", "--db", str(service.db), "--worker-seconds", "1",
+                     cwd=service.root)
+    assert changed.returncode == 0, changed.stderr
+    with service.client(made.stdout.strip()) as dave:
+        refused = dave.post("/api/jobs", files={"program": ("x.c", TWO_BUGS.encode())},
+                            data={"max_time": "1"})
+        assert refused.status_code == 429
+    unknown = _symex("tenant", "set", "nobody", "--db", str(service.db), cwd=service.root)
+    assert unknown.returncode == 2 and "no tenant 'nobody'" in unknown.stderr
 
 
 def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""``symex tenant add NAME --db FILE``: a new tenant of the testing service, and its token."""
+"""``symex tenant add NAME --db FILE``: a new tenant of the testing service, and its token;
+``symex tenant set NAME --max-jobs N --worker-seconds S``: its quotas."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser("tenant", help="manage the testing service's tenants",
                                  description="Add a tenant to the service's database; its API "
                                  "token is printed once (only its hash is stored).")
-    parser.add_argument("action", choices=("add",), help="what to do")
+    parser.add_argument("action", choices=("add", "set"),
+                        help="add: a new tenant (its token is printed); set: its quotas")
     parser.add_argument("name", help="the tenant's name")
     parser.add_argument("--db", default="symex.db", metavar="FILE",
                         help="the service's database (default symex.db)")
@@ -32,6 +34,9 @@ def main(options: argparse.Namespace) -> int:
     try:
         store = ServiceStore(options.db)
         try:
+            if options.action == "set":
+                store.set_quotas(options.name, options.max_jobs, options.worker_seconds)
+                return 0
             token = store.add_tenant(options.name, options.max_jobs, options.worker_seconds)
         finally:
             store.close()

@@ -213,7 +213,8 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
 
     @app.get("/api/jobs/{job_id}/events")
     async def events(job_id: JobId, who: Tenant = Depends(tenant)) -> StreamingResponse:
-        """Server-sent events: the job as JSON each time it changes, until it ends."""
+        """Server-sent events: the job as JSON each time it or its progress changes (its
+        latest progress row under ``progress`` while it runs), until it ends."""
         own_job(job_id, who)
 
         async def stream() -> AsyncIterator[str]:
@@ -222,7 +223,11 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                 job = store.job(job_id, who.id)
                 if job is None:
                     return
-                now = json.dumps(job.as_json())
+                state = job.as_json()
+                out = _last_run(job_dir(storage, job))
+                rows = progress(out) if out is not None and not job.status.final else []
+                state["progress"] = rows[-1] if rows else None
+                now = json.dumps(state)
                 if now != last:
                     yield f"data: {now}\n\n"
                     last = now

@@ -182,6 +182,19 @@ class ServiceStore:
                     from None
         return token
 
+    def set_quotas(self, name: str, max_jobs: int | None,
+                   worker_seconds: float | None) -> None:
+        """Change tenant ``name``'s quotas (None: no limit)."""
+        if (max_jobs is not None and max_jobs < 1) or \
+                (worker_seconds is not None and worker_seconds <= 0):
+            raise ConfigError("quotas are positive: --max-jobs at least 1, --worker-seconds "
+                              "above 0")
+        with self._lock:
+            cursor = self._db.execute("UPDATE tenant SET max_jobs = ?, worker_seconds = ? "
+                                      "WHERE name = ?", (max_jobs, worker_seconds, name))
+        if cursor.rowcount == 0:
+            raise ConfigError(f"no tenant {name!r}; add it with: symex tenant add {name}")
+
     def tenant_of(self, token: str) -> Tenant | None:
         """The tenant whose token this is (None: no such token)."""
         with self._lock:
