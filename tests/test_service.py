@@ -499,7 +499,11 @@ def test_the_page_in_a_real_browser(service: Service, tmp_path: Path) -> None:
             download.value.save_as(saved)
             assert saved.read_bytes().startswith(b"KTEST")
             assert page.locator("#coverage-line").count() == 1
-            assert "end_of_record" in page.locator("#coverage").inner_text()
+            page.wait_for_function(
+                "document.getElementById('coverage').textContent.includes('end_of_record')",
+                timeout=30_000)
+            frame = page.frame_locator("#coverage-page")
+            frame.locator("text=two_bugs.c").first.wait_for(timeout=30_000)
         finally:
             browser.close()
 

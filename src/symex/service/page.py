@@ -3,7 +3,7 @@
 It asks for the tenant's token (kept in the browser's localStorage), submits jobs, lists them
 with live progress, and shows a job's coverage over time (an inline SVG plot), its solver
 share, its crashes with their stacks and a download of each reproducing input, and its
-lcov coverage. Everything it shows comes from the JSON API, with the token in the
+coverage (the HTML report, and the lcov text). Everything it shows comes from the JSON API, with the token in the
 ``Authorization`` header.
 """
 
@@ -39,7 +39,8 @@ form>*{margin-right:.6em} #error{color:#b00}
 <div id="detail" hidden><h2 id="detail-title"></h2>
 <p id="solver-share"></p><svg id="plot" width="600" height="160"></svg>
 <h3>Crashes</h3><div id="crashes"></div>
-<h3>Coverage (lcov)</h3><pre id="coverage"></pre></div>
+<h3>Coverage</h3><iframe id="coverage-page" title="coverage" style="width:100%;height:24em;border:1px solid #ddd"></iframe>
+<details><summary>lcov</summary><pre id="coverage"></pre></details></div>
 <script>
 let token = localStorage.getItem("symex-token") || "";
 let selected = null;
@@ -112,6 +113,10 @@ async function detail(job) {
   }
   try { $("coverage").textContent = await (await api("/api/jobs/" + job.id + "/coverage.info")).text(); }
   catch (e) { $("coverage").textContent = "(when the job ends)"; }
+  if (job.status === "done" && $("coverage-page").dataset.job !== String(job.id)) {
+    try { $("coverage-page").srcdoc = await (await api("/api/jobs/" + job.id + "/coverage.html")).text();
+          $("coverage-page").dataset.job = String(job.id); } catch (e) {}
+  }
 }
 function plot(rows) {
   const svg = $("plot"); const w = 600, h = 160;
