@@ -445,6 +445,15 @@ def test_quotas_per_tenant(service: Service) -> None:
     assert unknown.returncode == 2 and "no tenant 'nobody'" in unknown.stderr
 
 
+def test_serve_refuses_bad_options_in_one_line(tmp_path: Path) -> None:
+    unreachable = _symex("serve", "--db", str(tmp_path / "s.db"), "--cluster",
+                         f"127.0.0.1:{_free_port()}", cwd=tmp_path)
+    assert unreachable.returncode == 2 and "cannot reach the Ray cluster" in unreachable.stderr
+    assert not (tmp_path / "s.db").exists()        # refused before anything was created
+    bad = _symex("serve", "--db", str(tmp_path / "s.db"), "--max-running", "0", cwd=tmp_path)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
 def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
     first = _symex("tenant", "add", "carol", "--db", db, cwd=tmp_path)

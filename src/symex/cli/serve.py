@@ -51,13 +51,6 @@ def main(options: argparse.Namespace) -> int:
         print("symex serve: --max-running and --max-workers must be at least 1 and --port 1 "
               "to 65535", file=sys.stderr)
         return 2
-    try:
-        store = ServiceStore(options.db)
-    except SymexError as exc:
-        print(f"symex serve: {exc}", file=sys.stderr)
-        return 2
-    storage = Path(options.storage or f"{options.db}-files").resolve()
-    storage.mkdir(parents=True, exist_ok=True)
     if options.cluster is not None and options.cluster != "auto":
         from symex.parallel.pools import check_reachable
         try:
@@ -65,6 +58,13 @@ def main(options: argparse.Namespace) -> int:
         except SymexError as exc:
             print(f"symex serve: {exc}", file=sys.stderr)
             return 2
+    try:
+        store = ServiceStore(options.db)
+    except SymexError as exc:
+        print(f"symex serve: {exc}", file=sys.stderr)
+        return 2
+    storage = Path(options.storage or f"{options.db}-files").resolve()
+    storage.mkdir(parents=True, exist_ok=True)
     app = create_app(store, storage, Scheduler(store, storage, options.max_running,
                                                options.cluster, options.max_workers))
     uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
