@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, MutableMapping
 
 from symex.encodings.core import TermBuilder
-from symex.encodings.table import TableLayout, table_layout, table_read
+from symex.encodings.table import TableLayout, cached_layout, table_read
 from symex.expr import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateNode
 
 __all__ = ["ArrayAssertEncoding", "ConstantArray", "read_through_stores"]
@@ -77,15 +77,10 @@ class ConstantArray:
         context, keyed by the bytes), else the if-then-else itself."""
         array_lambda = getattr(builder, "array_lambda", None)
         if array_lambda is not None:
-            table = array_lambda(self.initial, lambda i: table_read(self._layout(), i, builder))
+            table = array_lambda(self.initial,
+                                 lambda i: table_read(cached_layout(self), i, builder))
             return builder.select(table, j)
-        return table_read(self._layout(), j, builder)
-
-    def _layout(self) -> TableLayout:
-        layout = self.layout
-        if layout is None:
-            layout = self.layout = table_layout(self.initial)
-        return layout
+        return table_read(cached_layout(self), j, builder)
 
     def setup(self, builder: TermBuilder) -> list[Any]:
         """The assertions ``select(A, i) = v`` pinning every byte of the variable."""

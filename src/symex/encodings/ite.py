@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, MutableMapping
 
 from symex.encodings.core import TermBuilder
-from symex.encodings.table import TableLayout, table_layout, table_read
+from symex.encodings.table import TableLayout, cached_layout, table_read
 from symex.expr import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateNode
 
 __all__ = ["IteEncoding", "IteArray"]
@@ -106,10 +106,7 @@ class IteEncoding:
             return terms[i] if i < len(terms) else builder.bv_const(0, ELEMENT_WIDTH)
         initial = handle.initial
         if initial is not None and table_reads:
-            layout = handle.layout
-            if layout is None:
-                layout = handle.layout = table_layout(initial)
-            return table_read(layout, j, builder)
+            return table_read(cached_layout(handle), j, builder)
         term = builder.bv_const(0, ELEMENT_WIDTH)
         for i in range(len(terms) - 1, -1, -1):
             if initial is not None and initial[i] == 0:

@@ -19,14 +19,14 @@ as its 8-bit equivalent.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
 from symex.encodings.core import TermBuilder
 from symex.expr import ELEMENT_WIDTH, INDEX_WIDTH, Op
 
-__all__ = ["IndexRun", "TableLayout", "table_layout", "table_read"]
+__all__ = ["IndexRun", "TableLayout", "cached_layout", "table_layout", "table_read"]
 
 #: Strides a run of equal bytes may have: 1 (consecutive bytes), and the element sizes of
 #: tables of 16-, 32- and 64-bit values (powers of two, so the residue is a low-bit extract).
@@ -90,6 +90,23 @@ def table_layout(initial: bytes) -> TableLayout:
     groups = tuple((value, _runs(positions[value]))
                    for value in sorted(positions) if value != default)
     return TableLayout(len(initial), default, groups)
+
+
+class _TableHandle(Protocol):
+    """An encoding's handle of a constant array: its bytes and their layout, once made."""
+
+    initial: bytes | None
+    layout: TableLayout | None
+
+
+def cached_layout(handle: _TableHandle) -> TableLayout:
+    """The layout of a constant array's handle, made at the first call (once per declaration
+    in a solver context, not per read)."""
+    layout = handle.layout
+    if layout is None:
+        assert handle.initial is not None
+        layout = handle.layout = table_layout(handle.initial)
+    return layout
 
 
 def _in_run(run: IndexRun, j: Any, builder: TermBuilder) -> Any:

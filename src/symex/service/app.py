@@ -25,7 +25,8 @@ from symex.ir.compile import compile_c
 from symex.service.jobs import (MAX_PROGRAM_BYTES, JobSpec, check_program_name, progress,
                                 test_suite_zip, tests_zip)
 from symex.service.page import PAGE
-from symex.service.scheduler import CHECKING_MARKER, Scheduler, job_dir
+from symex.service.scheduler import (CHECKING_MARKER, JOB_CRASHES_FILE, Scheduler, job_dir,
+                                     job_runs)
 from symex.service.store import JobRecord, ServiceStore, Tenant
 
 __all__ = ["create_app"]
@@ -155,7 +156,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
     def get_crashes(job_id: JobId, who: Tenant = Depends(tenant)) -> list[dict[str, Any]]:
         """The job's crashes, most severe first: kind, message, location, stack, input and
         whether the native build failed the same way (empty until the job ends)."""
-        path = job_dir(storage, own_job(job_id, who)) / "crashes.json"
+        path = job_dir(storage, own_job(job_id, who)) / JOB_CRASHES_FILE
         return json.loads(path.read_text()) if path.is_file() else []
 
     @app.get("/api/jobs/{job_id}/tests.zip")
@@ -251,5 +252,5 @@ def _compile_problem(source: Path, flags: tuple[str, ...]) -> str | None:
 
 
 def _last_run(where: Path) -> Path | None:
-    runs = sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
+    runs = job_runs(where)
     return runs[-1] if runs else None

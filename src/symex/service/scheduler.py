@@ -35,7 +35,7 @@ from symex.service.job_process import CRASHES_FILE
 from symex.service.jobs import JobSpec, Policy, crashes, progress, run_command
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
-__all__ = ["POLL_SECONDS", "REPLAY_SECONDS", "Scheduler", "job_dir"]
+__all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs"]
 
 #: seconds between two rounds of the scheduler (a submitted job wakes it at once)
 POLL_SECONDS = 0.1
@@ -45,11 +45,18 @@ BUDGET_GRACE = 30.0
 RUN_PID_FILE = "run.pid"
 #: present in a job's directory while its upload is written and checked: not to be started
 CHECKING_MARKER = ".checking"
+#: the job's crashes, as the API serves them (its last run's, filed when the run ends)
+JOB_CRASHES_FILE = "crashes.json"
 
 
 def job_dir(storage: Path, job: JobRecord) -> Path:
     """Where a job's upload and results live: inside its tenant's directory."""
     return storage / f"tenant-{job.tenant}" / f"job-{job.id}"
+
+
+def job_runs(where: Path) -> list[Path]:
+    """The output directories of a job's attempts (``run-1``, ``run-2``...), oldest first."""
+    return sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
 
 
 class Scheduler:
@@ -129,6 +136,7 @@ class Scheduler:
                       file=sys.stderr)
 
     def _round(self) -> None:
+        running: list[JobRecord] = []
         for job_id, process in list(self._running.items()):
             job = self.store.job(job_id)
             if process.poll() is not None:
@@ -139,18 +147,18 @@ class Scheduler:
             if job is None or job_id in self._cancelled or job_id in self._reached:
                 self._interrupt(process)
                 continue
+            running.append(job)
             spec = JobSpec.from_json(job.spec)
             if spec.target is not None:
-                runs = _runs(job_dir(self.storage, job))
+                runs = job_runs(job_dir(self.storage, job))
                 rows = progress(runs[-1]) if runs else []
                 reached = spec.goal_reached(rows[-1]) if rows else None
                 if reached is not None:
                     self._reached[job_id] = reached
                     self._interrupt(process)
                     continue
-            elif job.started is not None and \
-                    time.time() - job.started > \
-                    JobSpec.from_json(job.spec).time_limit + BUDGET_GRACE:
+            if job.started is not None and \
+                    time.time() - job.started > spec.time_limit + BUDGET_GRACE:
                 self._interrupt(process)
         queued = self.store.jobs(status=JobStatus.QUEUED)
         # tenants take turns: each tenant's oldest job first, then each one's second, ...
@@ -161,11 +169,9 @@ class Scheduler:
             ordered.append((turns[job.tenant], job.id, job))
         running_of: dict[int, int] = {}
         workers_busy = 0
-        for job_id in self._running:
-            job = self.store.job(job_id)
-            if job is not None:
-                running_of[job.tenant] = running_of.get(job.tenant, 0) + 1
-                workers_busy += int(job.spec["workers"])
+        for job in running:
+            running_of[job.tenant] = running_of.get(job.tenant, 0) + 1
+            workers_busy += int(job.spec["workers"])
         for _, _, job in sorted(ordered, key=lambda t: (t[0], t[1])):
             if len(self._running) >= self.max_running:
                 break
@@ -186,7 +192,7 @@ class Scheduler:
 
     def _launch(self, job: JobRecord) -> None:
         where = job_dir(self.storage, job)
-        attempts = _runs(where)
+        attempts = job_runs(where)
         spec = JobSpec.from_json(job.spec)
         previous = attempts[-1] if attempts and (attempts[-1] / "tree.db").is_file() else None
         if previous is not None and spec.workers > 1:
@@ -223,7 +229,7 @@ class Scheduler:
         cancelled = job.id in self._cancelled
         self._cancelled.discard(job.id)
         reached = self._reached.pop(job.id, None)
-        runs = _runs(where)
+        runs = job_runs(where)
         out = runs[-1] if runs and (runs[-1] / "info").is_file() else None
         if out is None or (code != 0 and not cancelled and reached is None):
             if cancelled:
@@ -237,9 +243,10 @@ class Scheduler:
         # the job's process replayed its crashes into the run's crashes.json; a run it did
         # not finish (killed) has its crashes without a verdict
         if (out / CRASHES_FILE).is_file():
-            shutil.copyfile(out / CRASHES_FILE, where / "crashes.json")
+            shutil.copyfile(out / CRASHES_FILE, where / JOB_CRASHES_FILE)
         else:
-            (where / "crashes.json").write_text(json.dumps([c.as_json() for c in crashes(out)]))
+            (where / JOB_CRASHES_FILE).write_text(
+                json.dumps([c.as_json() for c in crashes(out)]))
         summary = _summary(out)
         if cancelled:
             self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled", summary)
@@ -253,7 +260,7 @@ class Scheduler:
             reason = (f"goal reached: {reason}" if reason.startswith("reached ")
                       else f"{reason}; goal {spec.goal_text} not reached")
         elif reached is None and spec.target is not None:
-            final = spec.goal_reached(_final_coverage(summary, spec))
+            final = spec.goal_reached(_final_coverage(summary))
             reason = final or f"{reason}; goal {spec.goal_text} not reached"
         if spec.budget is not None and job.started is not None:
             used = (time.time() - job.started) * spec.workers
@@ -265,12 +272,7 @@ class Scheduler:
         self.store.set_status(job.id, JobStatus.DONE, reason, summary)
 
 
-def _runs(where: Path) -> list[Path]:
-    """A job's attempts, oldest first."""
-    return sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
-
-
-def _final_coverage(summary: dict[str, Any], spec: JobSpec) -> dict[str, float]:
+def _final_coverage(summary: dict[str, Any]) -> dict[str, float]:
     """The finished run's coverage as a progress row (from ``info``'s "P% (C of T ...)")."""
     row: dict[str, float] = {}
     for kind in ("line", "branch"):
