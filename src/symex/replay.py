@@ -43,6 +43,7 @@ __all__ = [
     "reproduces",
     "NativeSandbox",
     "run_native",
+    "run_test",
     "runtime_source",
 ]
 
@@ -371,6 +372,16 @@ def run_native(
     return NativeOutcome(
         exit_code=exit_code, signal=signal, stdout=stdout, stderr=stderr, timed_out=timed_out, kind=kind
     )
+
+
+def run_test(executable: Path, path: os.PathLike[str], ktest: KTest, *, timeout: float = 10.0,
+             sandbox: NativeSandbox | None = None) -> NativeOutcome:
+    """Run the test case ``ktest`` (read from ``path``) as ``klee-replay`` would: its
+    symbolic arguments rebuilt from its objects, its symbolic files and stdin as files in a
+    fresh directory and a pipe (see :func:`run_native` for ``timeout`` and ``sandbox``)."""
+    args, first_object = replay_command_line(ktest)
+    return run_native(executable, path, args=args, timeout=timeout, first_object=first_object,
+                      environment=replay_environment(ktest), sandbox=sandbox)
 
 
 # What a native run may show for each error kind symex reports. SV-COMP programs usually define

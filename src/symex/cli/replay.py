@@ -18,8 +18,7 @@ from typing import TextIO
 from symex.errors import SymexError
 from symex.output.ktest import read_ktest
 from symex.replay import (NativeSandbox, build_native, describe_outcome, find_replay_targets,
-                          replay_command_line,
-                          replay_environment, reproduces, run_native)
+                          reproduces, run_test)
 
 __all__ = ["add_parser", "main"]
 
@@ -83,12 +82,8 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     not_reproduced: list[str] = []
     for target, ktest in zip(targets, ktests):
         try:
-            # symbolic arguments (--sym-arg/--sym-args) come back from their objects
-            args, first_object = replay_command_line(ktest)
-            # symbolic files and stdin come back as files in a fresh directory and a pipe
-            outcome = run_native(executable, target.path, args=args, timeout=options.timeout,
-                                 first_object=first_object,
-                                 environment=replay_environment(ktest), sandbox=sandbox)
+            outcome = run_test(executable, target.path, ktest, timeout=options.timeout,
+                               sandbox=sandbox)
         except SymexError as exc:
             sys.stderr.write(f"symex replay: {exc}\n")
             return 2

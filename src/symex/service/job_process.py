@@ -20,8 +20,7 @@ import attrs
 
 from symex.errors import SymexError
 from symex.output.ktest import KTestError, read_ktest
-from symex.replay import (NativeSandbox, build_native, replay_command_line, replay_environment,
-                          reproduces, run_native)
+from symex.replay import NativeSandbox, build_native, reproduces, run_test
 from symex.service.jobs import crashes
 
 __all__ = ["CRASHES_FILE", "REPLAY_FILE_MB", "REPLAY_MEMORY_MB", "REPLAY_SECONDS", "main",
@@ -52,11 +51,9 @@ def replay_crashes(out_dir: Path, program: Path, flags: Sequence[str]) -> None:
         verdict = None
         if executable is not None:
             try:
-                ktest = read_ktest(out_dir / crash.test)
-                args, first = replay_command_line(ktest)
-                outcome = run_native(executable, out_dir / crash.test, args=args,
-                                     timeout=REPLAY_SECONDS, first_object=first,
-                                     environment=replay_environment(ktest), sandbox=sandbox)
+                path = out_dir / crash.test
+                outcome = run_test(executable, path, read_ktest(path), timeout=REPLAY_SECONDS,
+                                   sandbox=sandbox)
                 verdict = reproduces(crash.kind, outcome)
             except (SymexError, KTestError, OSError):
                 verdict = None
