@@ -395,7 +395,10 @@ _REPRODUCING_KINDS: dict[str, frozenset[str]] = {
 
 
 def reproduces(expected: str, outcome: NativeOutcome) -> bool:
-    """Whether a native run shows the error kind ``expected`` (a KLEE ``.err`` suffix)."""
+    """Whether a native run shows the error kind ``expected`` (a KLEE ``.err`` suffix); a
+    ``hang`` (every process blocked) shows natively as a run that times out."""
+    if expected == "hang":
+        return outcome.timed_out
     if outcome.kind is None:
         return False
     return outcome.kind in _REPRODUCING_KINDS.get(expected, frozenset({expected}))

@@ -23,7 +23,7 @@ import attrs
 
 from symex.errors import ConfigError
 
-__all__ = ["MAX_SYMBOLIC_ARGS", "SYM_STDOUT_SIZE", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs", "SymFiles", "SymStdin",
+__all__ = ["MAX_SYMBOLIC_ARGS", "SYM_STDOUT_SIZE", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs", "SymFiles", "SymFragments", "SymPackets", "SymStdin",
            "SymStdout", "is_posix_object", "replay_argv"]
 
 MAX_SYMBOLIC_ARGS = 100
@@ -89,9 +89,27 @@ class SymStdout:
     POSIX runtime); what the path writes is still its output."""
 
 
-_ENVIRONMENT = (SymFiles, SymStdin, SymStdout)
+@attrs.frozen
+class SymPackets:
+    """``--sym-packets NUM SIZE``: a client outside the program connects to the first socket
+    that listens and accepts, sends NUM packets of SIZE symbolic bytes (objects ``packet-0``,
+    ``packet-1``...), then closes (env/network.py)."""
 
-ArgvItem = Union[str, SymArg, SymArgs, SymFiles, SymStdin, SymStdout]
+    count: int = attrs.field(validator=_non_negative)
+    size: int = attrs.field(validator=_non_negative)
+
+
+@attrs.frozen
+class SymFragments:
+    """``--sym-fragments N``: up to N times per path, a stream ``recv`` may return part of
+    what one ``send`` sent, one state per possible length (Cloud9's symbolic fragmentation)."""
+
+    count: int = attrs.field(validator=_non_negative)
+
+
+_ENVIRONMENT = (SymFiles, SymStdin, SymStdout, SymPackets, SymFragments)
+
+ArgvItem = Union[str, SymArg, SymArgs, SymFiles, SymStdin, SymStdout, SymPackets, SymFragments]
 """One item of a command line: a concrete argument, a symbolic-argument spec, or a spec of
 the symbolic environment (files, stdin), which takes no place in ``argv``."""
 
@@ -124,7 +142,8 @@ class ArgvSpec:
         for item in self.items:
             if not isinstance(item, (str, SymArg, SymArgs) + _ENVIRONMENT):
                 raise ConfigError(f"a command-line item must be a str, SymArg, SymArgs, "
-                                  f"SymFiles, SymStdin or SymStdout, not {item!r}")
+                                  f"SymFiles, SymStdin, SymStdout, SymPackets or "
+                                  f"SymFragments, not {item!r}")
         if self.max_symbolic > MAX_SYMBOLIC_ARGS:
             raise ConfigError(f"at most {MAX_SYMBOLIC_ARGS} symbolic arguments are allowed "
                               f"(these specs allow {self.max_symbolic}); lower MAX or drop some")
@@ -155,6 +174,18 @@ class ArgvSpec:
     def sym_stdin(self) -> SymStdin | None:
         """The last ``--sym-stdin`` spec, if any."""
         found = [i for i in self.items if isinstance(i, SymStdin)]
+        return found[-1] if found else None
+
+    @property
+    def sym_packets(self) -> SymPackets | None:
+        """The last ``--sym-packets`` spec, if any."""
+        found = [i for i in self.items if isinstance(i, SymPackets)]
+        return found[-1] if found else None
+
+    @property
+    def sym_fragments(self) -> SymFragments | None:
+        """The last ``--sym-fragments`` spec, if any."""
+        found = [i for i in self.items if isinstance(i, SymFragments)]
         return found[-1] if found else None
 
     @property
@@ -195,6 +226,17 @@ class ArgvSpec:
             elif word in ("--sym-stdout", "-sym-stdout"):
                 items.append(SymStdout())
                 k += 1
+            elif word in ("--sym-packets", "-sym-packets"):
+                usage = "two integer arguments <packets> <packet-size>"
+                numbers = [_spec_number(words[k + j] if k + j < len(words) else None, word, usage)
+                           for j in (1, 2)]
+                items.append(SymPackets(*numbers))
+                k += 3
+            elif word in ("--sym-fragments", "-sym-fragments"):
+                usage = "an integer argument <splits>"
+                items.append(SymFragments(_spec_number(words[k + 1] if k + 1 < len(words) else None,
+                                                       word, usage)))
+                k += 2
             else:
                 items.append(word)
                 k += 1
@@ -214,6 +256,10 @@ class ArgvSpec:
                 out += ["--sym-files", str(item.count), str(item.size)]
             elif isinstance(item, SymStdin):
                 out += ["--sym-stdin", str(item.size)]
+            elif isinstance(item, SymPackets):
+                out += ["--sym-packets", str(item.count), str(item.size)]
+            elif isinstance(item, SymFragments):
+                out += ["--sym-fragments", str(item.count)]
             else:
                 out.append("--sym-stdout")
         return tuple(out)

@@ -42,7 +42,8 @@ from symex.core.forks import (
     ForkKind,
     Site,
 )
-from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError
+from symex.core import scheduling
+from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError, StackEntry
 from symex.core.state import Frame, State
 from symex.core.constraints import substitute
 from symex.errors import SolverError, SolverUnknown
@@ -105,6 +106,8 @@ class Executor:
         self.max_forks = max_forks
         #: give every state the set of (function, block) it entered (State.blocks)
         self.track_path_blocks = track_path_blocks
+        #: scheduling choices a path may fork on (see core.scheduling)
+        self.schedule_forks = 0
         if track_path_blocks:
             # an instance attribute, so the closures that bind ex.jump pick this variant and
             # untracked runs pay nothing
@@ -510,16 +513,28 @@ class Executor:
 
     # -- errors -------------------------------------------------------------------------
 
-    def make_error(self, state: State, kind: ErrorKind, message: str) -> ProgramError:
-        """An error at the state's current instruction, with its call stack."""
-        stack = []
-        instruction = self.current_instruction(state)
-        for depth, frame in enumerate(reversed(state.frames)):
-            if depth == 0:
-                ins = instruction
-            else:
-                index = max(frame.pc - 1, 0)
-                ins = frame.block.instructions[index] if index < len(frame.block.instructions) else None
+    def make_error(self, state: State, kind: ErrorKind, message: str, *,
+                   blocked: bool = False) -> ProgramError:
+        """An error at the state's current instruction, with its call stack (``blocked``:
+        the state's thread is blocked in a call it will run again, see core.scheduling)."""
+        stack = self.stack_of(state.frames, blocked=blocked)
+        instruction = self.current_instruction(state) if not blocked else _blocked_call(state.frame)
+        location = None
+        if instruction is not None and instruction.location is not None:
+            location = (instruction.location.file, instruction.location.line)
+        else:
+            # symex's C library has no debug locations: the error is where the program called it
+            location = next(((file, line) for _, file, line in stack if line is not None), None)
+        return ProgramError(kind, message, location, tuple(stack),
+                            instruction.text if instruction is not None else "")
+
+    def stack_of(self, frames: list[Frame], *, blocked: bool = False) -> tuple[StackEntry, ...]:
+        """The call stack of ``frames``, innermost first, as (function, file, line) entries
+        (``blocked``: the innermost frame is about to run its blocked call again)."""
+        stack: list[StackEntry] = []
+        for depth, frame in enumerate(reversed(frames)):
+            index = frame.pc if depth == 0 and blocked else max(frame.pc - 1, 0)
+            ins = frame.block.instructions[index] if index < len(frame.block.instructions) else None
             loc = ins.location if ins is not None else None
             # inlined frames (at -O2) appear as their own entries, innermost first
             while loc is not None and loc.inlined_at is not None:
@@ -529,14 +544,7 @@ class Executor:
                 stack.append((frame.function.name, loc.file, loc.line))
             else:
                 stack.append((frame.function.name, frame.function.file, None))
-        location = None
-        if instruction is not None and instruction.location is not None:
-            location = (instruction.location.file, instruction.location.line)
-        else:
-            # symex's C library has no debug locations: the error is where the program called it
-            location = next(((file, line) for _, file, line in stack if line is not None), None)
-        return ProgramError(kind, message, location, tuple(stack),
-                            instruction.text if instruction is not None else "")
+        return tuple(stack)
 
     def fail(self, state: State, kind: ErrorKind, message: str) -> None:
         """End the state with a program error."""
@@ -701,8 +709,11 @@ class Executor:
             target.regs[dest - 1] = result
 
     def ret(self, state: State, value: Any) -> None:
-        """Return from the current frame (main's return runs the atexit handlers first)."""
-        if len(state.frames) == 1 and self.call_exit_handler(state):
+        """Return from the current frame (main's return runs the atexit handlers first; a
+        thread's first frame returning ends the thread, see core.scheduling)."""
+        if (len(state.frames) == 1 and (state.threads is None or state.threads.current
+                                        == state.threads.thread.pid)
+                and self.call_exit_handler(state)):
             return
         frame = state.frames.pop()
         for segment in frame.allocas:
@@ -710,6 +721,9 @@ class Executor:
         if frame.varargs:
             state.release(frame.varargs >> SEGMENT_SHIFT)
         if not state.frames:
+            if state.threads is not None:
+                scheduling.thread_returned(self, state, value)
+                return
             state.frame = None
             code = 0
             if value is not None:
@@ -882,6 +896,13 @@ def _builds(*opcodes: Opcode) -> Callable[[Builder], Builder]:
             _BUILDERS[op] = fn
         return fn
     return register
+
+
+def _blocked_call(frame: Frame | None) -> Instruction | None:
+    """The call a blocked thread will run again (its frame's pc points at it)."""
+    if frame is None or frame.pc >= len(frame.block.instructions):
+        return None
+    return frame.block.instructions[frame.pc]
 
 
 def _where(ins: Instruction) -> str:

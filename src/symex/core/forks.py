@@ -39,6 +39,11 @@ class ForkKind(enum.IntEnum):
     other; that state resolves it again)."""
     ARGUMENTS = 6
     """``--sym-args MIN MAX N``: one state per argument count (decision: count - MIN)."""
+    SCHEDULE = 7
+    """Which thread runs after a blocking call (decision: its position among the runnable
+    threads, in scheduling order)."""
+    FRAGMENT = 8
+    """How many bytes of a sent segment one ``recv`` returns (decision: the count - 1)."""
 
 
 class Site(NamedTuple):

@@ -23,6 +23,7 @@ class ErrorKind(str, enum.Enum):
     EXEC = "exec"  # reached `unreachable`, stack overflow, trap
     READONLY = "readonly"  # write to a constant object
     REACH_ERROR = "reach_error"  # SV-COMP reach_error() / __VERIFIER_error()
+    HANG = "hang"  # every process and thread blocked (possible deadlock)
 
     def __str__(self) -> str:
         return self.value
@@ -53,6 +54,8 @@ class ProgramError:
     location: tuple[str, int] | None
     stack: tuple[StackEntry, ...]
     instruction: str = ""
+    threads: tuple[tuple[str, tuple[StackEntry, ...]], ...] = ()
+    """For a hang: every thread's stack, labelled with its process and thread."""
 
     @property
     def site(self) -> tuple[str, str, int | None, str]:

@@ -65,7 +65,7 @@ class State:
         "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
         "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
         "exit_code", "names", "array_counter", "model", "equalities", "blocks", "claims",
-        "posix", "memo",
+        "posix", "memo", "threads",
     )
 
     def __init__(self, state_id: int, first_segment: int) -> None:
@@ -106,6 +106,9 @@ class State:
         #: where the path is in a recorded execution tree (memo.PathCursor), None without one;
         #: a fork hands each new state its own (DecisionMemo.forked)
         self.memo: Any = None
+        #: processes and threads besides the running one (core.scheduling.Threads); None
+        #: until the program forks, starts a thread or blocks
+        self.threads: Any = None
 
     def fork(self, state_id: int) -> State:
         """A child state sharing everything; both sides get fresh copy-on-write tokens."""
@@ -136,6 +139,7 @@ class State:
         child.claims = self.claims
         child.posix = self.posix
         child.memo = self.memo
+        child.threads = None if self.threads is None else self.threads.copy()
         return child
 
     def claim_new_coverage(self) -> bool:

@@ -8,7 +8,7 @@ package fills it. See docs/architecture.md.
 from __future__ import annotations
 
 from symex.core.executor import ExternalHandler
-from symex.env import klee, posix, process
+from symex.env import klee, network, posix, process, threads
 
 
 def default_externals() -> dict[str, ExternalHandler]:
@@ -17,6 +17,8 @@ def default_externals() -> dict[str, ExternalHandler]:
     table.update(process.handlers())
     table.update(klee.handlers())
     table.update(posix.handlers())
+    table.update(network.handlers(table))
+    table.update(threads.handlers())
     return table
 
 

@@ -84,6 +84,13 @@ class OpenFile:
     readable: bool = True
     writable: bool = False
     append: bool = False
+    endpoint: int = 0
+    """A pipe end or socket (``PosixWorld.endpoints``, env.network); 0 for a file."""
+    nonblocking: bool = False
+    """``O_NONBLOCK``: a call that would block fails with EAGAIN instead."""
+
+
+_EMPTY: immutables.Map[Any, Any] = immutables.Map()
 
 
 @attrs.frozen
@@ -97,6 +104,19 @@ class PosixWorld:
     descriptions: immutables.Map[int, OpenFile]
     next_node: int
     next_description: int
+    endpoints: immutables.Map[int, Any] = _EMPTY
+    """Pipe ends and sockets by id (env.network.Endpoint)."""
+    bound: immutables.Map[Any, int] = _EMPTY
+    """Socket addresses in use -> the endpoint bound there."""
+    next_endpoint: int = 1
+    packets: tuple[int, int] | None = None
+    """``--sym-packets COUNT SIZE`` not delivered yet (env.network)."""
+    fragments: int = 0
+    """``--sym-fragments N``: how many more received segments this path may split."""
+
+    def with_fds(self, fds: immutables.Map[int, int]) -> PosixWorld:
+        """The world with another process's descriptor table (core.scheduling)."""
+        return attrs.evolve(self, fds=fds)
 
     def opened(self, fd: int) -> OpenFile | None:
         """The open file description of ``fd``, or None if ``fd`` is not open."""
@@ -183,8 +203,12 @@ def install_world(ex: Executor, state: State, spec: ArgvSpec, setup: PosixSetup)
         names[_normal(path)] = node
         names[os.path.abspath(path)] = node
     nodes[STDERR_NODE] = FileNode((), mode=S_IFIFO | 0o600)
+    packets = spec.sym_packets
+    fragments = spec.sym_fragments
     state.posix = PosixWorld(immutables.Map(names), immutables.Map(nodes), _STANDARD_FDS,
-                             _standard_descriptions(stdin_node), len(nodes) + 1, 3)
+                             _standard_descriptions(stdin_node), len(nodes) + 1, 3,
+                             packets=None if packets is None else (packets.count, packets.size),
+                             fragments=0 if fragments is None else fragments.count)
 
 
 _STANDARD_FDS: immutables.Map[int, int] = immutables.Map({0: 0, 1: 1, 2: 2})
@@ -260,8 +284,9 @@ def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     opened = OpenFile(node_id, 0, access != O_WRONLY, access in (O_WRONLY, O_RDWR),
                       bool(flags & O_APPEND))
     key = world.next_description
-    state.posix = PosixWorld(names, nodes, world.fds.set(fd, key),
-                             world.descriptions.set(key, opened), next_node, key + 1)
+    state.posix = attrs.evolve(world, names=names, nodes=nodes, fds=world.fds.set(fd, key),
+                               descriptions=world.descriptions.set(key, opened),
+                               next_node=next_node, next_description=key + 1)
     return fd
 
 

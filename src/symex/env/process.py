@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from symex.core import scheduling
 from symex.core import values as V
 from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import OFFSET_MASK, ObjectKind
@@ -77,7 +78,8 @@ def _exit_now(ex: Executor, state: State, args: list[Any], ins: Instruction) -> 
     code = args[0] if args else 0
     if type(code) is not int:
         code = ex.concretize(state, code, code.width, "exit status")
-    raise PathTerminated(PathStatus.COMPLETED, "exit", exit_code=code & 0xFF)
+    # ends the process; the path ends with the last one (core.scheduling)
+    scheduling.exit_process(ex, state, code & 0xFF)
 
 
 def _abort(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:

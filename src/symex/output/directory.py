@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 import attrs
 
-from symex.core.outcome import ProgramError, TestCase
+from symex.core.outcome import ProgramError, StackEntry, TestCase
 from symex.errors import SymexError
 from symex.output.atomic_write import write_atomically
 from symex.output.ktest import KTest, KTestObject
@@ -172,13 +172,19 @@ class OutputDirectory:
         if asm is not None:
             out.append(f"assembly.ll line: {asm}")
         out.append("Stack:")
-        for depth, (function, frame_file, frame_line) in enumerate(error.stack):
+        self._stack_lines(out, error.stack)
+        for label, stack in error.threads:
+            out.append(f"Stack of {label}:")
+            self._stack_lines(out, stack)
+        return "\n".join(out) + "\n"
+
+    def _stack_lines(self, out: list[str], stack: tuple[StackEntry, ...]) -> None:
+        for depth, (function, frame_file, frame_line) in enumerate(stack):
             at = f"{frame_file}:{frame_line}" if frame_file and frame_line else (frame_file or "?")
             out.append(f"\t#{depth:03d} in {function} at {at}")
             source = self._source_line(frame_file, frame_line)
             if source:
                 out.append(f"\t     {source}")
-        return "\n".join(out) + "\n"
 
     def _source_line(self, file: str | None, line: int | None) -> str | None:
         if not file or not line:

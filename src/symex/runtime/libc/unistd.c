@@ -1,7 +1,7 @@
 /* The system calls for programs under symex: thin wrappers over the POSIX model's handlers
  * (env/posix.py, named __symex_*), which return -errno on failure; here errno is set and -1
- * returned, so errno stays this library's own variable. time(), getpid() and getcwd() are
- * fixed values, so every path sees the same process. Every definition is weak. */
+ * returned, so errno stays this library's own variable. time() and getcwd() are
+ * fixed values, so every path sees the same clock and directory. Every definition is weak. */
 
 #define WEAK __attribute__((weak))
 typedef __SIZE_TYPE__ size_t;
@@ -118,7 +118,13 @@ WEAK time_t time(time_t *out) {
   return SYMEX_TIME;
 }
 
-WEAK pid_t getpid(void) { return 42; }
+/* fork, getpid and getppid are the model's (env/threads.py) */
+int __symex_waitpid(pid_t pid, int *status, int options);
+
+WEAK pid_t waitpid(pid_t pid, int *status, int options) {
+  return (pid_t)result(__symex_waitpid(pid, status, options));
+}
+WEAK pid_t wait(int *status) { return (pid_t)result(__symex_waitpid(-1, status, 0)); }
 
 WEAK char *getcwd(char *buf, size_t size) {
   if (buf == NULL || size == 0) {

@@ -1,0 +1,224 @@
+"""Processes and threads for the program: ``fork``, ``wait``/``waitpid``, ``getpid``,
+``pthread_create``/``join``/``exit``, and the blocking primitive the C library's mutexes,
+condition variables and semaphores are built on (``runtime/libc/pthread.c``).
+
+The processes and threads themselves, and the scheduler, are ``core.scheduling``'s; these are
+the calls a C program makes. Every blocking call here blocks through
+``scheduling.block``, so it runs again when its thread is scheduled: a handler either
+finishes the call or blocks, never both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symex.core import scheduling
+from symex.core.executor import Executor, ExternalHandler
+from symex.core.outcome import ErrorKind
+from symex.core.scheduling import FIRST_PID, threads_of
+from symex.core.state import State
+from symex.ir.program import SEGMENT_SHIFT, Access, Instruction, ValueKind
+
+__all__ = ["handlers"]
+
+ECHILD, ESRCH, EINVAL, EDEADLK, ETIMEDOUT = 10, 3, 22, 35, 110
+WNOHANG = 1
+_POINTER = Access(ValueKind.PTR, 8, 64)
+_INT = Access(ValueKind.INT, 4, 32)
+
+
+def _int(ex: Executor, state: State, value: Any, why: str) -> int:
+    if type(value) is not int:
+        value = ex.concretize(state, value, value.width, why)
+    return value
+
+
+def _signed32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >> 31 else value
+
+
+def _fork(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    return scheduling.fork_process(ex, state, ins.dest)
+
+
+def _getpid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    threads = state.threads
+    return FIRST_PID if threads is None else threads.thread.pid
+
+
+def _getppid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    threads = state.threads
+    return 1 if threads is None else threads.process.ppid
+
+
+def _waitable(state: State, parent: int, pid: int) -> list[scheduling.ProcessContext]:
+    threads = state.threads
+    if threads is None:
+        return []
+    return [p for _, p in sorted(threads.processes.items())
+            if p.ppid == parent and not p.reaped and (pid <= 0 or p.pid == pid)]
+
+
+def _waitpid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    pid = _signed32(_int(ex, state, args[0], "waitpid pid"))
+    options = _int(ex, state, args[2], "waitpid options")
+    me = _getpid(ex, state, args, ins)
+    children = _waitable(state, me, pid)
+    if not children:
+        return -ECHILD
+    for child in children:
+        if child.exit_status is not None:
+            child.reaped = True
+            status = args[1]
+            if not (type(status) is int and status == 0):
+                ex.write(state, status, _INT, (child.exit_status & 0xFF) << 8)
+            return child.pid
+    if options & WNOHANG:
+        return 0
+
+    def exited(s: State) -> bool:
+        return any(p.exit_status is not None for p in _waitable(s, me, pid))
+    scheduling.block(ex, state, exited)
+    return 0
+
+
+def _function_at(ex: Executor, state: State, pointer: Any, what: str) -> Any:
+    address = _int(ex, state, pointer, what)
+    fn = ex.program.functions_by_address.get(address)
+    if fn is None or fn.is_declaration:
+        ex.fail(state, ErrorKind.PTR, f"{what} is not a function of the program (0x{address:x})")
+    return fn
+
+
+def _pthread_create(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    fn = _function_at(ex, state, args[2], "pthread_create start routine")
+    tid = scheduling.spawn_thread(ex, state, fn, [args[3]])
+    ex.write(state, args[0], _POINTER, tid)
+    return 0
+
+
+def _thread(state: State, tid: int) -> scheduling.ThreadContext | None:
+    threads = state.threads
+    if threads is None:
+        return None
+    thread = threads.threads.get(tid)
+    if thread is None or thread.pid != threads.thread.pid:
+        return None
+    return thread
+
+
+def _pthread_join(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    tid = _int(ex, state, args[0], "pthread_join thread")
+    if tid == _pthread_self(ex, state, args, ins):
+        return EDEADLK
+    thread = _thread(state, tid)
+    if thread is None or thread.tid == thread.pid:
+        return ESRCH
+    if thread.detached:
+        return EINVAL
+    if thread.finished:
+        out = args[1]
+        if not (type(out) is int and out == 0):
+            ex.write(state, out, _POINTER, thread.result)
+        thread.detached = True  # joined: a second join is an error
+        return 0
+
+    def finished(s: State) -> bool:
+        other = s.threads.threads[tid] if s.threads is not None else None
+        return other is None or other.finished
+    scheduling.block(ex, state, finished)
+    return 0
+
+
+def _pthread_exit(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+    # also from the main thread: the process then ends with its last thread (status 0)
+    scheduling.exit_thread(ex, state, args[0])
+
+
+def _pthread_self(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    threads = state.threads
+    return FIRST_PID if threads is None else threads.current
+
+
+def _pthread_detach(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    tid = _int(ex, state, args[0], "pthread_detach thread")
+    thread = _thread(state, tid)
+    if thread is None and tid != _pthread_self(ex, state, args, ins):
+        return ESRCH
+    if thread is not None:
+        thread.detached = True
+    return 0
+
+
+def _word_at(state: State, objects: Any, address: int) -> Any:
+    os_ = objects.get(address >> SEGMENT_SHIFT)
+    if os_ is None:
+        return None
+    data = os_.read_bytes(address & 0xFFFFFFFF, 4)
+    if any(type(b) is not int for b in data):
+        return None
+    return int.from_bytes(bytes(data), "little")
+
+
+def _wait_while(timed: bool) -> ExternalHandler:
+    """``__symex_wait_while(int *word, int value)``: block while ``*word == value`` (a
+    futex wait). Returns 0, or ETIMEDOUT when ``timed`` and nothing else could run."""
+    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+        thread = scheduling.current_thread(state)
+        if thread is not None and thread.timed_out:
+            thread.timed_out = False
+            return ETIMEDOUT
+        address = _int(ex, state, args[0], "wait address")
+        value = _int(ex, state, args[1], "wait value") & 0xFFFFFFFF
+        if ex.read(state, address, _INT) != value:
+            return 0
+        pid = threads_of(ex, state).thread.pid
+
+        def changed(s: State) -> bool:
+            threads = s.threads
+            assert threads is not None
+            return _word_at(s, threads.objects_of(s, pid), address) != value
+        scheduling.block(ex, state, changed, timed=timed)
+        return 0
+    return handler
+
+
+def _yield(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    scheduling.yield_thread(ex, state)
+    return 0
+
+
+def _sleep(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    # no clock runs in the model: a sleeping thread wakes when nothing else can run
+    thread = scheduling.current_thread(state)
+    if state.threads is None or len(state.threads.threads) == 1:
+        return 0
+    if thread is not None and thread.timed_out:
+        thread.timed_out = False
+        return 0
+    scheduling.block(ex, state, lambda s: False, timed=True)
+    return 0
+
+
+def handlers() -> dict[str, ExternalHandler]:
+    """fork, wait, getpid, pthread_create and friends, and the blocking primitive of
+    ``runtime/libc/pthread.c``, by name."""
+    return {
+        "fork": _fork,
+        "vfork": _fork,
+        "getpid": _getpid,
+        "getppid": _getppid,
+        "__symex_waitpid": _waitpid,
+        "pthread_create": _pthread_create,
+        "pthread_join": _pthread_join,
+        "pthread_exit": _pthread_exit,
+        "pthread_self": _pthread_self,
+        "pthread_detach": _pthread_detach,
+        "sched_yield": _yield,
+        "__symex_wait_while": _wait_while(False),
+        "__symex_wait_while_timed": _wait_while(True),
+        "sleep": _sleep,
+        "usleep": _sleep,
+        "nanosleep": _sleep,
+    }

@@ -1,0 +1,184 @@
+/* Mutexes, condition variables, semaphores and pthread_once for programs under symex, over
+ * one blocking primitive of the model: __symex_wait_while(word, value) blocks the calling
+ * thread while *word == value (a futex wait; env/threads.py). Threads are scheduled
+ * cooperatively (core/scheduling.py): a thread runs until it blocks, so a check and the
+ * store after it happen together, and none of this needs atomic instructions.
+ *
+ * The layouts are glibc's x86-64 ones, so the static initializers of <pthread.h> work:
+ * a mutex is { int lock; unsigned count; int owner; unsigned nusers; int kind; ... },
+ * a condition variable's first word counts signals, a semaphore's first word is its value,
+ * a pthread_once_t is an int. Every definition is weak. */
+
+#define WEAK __attribute__((weak))
+#define EBUSY 16
+#define EPERM 1
+#define EDEADLK 35
+#define EAGAIN 11
+#define EINVAL 22
+#define ETIMEDOUT 110
+#define MUTEX_RECURSIVE 1
+#define MUTEX_ERRORCHECK 2
+
+typedef unsigned long pthread_t;
+int __symex_wait_while(int *word, int value);
+int __symex_wait_while_timed(int *word, int value);
+pthread_t pthread_self(void);
+int *__errno_location(void);
+
+WEAK int pthread_mutexattr_init(void *attr) { *(int *)attr = 0; return 0; }
+WEAK int pthread_mutexattr_destroy(void *attr) { return 0; }
+WEAK int pthread_mutexattr_settype(void *attr, int kind) {
+  if (kind < 0 || kind > 3)
+    return EINVAL;
+  *(int *)attr = kind;
+  return 0;
+}
+WEAK int pthread_mutexattr_gettype(const void *attr, int *kind) { *kind = *(const int *)attr; return 0; }
+
+WEAK int pthread_mutex_init(void *mutex, const void *attr) {
+  int *m = mutex;
+  for (int i = 0; i < 10; i++)
+    m[i] = 0;
+  if (attr)
+    m[4] = *(const int *)attr;
+  return 0;
+}
+
+WEAK int pthread_mutex_destroy(void *mutex) { return ((int *)mutex)[0] ? EBUSY : 0; }
+
+WEAK int pthread_mutex_lock(void *mutex) {
+  int *m = mutex;
+  int self = (int)pthread_self();
+  if (m[0] && m[2] == self) {
+    if (m[4] == MUTEX_RECURSIVE) {
+      m[1]++;
+      return 0;
+    }
+    if (m[4] == MUTEX_ERRORCHECK)
+      return EDEADLK;
+    /* a normal mutex locked twice by its owner deadlocks, as under glibc */
+  }
+  while (m[0])
+    __symex_wait_while(&m[0], m[0]);
+  m[0] = 1;
+  m[1] = 1;
+  m[2] = self;
+  return 0;
+}
+
+WEAK int pthread_mutex_trylock(void *mutex) {
+  int *m = mutex;
+  if (m[0]) {
+    if (m[4] == MUTEX_RECURSIVE && m[2] == (int)pthread_self()) {
+      m[1]++;
+      return 0;
+    }
+    return EBUSY;
+  }
+  m[0] = 1;
+  m[1] = 1;
+  m[2] = (int)pthread_self();
+  return 0;
+}
+
+WEAK int pthread_mutex_unlock(void *mutex) {
+  int *m = mutex;
+  if (m[4] == MUTEX_ERRORCHECK || m[4] == MUTEX_RECURSIVE) {
+    if (!m[0] || m[2] != (int)pthread_self())
+      return EPERM;
+    if (m[4] == MUTEX_RECURSIVE && --m[1] > 0)
+      return 0;
+  }
+  m[0] = 0;
+  m[1] = 0;
+  m[2] = 0;
+  return 0;
+}
+
+WEAK int pthread_condattr_init(void *attr) { return 0; }
+WEAK int pthread_condattr_destroy(void *attr) { return 0; }
+WEAK int pthread_cond_init(void *cond, const void *attr) {
+  int *c = cond;
+  for (int i = 0; i < 12; i++)
+    c[i] = 0;
+  return 0;
+}
+WEAK int pthread_cond_destroy(void *cond) { return 0; }
+
+/* Every waiter wakes on a signal (POSIX allows such spurious wake-ups; correct programs
+ * wait in a loop). */
+WEAK int pthread_cond_signal(void *cond) {
+  ((int *)cond)[0]++;
+  return 0;
+}
+WEAK int pthread_cond_broadcast(void *cond) {
+  ((int *)cond)[0]++;
+  return 0;
+}
+
+WEAK int pthread_cond_wait(void *cond, void *mutex) {
+  int *c = cond;
+  int seen = c[0];
+  pthread_mutex_unlock(mutex);
+  while (c[0] == seen)
+    __symex_wait_while(&c[0], seen);
+  return pthread_mutex_lock(mutex);
+}
+
+/* no clock runs in the model: the wait times out when no other thread can run */
+WEAK int pthread_cond_timedwait(void *cond, void *mutex, const void *abstime) {
+  int *c = cond;
+  int seen = c[0];
+  int timed_out = 0;
+  pthread_mutex_unlock(mutex);
+  while (c[0] == seen && !timed_out)
+    timed_out = __symex_wait_while_timed(&c[0], seen) == ETIMEDOUT;
+  pthread_mutex_lock(mutex);
+  return timed_out ? ETIMEDOUT : 0;
+}
+
+WEAK int pthread_once(int *once, void (*init)(void)) {
+  if (*once == 0) {
+    *once = 1;
+    init();
+    *once = 2;
+  }
+  while (*once == 1)
+    __symex_wait_while(once, 1);
+  return 0;
+}
+
+WEAK int pthread_attr_init(void *attr) { return 0; }
+WEAK int pthread_attr_destroy(void *attr) { return 0; }
+WEAK int pthread_attr_setdetachstate(void *attr, int state) { return 0; }
+WEAK int pthread_attr_setstacksize(void *attr, unsigned long size) { return 0; }
+
+WEAK int sem_init(void *sem, int shared, unsigned value) {
+  ((int *)sem)[0] = (int)value;
+  return 0;
+}
+WEAK int sem_destroy(void *sem) { return 0; }
+WEAK int sem_post(void *sem) {
+  ((int *)sem)[0]++;
+  return 0;
+}
+WEAK int sem_wait(void *sem) {
+  int *s = sem;
+  while (s[0] == 0)
+    __symex_wait_while(&s[0], 0);
+  s[0]--;
+  return 0;
+}
+WEAK int sem_trywait(void *sem) {
+  int *s = sem;
+  if (s[0] == 0) {
+    *__errno_location() = EAGAIN;
+    return -1;
+  }
+  s[0]--;
+  return 0;
+}
+WEAK int sem_getvalue(void *sem, int *value) {
+  *value = ((int *)sem)[0];
+  return 0;
+}
