@@ -25,7 +25,7 @@ from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.outcome import ErrorKind
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError
-from symex.symargs import ArgvItem, ArgvSpec, SymFiles, SymStdin
+from symex.symargs import ArgvItem, ArgvSpec, SymFiles, SymFragments, SymPackets, SymStdin
 
 __all__ = [
     "DEFAULT_CHAIN",
@@ -82,6 +82,9 @@ class Search:
     """Strategies workers take in turn (worker i: ``portfolio[i % len]``); empty: none."""
     replay_searcher: str | tuple[str, ...] = "dfs"
     """The order states replaying a recorded tree are chosen in."""
+    schedule_forks: int = 0
+    """How many times a path may fork on which thread runs after a blocking call (0: the
+    next runnable thread in order, no fork; see core/scheduling.py)."""
 
     def searcher_name(self) -> str:
         """The strategy as the command line names it (``random-path+nurs:covnew`` for
@@ -186,7 +189,9 @@ class RunDescription:
               cluster: str | None = None, balance_ratio: float = 10.0,
               portfolio: str | Sequence[str] | None = None,
               journal: str | os.PathLike[str] | None = None,
-              stop_at: str | Sequence[str] = ()) -> RunDescription:
+              stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
+              sym_packets: tuple[int, int] | None = None,
+              sym_fragments: int | None = None) -> RunDescription:
         """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
         host files are read now. ``solver`` is a configuration string ("" when the caller
         brings a solver object)."""
@@ -200,6 +205,12 @@ class RunDescription:
             environment += (SymFiles(*sym_files),)
         if sym_stdin is not None:
             environment += (SymStdin(sym_stdin),)
+        if sym_packets is not None:
+            environment += (SymPackets(*sym_packets),)
+        if sym_fragments is not None:
+            environment += (SymFragments(sym_fragments),)
+        if schedule_forks < 0:
+            raise ConfigError(f"schedule_forks must be 0 or more, not {schedule_forks}")
         if stdin is not None and (sym_stdin is not None
                                   or any(isinstance(i, SymStdin) for i in extra)):
             raise ConfigError("stdin and sym_stdin both give standard input; pass one of them")
@@ -221,7 +232,7 @@ class RunDescription:
                           max_memory, max_stack_frames, _locations(stop_at)),
             search=Search(_names(searcher), seed, portfolio_strategies(portfolio, workers,
                                                                        searcher),
-                          _names(replay_searcher)),
+                          _names(replay_searcher), schedule_forks),
             solver=SolverSpec(solver, solver_timeout, tuple(solver_chain),
                               _path(write_queries)),
             output=PathOutput(emit_all_errors,

@@ -359,6 +359,7 @@ class Exploration:
                                  max_stack_frames=limits.max_stack_frames,
                                  max_forks=limits.max_forks,
                                  track_path_blocks=output.track_test_coverage)
+        self.executor.schedule_forks = search.schedule_forks
         #: blocks whose first visit halts the run (limits.stop_at), with their location
         self.reach_targets = reach_targets(self.executor.coverage_map, limits.stop_at)
         self.tree = ExecutionTree()
@@ -826,7 +827,9 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             cluster: str | None = None, balance_ratio: float = 10.0,
             portfolio: str | Sequence[str] | None = None,
             journal: str | os.PathLike[str] | None = None,
-            stop_at: str | Sequence[str] = ()) -> Result:
+            stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
+            sym_packets: tuple[int, int] | None = None,
+            sym_fragments: int | None = None) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -906,7 +909,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         host_files=host_files, record_tree=record_tree, continue_with=continue_with,
         restart_all_states=restart_all_states, stop_after_replay=stop_after_replay,
         replay_searcher=replay_searcher, hash_constants=hash_constants, workers=workers,
-        stop_at=stop_at,
+        stop_at=stop_at, schedule_forks=schedule_forks, sym_packets=sym_packets,
+        sym_fragments=sym_fragments,
         parallel_backend=parallel_backend, cluster=cluster, balance_ratio=balance_ratio,
         portfolio=portfolio, journal=journal)
     return run_exploration(program, description, hooks=hooks,

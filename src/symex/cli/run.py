@@ -95,7 +95,8 @@ def _error_kinds(text: str) -> list[ErrorKind]:
 
 class _SymArgSpec(argparse.Action):
     """``--sym-arg N`` / ``--sym-args MIN MAX N`` (and ``--sym-files``, ``--sym-stdin``,
-    ``--sym-stdout``) before PROGRAM, kept in order in one list."""
+    ``--sym-stdout``, ``--sym-packets``, ``--sym-fragments``) before PROGRAM, kept in order
+    in one list."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
@@ -128,6 +129,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                              metavar="N", help="standard input is N symbolic bytes")
     environment.add_argument("--sym-stdout", dest="sym_specs", action=_SymArgSpec, nargs=0,
                              help="accepted for KLEE compatibility (output stays per path)")
+    environment.add_argument("--sym-packets", dest="sym_specs", action=_SymArgSpec, nargs=2,
+                             metavar=("NUM", "SIZE"),
+                             help="a client outside the program connects to the first socket "
+                             "that accepts and sends NUM packets of SIZE symbolic bytes")
+    environment.add_argument("--sym-fragments", dest="sym_specs", action=_SymArgSpec, nargs=1,
+                             metavar="K", help="up to K times per path, a recv may return part "
+                             "of what one send sent (one path per length)")
     environment.add_argument("--read-host-file", dest="host_files", action="append", default=[],
                              metavar="PATH", help="let the program open this host file for "
                                                   "reading (repeatable; never written)")
@@ -147,6 +155,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     search.add_argument("--max-states", type=_count, metavar="N", help="live states at once")
     search.add_argument("--max-forks", type=_count, metavar="N",
                         help="after N forks, follow one feasible side of each branch")
+    search.add_argument("--schedule-forks", type=_count, metavar="N", default=0,
+                        help="a path may fork N times on which process or thread runs after "
+                        "a blocking call (default 0: the next one in order)")
     search.add_argument("--max-memory", type=_count, metavar="MB",
                         help="stop when symex uses more than MB megabytes")
     parallel = run.add_argument_group(
@@ -478,7 +489,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                 max_time=options.max_time, max_instructions=options.max_instructions,
                 max_depth=options.max_depth, max_states=options.max_states,
                 max_forks=options.max_forks, max_memory=options.max_memory,
-                stop_at=options.stop_at,
+                stop_at=options.stop_at, schedule_forks=options.schedule_forks,
                 exit_on_error=_exit_on_error(options),
                 only_output_states_covering_new=options.only_output_states_covering_new,
                 track_test_coverage=options.write_cov,

@@ -18,6 +18,7 @@ from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
+from symex.env.posix import STDOUT_NODE
 from symex.ir.program import Access, Instruction, Opcode, ValueKind
 
 #: stands for the call instruction when this module calls another handler itself
@@ -328,6 +329,18 @@ def _write_fd(ex: Executor, state: State, fd: int, data: bytes, what: str) -> bo
     return True
 
 
+def write_standard_output(ex: Executor, state: State, data: bytes, what: str) -> bool:
+    """printf's, puts' and putchar's output: the path's stdout, or wherever descriptor 1
+    leads when the program moved it (``dup2`` onto a pipe or socket, ``close``)."""
+    world = state.posix
+    if world is not None:
+        opened = world.opened(_STDOUT)
+        if opened is None or opened.endpoint or opened.node != STDOUT_NODE:
+            return _write_fd(ex, state, _STDOUT, data, what)
+    state.stdout += data
+    return True
+
+
 def _stream_fd(ex: Executor, state: State, stream: Any) -> int:
     """The descriptor a ``FILE *`` writes to.
 
@@ -383,7 +396,8 @@ def _handler(dest: str, dest_index: int, size_index: int, fmt_index: int, va: bo
             source = CallArguments(args[fmt_index + 1:])
         text = format_arguments(ex, state, args[fmt_index], source)
         if dest == "stdout":
-            state.stdout += text
+            if not write_standard_output(ex, state, text, "printf"):
+                return -1
         elif dest == "stream":
             if not _write_fd(ex, state, _stream_fd(ex, state, args[dest_index]), text, "fprintf"):
                 return -1

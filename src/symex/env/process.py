@@ -91,20 +91,18 @@ def _assert_fail(ex: Executor, state: State, args: list[Any], ins: Instruction) 
     ex.fail(state, ErrorKind.ASSERT, f"ASSERTION FAIL: {expression}")
 
 
-def _write_output(state: State, data: bytes) -> None:
-    state.stdout += data
-
-
 def _putchar(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     c = args[0]
     if type(c) is not int:
         c = ex.concretize(state, c, c.width, "putchar argument")
-    _write_output(state, bytes([c & 0xFF]))
+    if not printf.write_standard_output(ex, state, bytes([c & 0xFF]), "putchar"):
+        return -1
     return c & 0xFF
 
 
 def _puts(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    _write_output(state, ex.read_c_string(state, args[0]) + b"\n")
+    if not printf.write_standard_output(ex, state, ex.read_c_string(state, args[0]) + b"\n", "puts"):
+        return -1
     return 1
 
 

@@ -23,6 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <netinet/in.h>
 
 /* Included so the compiler checks these definitions against the declarations programs see. */
 #include <symex.h>
@@ -147,6 +151,51 @@ static void replay_fill(void *addr, size_t nbytes, const char *name) {
 }
 
 void klee_make_symbolic(void *addr, size_t nbytes, const char *name) { replay_fill(addr, nbytes, name); }
+
+/* --sym-packets: under symex, the first accept() that finds no connection waiting gets one
+ * from a client outside the program, which sends the packets (objects packet-0, packet-1...,
+ * made at that accept) and closes. Natively the same accept gets one end of a socket pair
+ * whose other end has sent the test's packets and shut down for writing. Every other accept is the
+ * kernel's (through the system call: this definition takes the place of the C library's). */
+static int replay_packets_delivered;
+
+static int replay_accept(int fd, struct sockaddr *address, socklen_t *length, int flags) {
+  replay_load();
+  if (!replay_packets_delivered && replay_next < replay_count &&
+      strncmp(replay_objects[replay_next].name, "packet-", 7) == 0) {
+    struct pollfd pending = {fd, POLLIN, 0};
+    if (poll(&pending, 1, 0) <= 0) {
+      int pair[2];
+      replay_packets_delivered = 1;
+      if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair))
+        replay_fatal("socketpair for --sym-packets failed");
+      while (replay_next < replay_count && strncmp(replay_objects[replay_next].name, "packet-", 7) == 0) {
+        const struct replay_object *obj = &replay_objects[replay_next++];
+        if (write(pair[1], obj->data, obj->size) != (ssize_t)obj->size)
+          replay_fatal("writing --sym-packets to the socket pair failed");
+      }
+      /* the client has sent everything; what the program sends it is read by nobody (as
+       * under symex, where it is dropped): its end stays open so sends do not fail */
+      shutdown(pair[1], SHUT_WR);
+      if (address && length) {
+        struct sockaddr_in outside;
+        memset(&outside, 0, sizeof outside);
+        outside.sin_family = AF_INET;
+        outside.sin_port = htons(40000);
+        outside.sin_addr.s_addr = htonl(0x0A000002); /* 10.0.0.2, as the model's */
+        memcpy(address, &outside, *length < sizeof outside ? *length : sizeof outside);
+        *length = sizeof outside;
+      }
+      return pair[0];
+    }
+  }
+  return (int)syscall(SYS_accept4, fd, address, length, flags);
+}
+
+int accept(int fd, struct sockaddr *address, socklen_t *length) { return replay_accept(fd, address, length, 0); }
+int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) {
+  return replay_accept(fd, address, length, flags);
+}
 
 int klee_int(const char *name) {
   int x;
