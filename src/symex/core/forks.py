@@ -43,7 +43,8 @@ class ForkKind(enum.IntEnum):
     """Which thread runs after a blocking call (decision: its position among the runnable
     threads, in scheduling order)."""
     FRAGMENT = 8
-    """How many bytes of a sent segment one ``recv`` returns (decision: the count - 1)."""
+    """How much of a sent segment one ``recv`` returns (decision: 0 for what it would return
+    anyway, else the shorter length)."""
 
 
 class Site(NamedTuple):

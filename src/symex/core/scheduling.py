@@ -241,7 +241,9 @@ def block(ex: Executor, state: State, ready: WaitCondition, *, timed: bool = Fal
     thread = threads.thread
     thread.waiting = ready
     thread.timed = timed
-    state.frame.pc -= 1  # the call runs again when the thread wakes
+    frame = state.frame
+    assert frame is not None, "a blocking call is made from a frame"
+    frame.pc -= 1  # the call runs again when the thread wakes
     _switch_to_next(ex, state, threads)
 
 
@@ -406,8 +408,8 @@ def _hang_error(ex: Executor, state: State) -> ProgramError:
     stacks = []
     for thread in threads.live_threads():
         frames = state.frames if thread.tid == threads.current else (thread.frames or [])
-        label = (f"process {thread.pid}" if thread.tid == thread.pid
+        label = (f"process {thread.pid}, main thread" if thread.tid == thread.pid
                  else f"process {thread.pid}, thread {thread.tid}")
-        stacks.append((f"{label}, blocked", ex.stack_of(frames, blocked=True)))
+        stacks.append((label, ex.stack_of(frames, blocked=True)))
     return ProgramError(error.kind, error.message, error.location, error.stack,
                         error.instruction, tuple(stacks))

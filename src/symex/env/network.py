@@ -25,7 +25,8 @@ data crosses a socket without being concretized.
   ``packet-0``... made when the connection is accepted) and closes; what the program sends
   it is dropped.
 - ``--sym-fragments K``: up to K times per path, a ``recv`` on a stream whose next segment
-  holds more than one byte forks one state per length it may return (1 to all of it).
+  holds more than one byte forks: one state reads as usual, and one per shorter length of
+  that segment (1 to its length - 1) reads only that much of it.
 
 The handlers are named ``__symex_*`` and return ``-errno``; ``runtime/libc/socket.c`` wraps
 them as the C functions.
@@ -45,7 +46,7 @@ from symex.core.forks import ForkKind
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.core.state import State
 from symex.env.klee import make_symbolic
-from symex.env.posix import MAX_FDS, OpenFile, PosixWorld, S_IFIFO, STAT_SIZE, _world
+from symex.env.posix import MAX_FDS, OpenFile, PosixWorld, S_IFIFO, STAT_SIZE, world_of
 from symex.core.memory import ObjectKind
 from symex.ir.program import Access, Instruction, ValueKind
 
@@ -162,7 +163,7 @@ def _is_null(pointer: Any) -> bool:
 
 def _socket_of(ex: Executor, state: State, fd_value: Any) -> tuple[PosixWorld, int, OpenFile | None, int]:
     """(world, fd, description, endpoint id or -errno) of a descriptor that must be a socket."""
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, fd_value, 32, "socket descriptor")
     opened = world.opened(fd)
     if opened is None:
@@ -242,7 +243,7 @@ def _autobind(world: PosixWorld, eid: int) -> tuple[PosixWorld, Any]:
 # -- creating -------------------------------------------------------------------------------
 
 def _socket(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     family = _int(ex, state, args[0], 32, "socket family")
     kind = _int(ex, state, args[1], 32, "socket type")
     if family not in (AF_INET, AF_UNIX):
@@ -259,7 +260,7 @@ def _socket(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 
 
 def _socketpair(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     family = _int(ex, state, args[0], 32, "socketpair family")
     kind = _int(ex, state, args[1], 32, "socketpair type")
     if family != AF_UNIX:
@@ -278,7 +279,7 @@ def _socketpair(ex: Executor, state: State, args: list[Any], ins: Instruction) -
 
 
 def _pipe(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     flags = _int(ex, state, args[1], 32, "pipe flags") if len(args) > 1 else 0
     reader = world.next_endpoint
     world, _ = _new_endpoint(world, Endpoint(EndpointKind.PIPE_READ))
@@ -522,7 +523,7 @@ def _waiting_read(pid: int, fd: int) -> scheduling.WaitCondition:
 def _receive(ex: Executor, state: State, ins: Instruction, fd: int, buffer: Any, count: int,
              flags: int, source: Any = 0, source_length: Any = 0) -> int:
     """read/recv/recvfrom on an endpoint descriptor."""
-    world = _world(state)
+    world = world_of(state)
     opened = world.opened(fd)
     assert opened is not None
     eid = opened.endpoint
@@ -552,20 +553,20 @@ def _receive(ex: Executor, state: State, ins: Instruction, fd: int, buffer: Any,
         return len(data)
     first = endpoint.inbox[0]
     if world.fragments > 0 and len(first) > 1 and count > 1 and not flags & MSG_PEEK:
-        # Cloud9's symbolic fragmentation: one state per length of the first segment
+        # Cloud9's symbolic fragmentation: this state reads as it would anyway, and one state
+        # per shorter length of the first segment reads only that much of it
         state.posix = world = attrs.evolve(world, fragments=world.fragments - 1)
-        most = min(len(first), count)
+        shorter = range(1, min(len(first), count))
         if not ex.forks_exhausted():
-            states = [state] + [ex.fork(state) for _ in range(most - 1)]
-            sizes = [most] + list(range(1, most))
-            for forked, size in zip(states, sizes):
-                forked.decide(size - 1)
+            states = [state] + [ex.fork(state) for _ in shorter]
+            state.decide(0)
+            for forked, size in zip(states[1:], shorter):
+                forked.decide(size)
             ex.record_fork(ForkKind.FRAGMENT, None, states)
-            for forked, size in zip(states[1:], sizes[1:]):
+            for forked, size in zip(states[1:], shorter):
                 got = _take_stream(ex, forked, eid, buffer, size, source, source_length)
-                if ins.dest >= 0:
+                if ins.dest >= 0 and forked.frame is not None:
                     forked.frame.regs[ins.dest] = got
-        return _take_stream(ex, state, eid, buffer, most, source, source_length)
     return _take_stream(ex, state, eid, buffer, count, source, source_length,
                         peek=bool(flags & MSG_PEEK))
 
@@ -574,7 +575,7 @@ def _take_stream(ex: Executor, state: State, eid: int, buffer: Any, count: int, 
                  source_length: Any, *, peek: bool = False) -> int:
     """Read up to ``count`` bytes of stream ``eid``'s inbox into ``buffer`` (whole segments
     while they fit, then part of the next)."""
-    world = _world(state)
+    world = world_of(state)
     endpoint = world.endpoints[eid]
     data: list[Any] = []
     rest = endpoint.inbox
@@ -594,7 +595,7 @@ def _take_stream(ex: Executor, state: State, eid: int, buffer: Any, count: int, 
 def _send(ex: Executor, state: State, fd: int, buffer: Any, count: int, flags: int,
           target: Any = None) -> int:
     """write/send/sendto on an endpoint descriptor."""
-    world = _world(state)
+    world = world_of(state)
     opened = world.opened(fd)
     assert opened is not None
     eid = opened.endpoint
@@ -622,7 +623,7 @@ def _send(ex: Executor, state: State, fd: int, buffer: Any, count: int, flags: i
         return count  # the outside client does not read
     peer = world.endpoints.get(endpoint.peer)
     if peer is None or endpoint.peer not in _open_endpoints(state, world) or peer.read_shut:
-        return -EPIPE if kind is EndpointKind.PIPE_WRITE else -ECONNRESET
+        return -EPIPE
     if data:
         world = _put(world, endpoint.peer, attrs.evolve(peer, inbox=peer.inbox + (data,)))
     state.posix = world
@@ -658,7 +659,7 @@ def _on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
     """``__symex_read``/``__symex_write``/``__symex_lseek``/``__symex_fstat`` for files
     (``file_call``) and endpoints."""
     def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-        world = _world(state)
+        world = world_of(state)
         fd = _int(ex, state, args[0], 32, f"{name} descriptor")
         opened = world.opened(fd)
         if opened is None or not opened.endpoint:
@@ -685,7 +686,7 @@ def _on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
 
 
 def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "fcntl descriptor")
     command = _int(ex, state, args[1], 32, "fcntl command")
     key = world.fds.get(fd)
@@ -702,7 +703,7 @@ def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
         state.posix = attrs.evolve(world, descriptions=world.descriptions.set(
             key, attrs.evolve(opened, nonblocking=bool(value & O_NONBLOCK))))
         return 0
-    if command == 0:  # F_DUPFD
+    if command in (0, 1030):  # F_DUPFD, F_DUPFD_CLOEXEC
         low = _int(ex, state, args[2], 32, "fcntl descriptor")
         new = low
         while new in world.fds:
@@ -717,7 +718,7 @@ def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
 # -- select and poll ------------------------------------------------------------------------
 
 def _poll(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     count = _int(ex, state, args[1], 64, "poll count")
     timeout = _int(ex, state, args[2], 32, "poll timeout")
     if count < 0 or count > MAX_FDS:
@@ -760,11 +761,11 @@ def _offset(pointer: Any, offset: int) -> Any:
 
 
 def _select(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     nfds = _int(ex, state, args[0], 32, "select nfds")
     if nfds < 0 or nfds > MAX_FDS:
         return -EINVAL
-    sets = []
+    sets: list[set[int] | None] = []
     for pointer in args[1:4]:
         if _is_null(pointer):
             sets.append(None)
@@ -809,10 +810,10 @@ def _select(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
-def _unsupported_message(call: str, why: str) -> ExternalHandler:
-    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-        raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {call} ({why})")
-    return handler
+def _unsupported(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    """``__symex_unsupported(what)``: the C library met a use the model does not cover."""
+    what = ex.read_c_string(state, args[0]).decode("utf-8", "replace")
+    raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {what}")
 
 
 def handlers(file_calls: dict[str, ExternalHandler]) -> dict[str, ExternalHandler]:
@@ -825,7 +826,7 @@ def handlers(file_calls: dict[str, ExternalHandler]) -> dict[str, ExternalHandle
             "__symex_getsockname": _getsockname(False), "__symex_getpeername": _getsockname(True),
             "__symex_setsockopt": _setsockopt, "__symex_getsockopt": _getsockopt,
             "__symex_fcntl": _fcntl, "__symex_poll": _poll, "__symex_select": _select}
-    table: dict[str, ExternalHandler] = {}
+    table: dict[str, ExternalHandler] = {"__symex_unsupported": _unsupported}
     for name, handler in ints.items():
         table[name] = _masked(handler, 32)
     for name, handler in longs.items():

@@ -44,7 +44,7 @@ from symex.ir.program import Instruction
 from symex.symargs import SYM_STDOUT_SIZE, ArgvSpec
 
 __all__ = ["STAT_SIZE", "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "handlers",
-           "install_world"]
+           "install_world", "world_of"]
 
 #: sizeof(struct stat) on x86-64 Linux (glibc), the size of KLEE's ``*-stat`` objects
 STAT_SIZE = 144
@@ -220,7 +220,8 @@ def _standard_descriptions(stdin_node: int) -> immutables.Map[int, OpenFile]:
                            2: OpenFile(STDERR_NODE, readable=False, writable=True)})
 
 
-def _world(state: State) -> PosixWorld:
+def world_of(state: State) -> PosixWorld:
+    """The state's world, made (empty stdin, standard outputs) if the state has none."""
     world = state.posix
     if world is None:
         # a state started without install_world (a caller-made entry state): empty stdin
@@ -255,7 +256,7 @@ def _free_fd(world: PosixWorld, low: int = 0) -> int:
 
 
 def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     path = _path(ex, state, args[0])
     flags = _int(ex, state, args[1], 32, "open flags")
     if path is None:
@@ -299,7 +300,7 @@ def _openat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 
 
 def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "close descriptor")
     if fd not in world.fds:
         return -EBADF
@@ -308,7 +309,7 @@ def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
 
 
 def _read(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "read descriptor")
     count = _int(ex, state, args[2], 64, "read count", signed=False)
     opened = world.opened(fd)
@@ -328,7 +329,7 @@ def _concrete_bytes(ex: Executor, state: State, data: list[Any]) -> bytes:
 
 
 def _write(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "write descriptor")
     count = _int(ex, state, args[2], 64, "write count", signed=False)
     opened = world.opened(fd)
@@ -366,7 +367,7 @@ def _overwrite_symbolic_stdout(world: PosixWorld, fd: int, start: int, data: lis
 
 
 def _lseek(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "lseek descriptor")
     offset = _int(ex, state, args[1], 64, "lseek offset")
     whence = _int(ex, state, args[2], 32, "lseek whence")
@@ -406,7 +407,7 @@ def _fill_stat(ex: Executor, state: State, node_id: int, node: FileNode, buffer:
 
 
 def _stat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     path = _path(ex, state, args[0])
     if path in (".", "/"):
         return _fill_stat(ex, state, 0, FileNode((), mode=S_IFDIR | 0o755), args[1])
@@ -417,7 +418,7 @@ def _stat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
 
 
 def _fstat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "fstat descriptor")
     opened = world.opened(fd)
     if opened is None:
@@ -426,7 +427,7 @@ def _fstat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
 
 
 def _access(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     path = _path(ex, state, args[0])
     mode = _int(ex, state, args[1], 32, "access mode")
     if path in (".", "/"):
@@ -440,7 +441,7 @@ def _access(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 
 
 def _isatty(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "isatty descriptor")
     # no descriptor is a terminal: symbolic stdin is not (as KLEE), and native replay pipes
     # all three standard streams
@@ -448,7 +449,7 @@ def _isatty(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 
 
 def _dup(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "dup descriptor")
     key = world.fds.get(fd)
     if key is None:
@@ -461,7 +462,7 @@ def _dup(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
 
 
 def _dup2(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     fd = _int(ex, state, args[0], 32, "dup2 descriptor")
     new = _int(ex, state, args[1], 32, "dup2 target")
     key = world.fds.get(fd)
@@ -473,7 +474,7 @@ def _dup2(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
 
 
 def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    world = _world(state)
+    world = world_of(state)
     path = _path(ex, state, args[0])
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:

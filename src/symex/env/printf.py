@@ -18,7 +18,6 @@ from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
-from symex.env.posix import STDOUT_NODE
 from symex.ir.program import Access, Instruction, Opcode, ValueKind
 
 #: stands for the call instruction when this module calls another handler itself
@@ -330,12 +329,14 @@ def _write_fd(ex: Executor, state: State, fd: int, data: bytes, what: str) -> bo
 
 
 def write_standard_output(ex: Executor, state: State, data: bytes, what: str) -> bool:
-    """printf's, puts' and putchar's output: the path's stdout, or wherever descriptor 1
-    leads when the program moved it (``dup2`` onto a pipe or socket, ``close``)."""
+    """printf's, puts' and putchar's output: the path's stdout, or the pipe or socket that
+    descriptor 1 leads to when the program moved it there (``dup2``), so a process of a
+    pipeline feeds the next. (Moved onto a file, it still goes to the path's stdout: natively
+    it sits in stdio's buffer until the program flushes it, typically after moving 1 back.)"""
     world = state.posix
     if world is not None:
         opened = world.opened(_STDOUT)
-        if opened is None or opened.endpoint or opened.node != STDOUT_NODE:
+        if opened is not None and opened.endpoint:
             return _write_fd(ex, state, _STDOUT, data, what)
     state.stdout += data
     return True

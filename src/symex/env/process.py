@@ -10,7 +10,7 @@ from symex.core import scheduling
 from symex.core import values as V
 from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import OFFSET_MASK, ObjectKind
-from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
+from symex.core.outcome import ErrorKind
 from symex.core.state import State
 from symex.env import printf
 from symex.env.printf import format_printf

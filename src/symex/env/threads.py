@@ -17,6 +17,7 @@ from symex.core.executor import Executor, ExternalHandler
 from symex.core.outcome import ErrorKind
 from symex.core.scheduling import FIRST_PID, threads_of
 from symex.core.state import State
+from symex.env.posix import world_of
 from symex.ir.program import SEGMENT_SHIFT, Access, Instruction, ValueKind
 
 __all__ = ["handlers"]
@@ -39,6 +40,8 @@ def _signed32(value: int) -> int:
 
 
 def _fork(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    # the world must exist before the processes' descriptor tables part ways
+    world_of(state)
     return scheduling.fork_process(ex, state, ins.dest)
 
 

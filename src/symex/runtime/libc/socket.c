@@ -79,18 +79,29 @@ WEAK ssize_t sendto(int fd, const void *buffer, size_t length, int flags, const 
                     socklen_t address_length) {
   return result(__symex_sendto(fd, buffer, length, flags, address, address_length));
 }
+/* the commands that take a third argument (an int) */
+static int takes_argument(int command) {
+  return command == 0 || command == 2 || command == 4 || command == 1030;
+}
+
 WEAK int fcntl(int fd, int command, ...) {
-  __builtin_va_list ap;
-  __builtin_va_start(ap, command);
-  long argument = __builtin_va_arg(ap, long);
-  __builtin_va_end(ap);
+  long argument = 0;
+  if (takes_argument(command)) {
+    __builtin_va_list ap;
+    __builtin_va_start(ap, command);
+    argument = __builtin_va_arg(ap, int);
+    __builtin_va_end(ap);
+  }
   return (int)result(__symex_fcntl(fd, command, argument));
 }
 WEAK int fcntl64(int fd, int command, ...) {
-  __builtin_va_list ap;
-  __builtin_va_start(ap, command);
-  long argument = __builtin_va_arg(ap, long);
-  __builtin_va_end(ap);
+  long argument = 0;
+  if (takes_argument(command)) {
+    __builtin_va_list ap;
+    __builtin_va_start(ap, command);
+    argument = __builtin_va_arg(ap, int);
+    __builtin_va_end(ap);
+  }
   return (int)result(__symex_fcntl(fd, command, argument));
 }
 WEAK int poll(void *fds, unsigned long count, int timeout) { return (int)result(__symex_poll(fds, count, timeout)); }
@@ -137,3 +148,41 @@ WEAK int inet_pton(int family, const char *text, void *out) {
   return 1;
 }
 WEAK int inet_aton(const char *text, void *out) { return inet_pton(2, text, out) == 1; }
+
+/* sendmsg and recvmsg with one buffer and no control data (file descriptors, credentials);
+ * anything else ends the path as unsupported, naming what. */
+void __symex_unsupported(const char *what);
+
+struct symex_iovec {
+  void *base;
+  size_t length;
+};
+struct symex_msghdr {
+  void *name;
+  socklen_t name_length;
+  struct symex_iovec *iov;
+  size_t iov_count;
+  void *control;
+  size_t control_length;
+  int flags;
+};
+
+WEAK ssize_t sendmsg(int fd, const void *message, int flags) {
+  const struct symex_msghdr *m = message;
+  if (m->control_length)
+    __symex_unsupported("sendmsg with control data");
+  if (m->iov_count != 1)
+    __symex_unsupported("sendmsg with other than one buffer");
+  return result(__symex_sendto(fd, m->iov[0].base, m->iov[0].length, flags, m->name, m->name_length));
+}
+
+WEAK ssize_t recvmsg(int fd, void *message, int flags) {
+  struct symex_msghdr *m = message;
+  if (m->control_length)
+    __symex_unsupported("recvmsg with control data");
+  if (m->iov_count != 1)
+    __symex_unsupported("recvmsg with other than one buffer");
+  m->flags = 0;
+  return result(__symex_recvfrom(fd, m->iov[0].base, m->iov[0].length, flags, m->name,
+                                 m->name ? &m->name_length : 0));
+}
