@@ -213,7 +213,10 @@ def fork_process(ex: Executor, state: State, result_slot: int) -> int:
     if result_slot >= 0:
         frames[-1].regs[result_slot] = 0
     thread = ThreadContext(pid, pid, frames)
-    thread.errno = threads.thread.errno
+    errno = ex.program.globals.get(ERRNO_VARIABLE)
+    if errno is not None:
+        # the child starts with the errno its parent's thread has now
+        thread.errno = _read_errno(state, errno.address)
     threads.processes[pid] = child
     threads.threads[pid] = thread
     return pid

@@ -202,8 +202,8 @@ def _write_address(ex: Executor, state: State, address: Any, pointer: Any, lengt
     """Fill a ``struct sockaddr`` and its length (if the program asked for them)."""
     if _is_null(pointer) or _is_null(length_pointer):
         return
-    if address is None:
-        image = (AF_UNIX).to_bytes(2, "little")
+    if address is None or address == ("unix", b""):
+        image = AF_UNIX.to_bytes(2, "little")  # unnamed: the family alone, as Linux
     elif address[0] == "inet":
         image = (AF_INET.to_bytes(2, "little") + address[1].to_bytes(2, "big")
                  + (address[2] or 0x7F000001).to_bytes(4, "big") + bytes(8))

@@ -38,10 +38,11 @@ MAX_PROGRAM_BYTES = 1 << 20
 MAX_JOB_SECONDS = 24 * 3600
 #: the most workers a job may ask for
 MAX_JOB_WORKERS = 256
-#: error kinds by severity, most severe first (memory errors can be exploited; a failed
-#: assertion is the program's own check; a user-reported error is the harness's)
-SEVERITY: tuple[str, ...] = ("ptr", "free", "readonly", "exec", "overshift", "div", "abort",
-                             "assert", "reach_error", "user")
+#: error kinds by severity, most severe first (memory errors can be exploited; a hang denies
+#: service; a failed assertion is the program's own check; a user-reported error is the
+#: harness's)
+SEVERITY: tuple[str, ...] = ("ptr", "free", "readonly", "exec", "hang", "overshift", "div",
+                             "abort", "assert", "reach_error", "user")
 _PROGRAM_SUFFIXES = (".c", ".ll", ".bc")
 _DEFINE = re.compile(r"^-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)?$")
 _OPTIMIZE = re.compile(r"^-O[0-3s]$")
