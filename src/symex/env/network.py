@@ -46,7 +46,8 @@ from symex.core.forks import ForkKind
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.core.state import State
 from symex.env.klee import make_symbolic
-from symex.env.posix import MAX_FDS, OpenFile, PosixWorld, S_IFIFO, STAT_SIZE, world_of
+from symex.env.posix import (MAX_FDS, OpenFile, PosixWorld, S_IFIFO, STAT_SIZE, lowest_free_fd,
+                              world_of)
 from symex.core.memory import ObjectKind
 from symex.ir.program import Access, Instruction, ValueKind
 
@@ -136,9 +137,7 @@ def _new_endpoint(world: PosixWorld, endpoint: Endpoint) -> tuple[PosixWorld, in
 
 def _new_descriptor(world: PosixWorld, eid: int, *, readable: bool = True, writable: bool = True,
                     nonblocking: bool = False) -> tuple[PosixWorld, int]:
-    fd = 0
-    while fd in world.fds:
-        fd += 1
+    fd = lowest_free_fd(world)
     if fd >= MAX_FDS:
         return world, -EMFILE
     key = world.next_description
@@ -704,10 +703,7 @@ def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
             key, attrs.evolve(opened, nonblocking=bool(value & O_NONBLOCK))))
         return 0
     if command in (0, 1030):  # F_DUPFD, F_DUPFD_CLOEXEC
-        low = _int(ex, state, args[2], 32, "fcntl descriptor")
-        new = low
-        while new in world.fds:
-            new += 1
+        new = lowest_free_fd(world, _int(ex, state, args[2], 32, "fcntl descriptor"))
         if new >= MAX_FDS:
             return -EMFILE
         state.posix = attrs.evolve(world, fds=world.fds.set(new, key))

@@ -44,7 +44,7 @@ from symex.ir.program import Instruction
 from symex.symargs import SYM_STDOUT_SIZE, ArgvSpec
 
 __all__ = ["STAT_SIZE", "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "handlers",
-           "install_world", "world_of"]
+           "install_world", "lowest_free_fd", "world_of"]
 
 #: sizeof(struct stat) on x86-64 Linux (glibc), the size of KLEE's ``*-stat`` objects
 STAT_SIZE = 144
@@ -248,7 +248,8 @@ def _path(ex: Executor, state: State, address: Any) -> str | None:
     return _normal(ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
 
 
-def _free_fd(world: PosixWorld, low: int = 0) -> int:
+def lowest_free_fd(world: PosixWorld, low: int = 0) -> int:
+    """The lowest descriptor from ``low`` up that is not open (POSIX's rule for new ones)."""
     fd = low
     while fd in world.fds:
         fd += 1
@@ -279,7 +280,7 @@ def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
         return -EACCES
     if flags & O_TRUNC and access != 0:
         nodes = nodes.set(node_id, attrs.evolve(node, data=()))
-    fd = _free_fd(world)
+    fd = lowest_free_fd(world)
     if fd >= MAX_FDS:
         return -EMFILE
     opened = OpenFile(node_id, 0, access != O_WRONLY, access in (O_WRONLY, O_RDWR),
@@ -454,7 +455,7 @@ def _dup(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     key = world.fds.get(fd)
     if key is None:
         return -EBADF
-    new = _free_fd(world)
+    new = lowest_free_fd(world)
     if new >= MAX_FDS:
         return -EMFILE
     state.posix = attrs.evolve(world, fds=world.fds.set(new, key))

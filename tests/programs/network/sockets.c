@@ -72,6 +72,9 @@ int main(void) {
   show("poll closed peer", poll(p, 1, 0));
   printf("revents %d\n", p[0].revents & (POLLIN | POLLHUP));
   show("send to closed peer", send(sv[1], "z", 1, MSG_NOSIGNAL));
+  int copy = fcntl(sv[1], F_DUPFD, 10);
+  show("dupfd", copy);
+  show("close copy", close(copy));
   close(sv[1]);
   show("close closed", close(sv[1]));
 

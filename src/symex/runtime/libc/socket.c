@@ -84,25 +84,24 @@ static int takes_argument(int command) {
   return command == 0 || command == 2 || command == 4 || command == 1030;
 }
 
-WEAK int fcntl(int fd, int command, ...) {
-  long argument = 0;
-  if (takes_argument(command)) {
-    __builtin_va_list ap;
-    __builtin_va_start(ap, command);
-    argument = __builtin_va_arg(ap, int);
-    __builtin_va_end(ap);
-  }
+static int fcntl_arguments(int fd, int command, __builtin_va_list ap) {
+  long argument = takes_argument(command) ? __builtin_va_arg(ap, int) : 0;
   return (int)result(__symex_fcntl(fd, command, argument));
 }
+
+WEAK int fcntl(int fd, int command, ...) {
+  __builtin_va_list ap;
+  __builtin_va_start(ap, command);
+  int done = fcntl_arguments(fd, command, ap);
+  __builtin_va_end(ap);
+  return done;
+}
 WEAK int fcntl64(int fd, int command, ...) {
-  long argument = 0;
-  if (takes_argument(command)) {
-    __builtin_va_list ap;
-    __builtin_va_start(ap, command);
-    argument = __builtin_va_arg(ap, int);
-    __builtin_va_end(ap);
-  }
-  return (int)result(__symex_fcntl(fd, command, argument));
+  __builtin_va_list ap;
+  __builtin_va_start(ap, command);
+  int done = fcntl_arguments(fd, command, ap);
+  __builtin_va_end(ap);
+  return done;
 }
 WEAK int poll(void *fds, unsigned long count, int timeout) { return (int)result(__symex_poll(fds, count, timeout)); }
 WEAK int select(int nfds, void *readfds, void *writefds, void *exceptfds, void *timeout) {
