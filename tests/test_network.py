@@ -121,6 +121,18 @@ def test_producer_consumer_with_a_forgotten_unlock_deadlocks() -> None:
     assert [f for f, _, _ in stacks["process 42, thread 44"]] == ["pthread_mutex_lock", "consume"]
 
 
+@needs_gcc
+def test_the_deadlock_replays_natively_as_a_timeout(tmp_path: Path) -> None:
+    source = PROGRAMS / "producer_consumer.c"
+    out = tmp_path / "out"
+    done = run_symex("run", "-q", "-DFORGET_UNLOCK", "--output-dir", str(out), str(source))
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in sorted(out.glob("*.err"))] == ["test000001.hang.err"]
+    replayed = run_symex("replay", "--timeout", "1", "-DFORGET_UNLOCK", str(source), str(out),
+                         cwd=tmp_path)
+    assert "test000001.ktest: timeout, reproduces hang error" in replayed.stdout, replayed.stderr
+
+
 @pytest.mark.parametrize("schedule_forks", [0, 4])
 def test_the_correct_producer_consumer_explores_without_errors(schedule_forks: int) -> None:
     program = symex.compile(PROGRAMS / "producer_consumer.c")
