@@ -548,7 +548,12 @@ def _receive(ex: Executor, state: State, ins: Instruction, fd: int, buffer: Any,
         if data:
             ex.write_bytes(state, buffer, data)
         state.posix = world
-        _write_address(ex, state, sender, source, source_length)
+        if sender == ("unix", b""):
+            # an unnamed AF_UNIX sender has no address at all: Linux gives length 0
+            if not _is_null(source) and not _is_null(source_length):
+                ex.write(state, source_length, _INT, 0)
+        else:
+            _write_address(ex, state, sender, source, source_length)
         return len(data)
     first = endpoint.inbox[0]
     if world.fragments > 0 and len(first) > 1 and count > 1 and not flags & MSG_PEEK:
@@ -606,7 +611,9 @@ def _send(ex: Executor, state: State, fd: int, buffer: Any, count: int, flags: i
         if address is None:
             return -EDESTADDRREQ
         world, source = _autobind(world, eid)
-        receiver = world.bound.get(_key(address))
+        # a socketpair's datagrams go to the other end; others by the address they name
+        receiver = (endpoint.peer if target is None and endpoint.peer > 0
+                    else world.bound.get(_key(address)))
         if (receiver is not None and world.endpoints[receiver].kind is EndpointKind.DATAGRAM
                 and receiver in _open_endpoints(state, world)):
             box = world.endpoints[receiver]

@@ -137,6 +137,32 @@ int main(void) {
   show("recv nonblocking", recv(receiver, buffer, sizeof buffer, MSG_DONTWAIT));
   close(sender);
   close(receiver);
+  struct sockaddr_un box;
+  memset(&box, 0, sizeof box);
+  box.sun_family = AF_UNIX;
+  strcpy(box.sun_path, "symex-dgram.sock");
+  unlink(box.sun_path);
+  int mailbox = socket(AF_UNIX, SOCK_DGRAM, 0);
+  show("bind unix datagram", bind(mailbox, (struct sockaddr *)&box, sizeof box));
+  int poster = socket(AF_UNIX, SOCK_DGRAM, 0);
+  show("sendto unix", sendto(poster, "letter", 6, 0, (struct sockaddr *)&box, sizeof box));
+  struct sockaddr_un sent_from;
+  socklen_t from_length = sizeof sent_from;
+  show("recvfrom unix", recvfrom(mailbox, buffer, sizeof buffer, 0, (struct sockaddr *)&sent_from,
+                                 &from_length));
+  printf("unnamed sender: length %d family %d\n", (int)from_length, sent_from.sun_family);
+  close(poster);
+  close(mailbox);
+  unlink(box.sun_path);
+  show("datagram socketpair", socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+  send(sv[0], "one", 3, 0);
+  send(sv[0], "three", 5, 0);
+  show("recv one", recv(sv[1], buffer, sizeof buffer, 0));
+  show("recv three", recv(sv[1], buffer, sizeof buffer, 0));
+  show("send back", send(sv[1], "back", 4, 0));
+  show("recv back", recv(sv[0], buffer, sizeof buffer, 0));
+  close(sv[0]);
+  close(sv[1]);
 
   /* AF_UNIX stream socket at a path, between two processes */
   struct sockaddr_un local;
