@@ -286,6 +286,37 @@ int main(int argc, char **argv) {
 """
 
 
+SIGNALS = """
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int main(void) {
+  sigset_t set;
+  struct sigaction old;
+  int ignored = signal(SIGPIPE, SIG_IGN) == SIG_ERR;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  int members = sigismember(&set, SIGINT) * 10 + sigismember(&set, SIGTERM);
+  int calls = sigprocmask(SIG_BLOCK, &set, 0) + sigaction(SIGTERM, 0, &old);
+  int bad = signal(0, SIG_IGN) == SIG_ERR;
+  int sv[2];
+  socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+  close(sv[1]);
+  long sent = write(sv[0], "x", 1); /* SIGPIPE ignored: EPIPE */
+  printf("%d %d %d %d %ld\\n", ignored, members, calls, bad, sent);
+  return 0;
+}
+"""
+
+
+@needs_gcc
+def test_a_server_ignoring_sigpipe_runs_as_natively(tmp_path: Path) -> None:
+    source = write(tmp_path, "signals.c", SIGNALS)
+    test = only_test(symex.explore(symex.compile(source)))
+    assert test.stdout == native_output(source, tmp_path) == b"0 10 0 1 -1\n"
+
+
 def test_unsupported_calls_end_the_path_naming_the_call(tmp_path: Path) -> None:
     program = symex.compile(write(tmp_path, "unsupported.c", UNSUPPORTED))
     control = only_test(symex.explore(program))

@@ -59,7 +59,7 @@ class ThreadContext:
     """One thread: its frames while it is not running, and what it waits for."""
 
     __slots__ = ("tid", "pid", "frames", "start", "waiting", "timed", "timed_out", "errno",
-                 "result", "finished", "detached")
+                 "result", "finished", "detached", "specific")
 
     def __init__(self, tid: int, pid: int, frames: list[Frame] | None) -> None:
         self.tid = tid
@@ -78,6 +78,8 @@ class ThreadContext:
         self.result: Any = 0
         self.finished = False
         self.detached = False
+        #: thread-specific data: pthread key -> value
+        self.specific: dict[int, Any] = {}
 
     def copy(self) -> ThreadContext:
         """A copy for a forked state (frames copied: each state moves its own)."""
@@ -91,6 +93,7 @@ class ThreadContext:
         other.result = self.result
         other.finished = self.finished
         other.detached = self.detached
+        other.specific = dict(self.specific)
         return other
 
 
@@ -123,7 +126,7 @@ class ProcessContext:
 class Threads:
     """Every process and thread of a state, and which thread runs (``State.threads``)."""
 
-    __slots__ = ("current", "threads", "processes", "next_pid", "schedule_forks")
+    __slots__ = ("current", "threads", "processes", "next_pid", "schedule_forks", "next_key")
 
     def __init__(self, schedule_forks: int) -> None:
         self.current = FIRST_PID
@@ -133,6 +136,8 @@ class Threads:
         self.next_pid = FIRST_PID + 1
         #: scheduling choices this path may still fork on
         self.schedule_forks = schedule_forks
+        #: the next pthread key (keys are never reused)
+        self.next_key = 0
 
     def copy(self) -> Threads:
         """A copy for a forked state."""
@@ -142,6 +147,7 @@ class Threads:
         other.processes = {pid: p.copy() for pid, p in self.processes.items()}
         other.next_pid = self.next_pid
         other.schedule_forks = self.schedule_forks
+        other.next_key = self.next_key
         return other
 
     @property

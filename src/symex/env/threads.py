@@ -1,5 +1,6 @@
 """Processes and threads for the program: ``fork``, ``wait``/``waitpid``, ``getpid``,
-``pthread_create``/``join``/``exit``, and the blocking primitive the C library's mutexes,
+``pthread_create``/``join``/``exit``, thread-specific data (``pthread_key_*``,
+``pthread_getspecific``/``setspecific``), and the blocking primitive the C library's mutexes,
 condition variables and semaphores are built on (``runtime/libc/pthread.c``).
 
 The processes and threads themselves, and the scheduler, are ``core.scheduling``'s; these are
@@ -154,6 +155,35 @@ def _pthread_detach(ex: Executor, state: State, args: list[Any], ins: Instructio
     return 0
 
 
+def _key_create(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    # destructors are not called when a thread exits (documented)
+    threads = threads_of(ex, state)
+    key = threads.next_key
+    threads.next_key += 1
+    ex.write(state, args[0], _INT, key)
+    return 0
+
+
+def _getspecific(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+    threads = state.threads
+    if threads is None:
+        return 0
+    return threads.thread.specific.get(_int(ex, state, args[0], "pthread key") & 0xFFFFFFFF, 0)
+
+
+def _setspecific(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    threads = threads_of(ex, state)
+    key = _int(ex, state, args[0], "pthread key") & 0xFFFFFFFF
+    if key >= threads.next_key:
+        return EINVAL
+    threads.thread.specific[key] = args[1]
+    return 0
+
+
+def _key_delete(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    return 0
+
+
 def _word_at(state: State, objects: Any, address: int) -> Any:
     os_ = objects.get(address >> SEGMENT_SHIFT)
     if os_ is None:
@@ -218,6 +248,10 @@ def handlers() -> dict[str, ExternalHandler]:
         "pthread_exit": _pthread_exit,
         "pthread_self": _pthread_self,
         "pthread_detach": _pthread_detach,
+        "pthread_key_create": _key_create,
+        "pthread_key_delete": _key_delete,
+        "pthread_getspecific": _getspecific,
+        "pthread_setspecific": _setspecific,
         "sched_yield": _yield,
         "__symex_wait_while": _wait_while(False),
         "__symex_wait_while_timed": _wait_while(True),

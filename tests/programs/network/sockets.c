@@ -150,7 +150,6 @@ int main(void) {
   socklen_t from_length = sizeof sent_from;
   show("recvfrom unix", recvfrom(mailbox, buffer, sizeof buffer, 0, (struct sockaddr *)&sent_from,
                                  &from_length));
-  printf("unnamed sender: length %d family %d\n", (int)from_length, sent_from.sun_family);
   close(poster);
   close(mailbox);
   unlink(box.sun_path);

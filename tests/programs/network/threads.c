@@ -13,12 +13,24 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static sem_t slots;
 static int counter, ready, initialised, errno_seen[3];
 
+static pthread_key_t own;
+static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_barrier_t all_here;
+static int table_reads, specific_seen[3], serial_threads;
+
 static void initialise(void) { initialised++; }
 
 static void *worker(void *arg) {
   long id = (long)arg;
   pthread_once(&once, initialise);
   errno = 100 + (int)id; /* each thread has its own errno */
+  pthread_setspecific(own, (void *)(id + 1)); /* and its own value of a key */
+  if (pthread_barrier_wait(&all_here) != 0)
+    serial_threads++;
+  pthread_rwlock_rdlock(&table_lock);
+  table_reads++;
+  pthread_rwlock_unlock(&table_lock);
+  specific_seen[id] = (int)(long)pthread_getspecific(own);
   sem_wait(&slots);
   for (int i = 0; i < 1000; i++) {
     pthread_mutex_lock(&lock);
@@ -38,6 +50,8 @@ static void *worker(void *arg) {
 int main(void) {
   pthread_t threads[3];
   sem_init(&slots, 0, 2);
+  pthread_key_create(&own, 0);
+  pthread_barrier_init(&all_here, 0, 3);
   errno = 7;
   for (long i = 0; i < 3; i++)
     pthread_create(&threads[i], 0, worker, (void *)i);
@@ -54,6 +68,16 @@ int main(void) {
   printf("counter %d ready %d once %d sum %ld\n", counter, ready, initialised, sum);
   printf("errno main %d threads %d %d %d\n", errno, errno_seen[0], errno_seen[1], errno_seen[2]);
   printf("join self %d\n", pthread_join(pthread_self(), 0));
+  printf("specific %d %d %d main %ld serial %d reads %d\n", specific_seen[0], specific_seen[1],
+         specific_seen[2], (long)pthread_getspecific(own), serial_threads, table_reads);
+  pthread_rwlock_wrlock(&table_lock);
+  printf("trywrlock busy %d tryrdlock busy %d\n", pthread_rwlock_trywrlock(&table_lock) != 0,
+         pthread_rwlock_tryrdlock(&table_lock) != 0);
+  pthread_rwlock_unlock(&table_lock);
+  int read_ok = pthread_rwlock_tryrdlock(&table_lock);
+  int read_twice = pthread_rwlock_tryrdlock(&table_lock);
+  int write_busy = pthread_rwlock_trywrlock(&table_lock) != 0;
+  printf("readers %d %d writer busy %d\n", read_ok, read_twice, write_busy);
 
   pthread_mutex_t recursive;
   pthread_mutexattr_t attributes;

@@ -7,7 +7,8 @@
  * The layouts are glibc's x86-64 ones, so the static initializers of <pthread.h> work:
  * a mutex is { int lock; unsigned count; int owner; unsigned nusers; int kind; ... },
  * a condition variable's first word counts signals, a semaphore's first word is its value,
- * a pthread_once_t is an int. Every definition is weak. */
+ * a pthread_once_t is an int; read-write locks and barriers are described where they are
+ * defined. Every definition is weak. */
 
 #define WEAK __attribute__((weak))
 #define EBUSY 16
@@ -180,5 +181,82 @@ WEAK int sem_trywait(void *sem) {
 }
 WEAK int sem_getvalue(void *sem, int *value) {
   *value = ((int *)sem)[0];
+  return 0;
+}
+
+/* Read-write locks: { int readers; int writer; ... } at the start of glibc's 56 bytes.
+ * Writers do not get preference: a reader gets in whenever no writer holds the lock. */
+WEAK int pthread_rwlock_init(void *lock, const void *attr) {
+  int *l = lock;
+  for (int i = 0; i < 14; i++)
+    l[i] = 0;
+  return 0;
+}
+WEAK int pthread_rwlock_destroy(void *lock) { return 0; }
+WEAK int pthread_rwlock_rdlock(void *lock) {
+  int *l = lock;
+  while (l[1])
+    __symex_wait_while(&l[1], 1);
+  l[0]++;
+  return 0;
+}
+WEAK int pthread_rwlock_tryrdlock(void *lock) {
+  int *l = lock;
+  if (l[1])
+    return EBUSY;
+  l[0]++;
+  return 0;
+}
+WEAK int pthread_rwlock_wrlock(void *lock) {
+  int *l = lock;
+  while (l[1] || l[0]) {
+    if (l[1])
+      __symex_wait_while(&l[1], 1);
+    else
+      __symex_wait_while(&l[0], l[0]);
+  }
+  l[1] = 1;
+  return 0;
+}
+WEAK int pthread_rwlock_trywrlock(void *lock) {
+  int *l = lock;
+  if (l[1] || l[0])
+    return EBUSY;
+  l[1] = 1;
+  return 0;
+}
+WEAK int pthread_rwlock_unlock(void *lock) {
+  int *l = lock;
+  if (l[1])
+    l[1] = 0;
+  else if (l[0])
+    l[0]--;
+  else
+    return EPERM;
+  return 0;
+}
+
+/* Barriers: { int count; int arrived; int generation; } at the start of glibc's 32 bytes. */
+#define BARRIER_SERIAL_THREAD (-1)
+WEAK int pthread_barrier_init(void *barrier, const void *attr, unsigned count) {
+  int *b = barrier;
+  if (count == 0)
+    return EINVAL;
+  b[0] = (int)count;
+  b[1] = 0;
+  b[2] = 0;
+  return 0;
+}
+WEAK int pthread_barrier_destroy(void *barrier) { return 0; }
+WEAK int pthread_barrier_wait(void *barrier) {
+  int *b = barrier;
+  int generation = b[2];
+  if (++b[1] == b[0]) {
+    b[1] = 0;
+    b[2]++;
+    return BARRIER_SERIAL_THREAD;
+  }
+  while (b[2] == generation)
+    __symex_wait_while(&b[2], generation);
   return 0;
 }
