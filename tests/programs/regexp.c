@@ -1,8 +1,8 @@
-/* A small regular-expression matcher in the style of KLEE's tutorial (Regexp.c).
- * The pattern is a 7-byte symbolic buffer; with ASSUME_TERMINATED the last byte is NUL,
- * otherwise the matcher can read past the end of the pattern. */
+/* KLEE-tutorial-style matcher, 7-byte symbolic pattern; -DASSUME_TERMINATED: last byte NUL; -DEND_OF_PATTERN=0: the end of a pattern is no match, as in KLEE's copy. */
 #include <klee/klee.h>
-
+#ifndef END_OF_PATTERN
+#define END_OF_PATTERN 1
+#endif
 static int matchhere(char *re, char *text);
 
 static int matchstar(int c, char *re, char *text) {
@@ -15,7 +15,7 @@ static int matchstar(int c, char *re, char *text) {
 
 static int matchhere(char *re, char *text) {
   if (re[0] == '\0')
-    return 1;
+    return END_OF_PATTERN;
   if (re[1] == '*')
     return matchstar(re[0], re + 2, text);
   if (re[0] == '$' && re[1] == '\0')
