@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from symex.cli.run import describe_object
+
 ROOT = Path(__file__).parents[1]
 GET_SIGN = str(ROOT / "examples" / "get_sign.c")
 
@@ -148,8 +150,44 @@ def test_interrupt_keeps_what_was_found(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "stopped early: interrupted" in out and "Traceback" not in err
-    tests = [line for line in out.splitlines() if line.startswith("test")]
     explored = int(out.splitlines()[0].split()[2])
-    assert explored == len(tests) > 0
-    assert len(list((tmp_path / "out").glob("*.ktest"))) == len(tests)
+    assert explored > 0
+    assert len(list((tmp_path / "out").glob("*.ktest"))) == explored
     assert "symex: interrupted; " in err and " are in out" in err
+
+
+def test_test_lines_show_what_a_person_reads(tmp_path: Path) -> None:
+    tokens = str(ROOT / "tests/programs/posix/tokens.c")
+    proc = symex("run", tokens, "--sym-stdin", "3", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("test")]
+    # at most 50 test lines, then one line saying where the others are
+    assert len(lines) == 50
+    assert proc.stdout.splitlines()[-1].startswith("... and ")
+    assert "more tests in symex-out-0" in proc.stdout.splitlines()[-1]
+    # standard input as text, its stat object left out
+    assert all("stdin-stat" not in line for line in lines)
+    assert any('stdin="' in line for line in lines)
+
+
+def test_quiet_prints_the_summary_only(tmp_path: Path) -> None:
+    proc = symex("run", "-q", str(ROOT / "tests/programs/errors/div_zero.c"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(line.startswith("symex: ") for line in lines), lines
+    assert lines[-1] == "symex: output directory: symex-out-0"
+    assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("name, data, shown", [
+    ("stdin", b"ab\n\0\0", r'stdin="ab\n"'),
+    ("arg00", b'say "hi"\\\0', r'arg00="say \"hi\"\\"'),
+    ("x", (11).to_bytes(4, "little"), "x=11"),
+    ("y", (-2).to_bytes(8, "little", signed=True), "y=-2"),
+    ("c", b"\x07", "c=07"),
+    ("big", bytes(range(40)), "big=000102030405060708090a0b0c0d0e0f... (40 bytes)"),
+    ("empty", b"", "empty="),
+])
+def test_objects_are_described_as_text_numbers_or_cut_hex(name: str, data: bytes,
+                                                          shown: str) -> None:
+    assert describe_object(name, data) == shown

@@ -193,7 +193,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="testcomp: also write a Test-Comp suite into OUTDIR/test-suite")
     output.add_argument("--write-queries", metavar="DIR",
                         help="log every solver query (SMT-LIB2 files and index.csv) into DIR")
-    output.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    output.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress output; at the end, the summary only (no error "
+                        "stacks, no test lines)")
     output.add_argument("--progress-interval", type=_seconds, default=10.0, metavar="TIME",
                         help="seconds between progress lines when stderr is not a terminal "
                              "(default 10)")
@@ -224,7 +226,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     solving.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
 
 
-def _print_summary(result: Result, directory: str) -> None:
+def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> None:
+    """The end of a run on stdout: counts, coverage, the output directory; then (unless
+    ``quiet``) each error with its stack and a line per test."""
     write = sys.stdout.write
     p = result.paths
     s = result.statistics
@@ -260,18 +264,47 @@ def _print_summary(result: Result, directory: str) -> None:
     if result.halted:
         write(f"symex: stopped early: {result.halted}\n")
     write(f"symex: output directory: {directory}\n")
+    if quiet:
+        return
     for error in result.errors:
         where = f"{error.location[0]}:{error.location[1]}" if error.location else "unknown location"
         write(f"error [{error.kind.value}] {where}: {error.message}\n")
         for depth, (function, file, line) in enumerate(error.stack):
             at = f"{file}:{line}" if file and line else (file or "?")
             write(f"    #{depth} {function} at {at}\n")
-    for number, test in enumerate(result.tests, 1):
-        objects = " ".join(f"{name}={data.hex()}" for name, data in test.objects.items())
+    shown = result.tests[:MAX_TEST_LINES]
+    for number, test in enumerate(shown, 1):
+        objects = " ".join(describe_object(name, data) for name, data in test.objects.items()
+                           if not name.endswith("-stat") and name != "model_version")
         status = test.error.kind.value if test.error else test.status.value
         extra = f" exit {test.exit_code}" if test.exit_code is not None else ""
         reason = f" ({test.reason})" if test.status.value == "partial" else ""
-        write(f"test{number:06d}: {status}{extra}{reason} {objects}\n")
+        write(f"test{number:06d}: {status}{extra}{reason} {objects}".rstrip() + "\n")
+    if len(result.tests) > len(shown):
+        write(f"... and {len(result.tests) - len(shown)} more tests in {directory} "
+              f"(symex ktest {directory}/testNNNNNN.ktest shows one whole)\n")
+
+
+#: test lines printed at the end of a run; the rest are only in the output directory
+MAX_TEST_LINES = 50
+#: bytes of a non-text object shown in a test line (as hex)
+MAX_OBJECT_BYTES = 16
+
+
+def describe_object(name: str, data: bytes) -> str:
+    """An object of a test as a person reads it: text as a quoted string (trailing NULs
+    dropped), 2-, 4- and 8-byte values as signed numbers, anything else as hex, cut after
+    MAX_OBJECT_BYTES bytes. ``symex ktest`` shows the whole bytes."""
+    text = data.rstrip(b"\0")
+    if text and all(32 <= b < 127 or b in (9, 10) for b in text) and len(text) >= len(data) // 2:
+        escaped = text.decode("ascii").replace("\\", "\\\\").replace('"', '\\"')
+        escaped = escaped.replace("\n", "\\n").replace("\t", "\\t")
+        return f'{name}="{escaped}"'
+    if len(data) in (2, 4, 8):
+        return f"{name}={int.from_bytes(data, 'little', signed=True)}"
+    if len(data) > MAX_OBJECT_BYTES:
+        return f"{name}={data[:MAX_OBJECT_BYTES].hex()}... ({len(data)} bytes)"
+    return f"{name}={data.hex()}"
 
 
 class _DeferredInterrupt:
@@ -589,7 +622,7 @@ def _finish(options: argparse.Namespace, program: Any, out: OutputDirectory, res
             if "recorded" in message or "tree" in message:
                 sys.stderr.write(message + "\n")
     try:
-        _print_summary(result, os.fspath(out.path))
+        _print_summary(result, os.fspath(out.path), quiet=options.quiet)
     except BrokenPipeError:  # e.g. `symex run ... | head`
         return 0
     if result.halted == "interrupted":
