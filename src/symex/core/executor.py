@@ -43,6 +43,7 @@ from symex.core.forks import (
     Site,
 )
 from symex.core import scheduling
+from symex.core.compiled_runs import compile_runs, runs_enabled
 from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError, StackEntry
 from symex.core.state import Frame, State
 from symex.core.constraints import substitute
@@ -108,6 +109,12 @@ class Executor:
         self.track_path_blocks = track_path_blocks
         #: scheduling choices a path may fork on (see core.scheduling)
         self.schedule_forks = 0
+        #: straight-line runs of blocks compiled to Python (core.compiled_runs), the longest
+        #: compiled run's block length, and the flag that makes runs execute one instruction
+        #: at the end of a time slice
+        self.compiled_runs = runs_enabled()
+        self.longest_run = 0
+        self.exact_slice = [False]
         if track_path_blocks:
             # an instance attribute, so the closures that bind ex.jump pick this variant and
             # untracked runs pay nothing
@@ -132,10 +139,24 @@ class Executor:
     # -- running ------------------------------------------------------------------------
 
     def run(self, state: State, budget: int) -> None:
-        """Execute up to ``budget`` instructions of ``state``; raises PathTerminated/Forked."""
+        """Execute up to ``budget`` instructions of ``state``; raises PathTerminated/Forked.
+
+        A compiled run (core.compiled_runs) executes several instructions in one call and
+        returns how many; the other closures return None, one instruction. The last
+        ``longest_run`` instructions of the slice go one by one (the exact phase, where runs
+        execute only their first instruction), so a slice ends at exactly ``budget``."""
         n = 0
         self._running = state
+        exact = self.exact_slice
         try:
+            fast_until = budget - self.longest_run
+            while n < fast_until:
+                frame = state.frame
+                pc = frame.pc
+                frame.pc = pc + 1
+                done = frame.code[pc](state, frame, frame.regs)
+                n += 1 if done is None else done
+            exact[0] = True
             while n < budget:
                 frame = state.frame
                 pc = frame.pc
@@ -143,6 +164,7 @@ class Executor:
                 frame.code[pc](state, frame, frame.regs)
                 n += 1
         finally:
+            exact[0] = False
             self._running = None
             state.instructions += n
             state.since_new_coverage += n
@@ -190,6 +212,8 @@ class Executor:
             for block, block_code in zip(fn.blocks, code):
                 for ins in block.instructions:
                     block_code.append(self.compile(fn, code, ins))
+            if self.compiled_runs:
+                compile_runs(self, fn, code)
         return code
 
     def compile(self, fn: Function, fcode: list[list[Any]], ins: Instruction) -> Any:

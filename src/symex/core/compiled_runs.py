@@ -1,0 +1,307 @@
+"""Straight-line runs of a basic block compiled to Python source: the concrete fast path of
+several instructions in one function call.
+
+The interpreter (``Executor.run``) calls one closure per instruction. Most instructions of a
+block at -O0 are loads, stores, arithmetic, comparisons and casts on concrete values, and for
+those the closure call, the register-list traffic and the per-instruction type checks cost
+more than the operation itself. So each maximal run of such instructions in a block (two or
+more) becomes one generated function, registered in place of the run's first closure:
+
+- Registers read by the run are Python locals (checked to be ints once, where first used);
+  constants are literals; every result is also stored in the register list, so a run can
+  stop anywhere and leave the state exactly as the per-instruction closures would.
+- Anything off the concrete fast path (a symbolic operand, a pointer outside its object, an
+  object with symbolic bytes or not yet copied by this state, a division by zero, an
+  oversized shift) stops the run *before* that instruction: the generated function returns
+  how many instructions it completed and points ``frame.pc`` at the next one, whose ordinary
+  closure then does the symbolic work, reports the error or forks. A run never forks,
+  never asks the solver and never reports an error, so the seams other layers depend on (fork
+  points, decisions, exact instruction counts for the memo's replay) are untouched.
+- The interpreter counts the instructions a run returns. Near the end of a time slice
+  (``Executor.run``'s exact phase, so a slice still ends at an exact instruction count) a
+  run executes only its first instruction.
+
+Debugging: ``SYMEX_DUMP_RUNS=DIR`` writes each function's generated source to
+``DIR/FUNCTION.py``; tracebacks show the generated lines (the source is registered with
+``linecache`` under ``<symex runs of FUNCTION>``); ``SYMEX_COMPILED_RUNS=0`` turns runs off
+(every instruction through its closure, as before), for comparison.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from symex import expr as E
+from symex.ir.program import Edge, Function, Instruction, Opcode, ValueKind
+
+if TYPE_CHECKING:
+    from symex.core.executor import Executor
+
+__all__ = ["MIN_RUN", "compile_runs", "runs_enabled"]
+
+#: the shortest run worth a generated function
+MIN_RUN = 2
+#: environment variables: turn runs off ("0"), and where to dump the generated source
+ENABLE_VARIABLE = "SYMEX_COMPILED_RUNS"
+DUMP_VARIABLE = "SYMEX_DUMP_RUNS"
+
+POINTER_MASK = (1 << 64) - 1
+
+_SIMPLE_BINARY = {Opcode.ADD: "({a} + {b}) & {m}", Opcode.SUB: "({a} - {b}) & {m}",
+                  Opcode.MUL: "({a} * {b}) & {m}", Opcode.AND: "{a} & {b}",
+                  Opcode.OR: "{a} | {b}", Opcode.XOR: "{a} ^ {b}"}
+_DIVISIONS = {Opcode.UDIV: "{a} // {b}", Opcode.UREM: "{a} % {b}",
+              Opcode.SDIV: "sdiv({a}, {b}, {w})", Opcode.SREM: "srem({a}, {b}, {w})"}
+_SHIFTS = {Opcode.SHL: "({a} << {b}) & {m}", Opcode.LSHR: "{a} >> {b}",
+           Opcode.ASHR: "ashr({a}, {b}, {w})"}
+_UNSIGNED_COMPARE = {"eq": "==", "ne": "!=", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<="}
+_SIGNED_COMPARE = {"sgt": ">", "sge": ">=", "slt": "<", "sle": "<="}
+
+
+def runs_enabled() -> bool:
+    """Whether compiled runs are on (``SYMEX_COMPILED_RUNS`` is not "0")."""
+    return os.environ.get(ENABLE_VARIABLE, "1") != "0"
+
+
+def _compilable(ins: Instruction) -> bool:
+    op = ins.opcode
+    if op in _SIMPLE_BINARY or op in _DIVISIONS or op in _SHIFTS:
+        return not ins.aux  # vectors (an element count) stay with their closures
+    if op is Opcode.ICMP:
+        return not ins.aux[1]
+    if op in (Opcode.TRUNC, Opcode.ZEXT, Opcode.SEXT):
+        return not ins.aux.count
+    if op is Opcode.LOAD or op is Opcode.STORE:
+        access = ins.aux
+        return (access.kind is ValueKind.INT or access.kind is ValueKind.PTR) and \
+            access.size in (1, 2, 4, 8)
+    return op is Opcode.GEP or op is Opcode.NOP
+
+
+class _RunWriter:
+    """The source of one run's function."""
+
+    def __init__(self, fn: Function, constants: dict[int, int], name: str, start: int) -> None:
+        self.fn = fn
+        self.constants = constants
+        self.name = name
+        self.start = start
+        self.lines: list[str] = ["get = state.objects.get"]
+        self.known: set[int] = set()
+        #: pointer registers whose object is looked up and checked: slot -> what was
+        #: checked ("read": concrete bytes; "write": also this state's own and writable) and
+        #: the largest access size whose bounds were checked
+        self.objects: dict[int, tuple[str, int]] = {}
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    def stop(self, index: int) -> str:
+        """What the function does when instruction ``index`` cannot take the fast path."""
+        if index == self.start:
+            return f"plain(state, frame, regs); return 1"
+        return f"frame.pc = {index}; return {index - self.start}"
+
+    def operand(self, slot: int, index: int) -> str:
+        """An int operand: a literal, a known local, or a register checked here."""
+        constant = self.constants.get(slot)
+        if constant is not None:
+            return str(constant)
+        name = f"r{slot}"
+        if slot not in self.known:
+            self.emit(f"{name} = regs[{slot}]")
+            self.emit(f"if type({name}) is not int: {self.stop(index)}")
+            self.known.add(slot)
+        return name
+
+    def pointee(self, slot: int, size: int, use: str, index: int) -> tuple[str, str]:
+        """The local names of the object a pointer register points into and of the offset,
+        with the checks ``use`` needs for ``size`` bytes emitted the first time only (a run
+        neither frees, nor copies, nor makes symbolic any object: its checks hold to its end)."""
+        pointer = self.operand(slot, index)
+        o, at = f"o{slot}", f"at{slot}"
+        checked = self.objects.get(slot)
+        if checked is None:
+            self.emit(f"{o} = get({pointer} >> 32)")
+            self.emit(f"if {o} is None or {o}.sym is not None or {o}.updates is not None: "
+                      f"{self.stop(index)}")
+            self.emit(f"{at} = {pointer} & 4294967295")
+            checked = ("read", 0)
+        kind, largest = checked
+        if use == "write" and kind == "read":
+            self.emit(f"if {o}.owner is not state.cow or {o}.obj.read_only: {self.stop(index)}")
+            kind = "write"
+        if size > largest:
+            self.emit(f"if {at} + {size} > {o}.obj.size: {self.stop(index)}")
+            largest = size
+        self.objects[slot] = (kind, largest)
+        return o, at
+
+    def branch(self, ins: Instruction, index: int) -> None:
+        """End the run by the block's branch: its own closure (the current one: a counted
+        conditional branch replaces itself once both outcomes are covered), called only when
+        it cannot fork."""
+        text = " ".join(ins.text.split())[:100]
+        self.emit(f"# {index}: {text}")
+        if ins.opcode is Opcode.CONDBR:
+            self.operand(ins.operands[0], index)  # stops the run if the condition is symbolic
+        self.emit(f"frame.pc = {index + 1}")
+        self.emit(f"code[{index}](state, frame, regs)")
+        self.emit(f"return {index + 1 - self.start}")
+
+    def define(self, slot: int, expression: str) -> None:
+        self.emit(f"r{slot} = regs[{slot}] = {expression}")
+        self.known.add(slot)
+
+    def instruction(self, ins: Instruction, index: int) -> None:
+        op = ins.opcode
+        text = " ".join(ins.text.split())[:100]
+        self.emit(f"# {index}: {text}")
+        if op is Opcode.NOP:
+            return
+        w = ins.width
+        m = (1 << w) - 1 if w else 0
+        if op in _SIMPLE_BINARY:
+            a, b = (self.operand(s, index) for s in ins.operands)
+            self.define(ins.dest, _SIMPLE_BINARY[op].format(a=a, b=b, m=m))
+        elif op in _DIVISIONS:
+            a, b = (self.operand(s, index) for s in ins.operands)
+            self.emit(f"if {b} == 0: {self.stop(index)}")
+            self.define(ins.dest, _DIVISIONS[op].format(a=a, b=b, w=w))
+        elif op in _SHIFTS:
+            a, b = (self.operand(s, index) for s in ins.operands)
+            self.emit(f"if {b} >= {w}: {self.stop(index)}")
+            self.define(ins.dest, _SHIFTS[op].format(a=a, b=b, m=m, w=w))
+        elif op is Opcode.ICMP:
+            predicate = ins.aux[0]
+            a, b = (self.operand(s, index) for s in ins.operands)
+            if predicate in _UNSIGNED_COMPARE:
+                test = f"{a} {_UNSIGNED_COMPARE[predicate]} {b}"
+            else:
+                # signed order is the unsigned order with the sign bit flipped
+                sign = 1 << (w - 1)
+                left = str(int(a) ^ sign) if a.isdigit() else f"({a} ^ {sign})"
+                right = str(int(b) ^ sign) if b.isdigit() else f"({b} ^ {sign})"
+                test = f"{left} {_SIGNED_COMPARE[predicate]} {right}"
+            self.define(ins.dest, f"1 if {test} else 0")
+        elif op is Opcode.TRUNC:
+            a = self.operand(ins.operands[0], index)
+            self.define(ins.dest, f"{a} & {(1 << ins.aux.to_bits) - 1}")
+        elif op is Opcode.ZEXT:
+            self.define(ins.dest, self.operand(ins.operands[0], index))
+        elif op is Opcode.SEXT:
+            a = self.operand(ins.operands[0], index)
+            sign = 1 << (ins.aux.from_bits - 1)
+            self.define(ins.dest, f"(({a} ^ {sign}) - {sign}) & {(1 << ins.aux.to_bits) - 1}")
+        elif op is Opcode.GEP:
+            base = self.operand(ins.operands[0], index)
+            const_offset, dynamic = ins.aux
+            terms = [base, str(const_offset)]
+            for slot, stride, bits in dynamic:
+                i = self.operand(slot, index)
+                sign = 1 << (bits - 1)
+                terms.append(f"(({i} ^ {sign}) - {sign}) * {stride}")
+            self.define(ins.dest, f"({' + '.join(terms)}) & {POINTER_MASK}")
+        elif op is Opcode.LOAD:
+            access = ins.aux
+            p = ins.operands[0]
+            o, at = self.pointee(p, access.size, "read", index)
+            value = f"int.from_bytes({o}.data[{at}:{at} + {access.size}], 'little')"
+            if access.bits != access.size * 8:
+                value = f"{value} & {(1 << access.bits) - 1}"
+            self.define(ins.dest, value)
+        elif op is Opcode.STORE:
+            access = ins.aux
+            v, p = ins.operands
+            value = self.operand(v, index)
+            o, at = self.pointee(p, access.size, "write", index)
+            self.emit(f"{o}.data[{at}:{at} + {access.size}] = ({value}).to_bytes({access.size}, "
+                      f"'little')")
+        else:  # pragma: no cover - _compilable lets nothing else in
+            raise AssertionError(op)
+
+
+def _edges(aux: Any) -> list[Edge]:
+    """The control-flow edges in a terminator's aux (nested tuples of them)."""
+    found: list[Edge] = []
+    stack = [aux]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Edge):
+            found.append(item)
+        elif isinstance(item, tuple):
+            stack.extend(item)
+    return found
+
+
+def _constant_slots(fn: Function) -> dict[int, int]:
+    """Slots holding an int constant that nothing writes (literals in generated code)."""
+    written = set(fn.params)
+    for block in fn.blocks:
+        for ins in block.instructions:
+            if ins.dest >= 0:
+                written.add(ins.dest)
+            for edge in _edges(ins.aux):
+                written.update(dest for dest, _ in edge.moves)
+    return {slot: value for slot, value in enumerate(fn.template)
+            if slot not in written and type(value) is int}
+
+
+def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
+    """Put a generated function in place of the first closure of every run of ``MIN_RUN``
+    or more compilable instructions in ``fn``'s blocks (``fcode``: its closures by block and
+    index). Returns how many runs were compiled."""
+    constants = _constant_slots(fn)
+    sources: list[str] = []
+    places: list[tuple[int, int, str, Callable[..., Any]]] = []
+    for b, block in enumerate(fn.blocks):
+        instructions = block.instructions
+        i = 0
+        while i < len(instructions):
+            if not _compilable(instructions[i]):
+                i += 1
+                continue
+            j = i
+            while j < len(instructions) and _compilable(instructions[j]):
+                j += 1
+            # a run that reaches its block's end takes the branch too, when it is plain (br)
+            # or conditional on a concrete value (its closure is called: it counts coverage)
+            tail = j == len(instructions) - 1 and instructions[j].opcode in (Opcode.BR,
+                                                                             Opcode.CONDBR)
+            if j - i + tail >= MIN_RUN:
+                name = f"run_{b}_{i}"
+                writer = _RunWriter(fn, constants, name, i)
+                for k in range(i, j):
+                    writer.instruction(instructions[k], k)
+                if tail:
+                    writer.branch(instructions[j], j)
+                else:
+                    writer.emit(f"frame.pc = {j}; return {j - i}")
+                head = [f"def make_{name}(plain, exact, sdiv, srem, ashr, code):",
+                        f"  def {name}(state, frame, regs):",
+                        f"    if exact[0]: plain(state, frame, regs); return 1"]
+                body = ["    " + line for line in writer.lines]
+                sources.append("\n".join(head + body + [f"  return {name}", ""]))
+                places.append((b, i, name, fcode[b][i]))
+            i = j
+    if not places:
+        return 0
+    text = "\n".join(sources)
+    filename = f"<symex runs of {fn.name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    dump = os.environ.get(DUMP_VARIABLE)
+    if dump:
+        Path(dump).mkdir(parents=True, exist_ok=True)
+        (Path(dump) / f"{fn.name}.py").write_text(text)
+    namespace: dict[str, Any] = {}
+    exec(compile(text, filename, "exec"), namespace)
+    semantics = E.BINARY_SEMANTICS
+    for b, i, name, plain in places:
+        fcode[b][i] = namespace[f"make_{name}"](plain, ex.exact_slice, semantics[E.Op.SDIV],
+                                               semantics[E.Op.SREM], semantics[E.Op.ASHR],
+                                               fcode[b])
+    ex.longest_run = max(ex.longest_run, max(len(fn.blocks[b].instructions) for b, *_ in places))
+    return len(places)
