@@ -40,6 +40,15 @@ class Assignment:
         self.default = default
         self._memo: dict[Expr, int] = {}
 
+    @property
+    def memo_size(self) -> int:
+        """How many subexpression values this assignment remembers."""
+        return len(self._memo)
+
+    def forget(self) -> None:
+        """Drop the remembered values (they are recomputed when asked again)."""
+        self._memo = {}
+
     def _byte(self, array: Array, i: int) -> int:
         initial = array.initial
         if initial is not None:

@@ -49,6 +49,10 @@ __all__ = [
 ]
 
 CHAIN_LAYERS: tuple[str, ...] = ("trivial", "independence", "cache", "cex")
+
+#: values a cached model's evaluator keeps before it starts afresh (memory bound: each value
+#: holds its expression alive)
+CEX_MEMO_LIMIT = 100_000
 """Every layer name, in the order the chain applies them."""
 
 _Model = dict["Array", bytes]
@@ -177,7 +181,11 @@ class ChainSolver(SolverBase):
         self._cache_size = cache_size
         self._check_cache: OrderedDict[tuple[frozenset[Expr], Expr | None], bool] = OrderedDict()
         self._model_cache: OrderedDict[frozenset[Expr], _Model | None] = OrderedDict()
-        self._cex_models: deque[tuple[frozenset[Expr], _Model]] = deque(maxlen=cex_models)
+        #: (query it answered, model, the model's evaluator): the evaluator is kept with the
+        #: model, so values of the subexpressions paths share (reads through the same update
+        #: lists, the same older constraints) are computed once per model, not per lookup
+        self._cex_models: deque[tuple[frozenset[Expr], _Model, _expr.Assignment]] = \
+            deque(maxlen=cex_models)
         self._cex_unsat: deque[frozenset[Expr]] = deque(maxlen=cex_unsat)
         self._arrays_of: weakref.WeakKeyDictionary[Expr, tuple[Array, ...]] = (
             weakref.WeakKeyDictionary())
@@ -374,7 +382,8 @@ class ChainSolver(SolverBase):
             refuted = found_elsewhere is None and shared.refutes(query)
             layer.time += time.perf_counter() - started
             if found_elsewhere is not None:
-                self._cex_models.appendleft((query, found_elsewhere))
+                self._cex_models.appendleft((query, found_elsewhere,
+                                             _expr.Assignment(found_elsewhere)))
                 return found_elsewhere
             if refuted:
                 self._cex_unsat.append(query)
@@ -391,7 +400,7 @@ class ChainSolver(SolverBase):
             # Only models the evaluator confirms are reused: the evaluator is what tries them.
             assignment = _expr.Assignment(model)
             if all(assignment.evaluate(c) for c in ordered):
-                self._cex_models.appendleft((query, model))
+                self._cex_models.appendleft((query, model, assignment))
                 if shared is not None:
                     shared.publish(key, model)
         layer.time += time.perf_counter() - started
@@ -405,7 +414,7 @@ class ChainSolver(SolverBase):
             if unsat <= query:
                 return (None,)
         models = self._cex_models
-        for index, (solved, model) in enumerate(models):
+        for index, (solved, model, _) in enumerate(models):
             if query <= solved:
                 self._cex_promote(index)
                 return (model,)
@@ -413,8 +422,9 @@ class ChainSolver(SolverBase):
         # it, so a model that fails usually fails the newest, and a miss (every model tried,
         # as on a worker whose caches are cold) then costs one evaluation per model.
         probe = tuple(reversed(ordered))
-        for index, (solved, model) in enumerate(models):
-            assignment = _expr.Assignment(model)
+        for index, (solved, model, assignment) in enumerate(models):
+            if assignment.memo_size > CEX_MEMO_LIMIT:
+                assignment.forget()
             if all(assignment.evaluate(c) for c in probe):
                 self._cex_promote(index)
                 return (model,)
@@ -429,7 +439,7 @@ class ChainSolver(SolverBase):
 
     def recent_models(self, count: int) -> list[_Model]:
         """The ``count`` models the counter-example cache would try first."""
-        return [model for _, model in list(self._cex_models)[:count]]
+        return [model for _, model, _ in list(self._cex_models)[:count]]
 
     def adopt_models(self, models: Iterable[_Model]) -> None:
         """Models found elsewhere (a parallel worker that handed over work) for the
@@ -441,7 +451,7 @@ class ChainSolver(SolverBase):
         for model in models:
             if cache.maxlen is not None and len(cache) >= cache.maxlen:
                 return
-            cache.append((frozenset(), model))
+            cache.append((frozenset(), model, _expr.Assignment(model)))
 
     # -- models --------------------------------------------------------------------------
 
