@@ -26,7 +26,7 @@ from symex.expr import Op
 from symex.encodings.table import IndexRun, table_layout, table_read
 from symex.solvers.translate import Translator
 
-ENCODING_NAMES = ("array-assert", "nested-write", "ite")
+ENCODING_NAMES = ("array-assert", "nested-write", "ite", "hybrid")
 
 # ---------------------------------------------------------------------------------------------
 # The evaluating TermBuilder
@@ -504,7 +504,7 @@ def test_arrays_with_equal_names_stay_distinct(encoding: str) -> None:
     t.bitvector(E.read(E.UpdateList(second), rel))
     t.bitvector(E.read(E.UpdateList(sym2), E.const(0, 32)))
     names = set(builder.array_vars) | set(builder.bv_vars)
-    if encoding == "ite":
+    if encoding in ("ite", "hybrid"):  # hybrid spells these small arrays out as ite does
         assert {"s[0]", "s[0]#2"} <= names
     else:
         assert {"same", "same#2", "s", "s#2"} <= names
@@ -530,7 +530,7 @@ def test_snapshot_restore_follows_push_pop(encoding: str) -> None:
     assert t.boolean(outer) is True and t.cache_hits == hits + 1
     assert t.boolean(inner) is True
     assert len(t.take_setup()) == len(inner_setup)    # declared, and set up, again
-    if encoding != "ite":
+    if encoding not in ("ite", "hybrid"):
         assert "C#2" in builder.array_vars
     t.clear()                                  # reset: everything is declared afresh
     assert t.boolean(inner) is True
@@ -555,7 +555,7 @@ def test_registry() -> None:
     for name, encoding in ENCODINGS.items():
         assert isinstance(encoding, Encoding) and encoding.name == name
     assert ENCODINGS["ite"].uses_arrays is False
-    with pytest.raises(ConfigError, match="array-assert, nested-write, ite"):
+    with pytest.raises(ConfigError, match="array-assert, nested-write, ite, hybrid"):
         get_encoding("arrays")
 
 
@@ -643,3 +643,15 @@ def test_an_unwritten_table_read_pins_nothing() -> None:
     index = E.add(E.zext(a_byte(1), 32), E.const(256, 32))        # 16 + 256
     assert t.bitvector(E.read(E.UpdateList(table), index)).value == (272 * 7) % 5
     assert t.take_setup() == []
+
+
+def test_hybrid_spells_small_arrays_out_and_keeps_big_ones_as_arrays() -> None:
+    from symex.encodings.hybrid import SMALL_ARRAY_BYTES
+    from symex.encodings.ite import IteArray
+    encoding = get_encoding("hybrid")
+    builder = EvaluatingBuilder()
+    small = E.Array("small", SMALL_ARRAY_BYTES)
+    big = E.Array("big", SMALL_ARRAY_BYTES + 1)
+    assert type(encoding.declare(small, builder)[0]) is IteArray
+    assert type(encoding.declare(big, builder)[0]) is not IteArray
+    assert encoding.uses_arrays is True

@@ -30,7 +30,7 @@ from symex.solvers.configured import SessionSolver
 # -- the configuration matrix ---------------------------------------------------------------
 
 BACKEND_NAMES = [*BACKENDS, "pysmt-cvc5"]
-ENCODING_NAMES = ["array-assert", "nested-write", "ite"]
+ENCODING_NAMES = ["array-assert", "nested-write", "ite", "hybrid"]
 # assumptions(3) makes the corpus cross the reset threshold many times
 SESSION_NAMES = ["none", "pushpop", "assumptions", "assumptions(3)"]
 

@@ -32,7 +32,7 @@ DEFAULT_ASSUMPTION_THRESHOLD = 50
 DEFAULT_STAGGER = 0.005
 
 #: The encodings a configuration may name (see :mod:`symex.encodings`).
-KNOWN_ENCODINGS: tuple[str, ...] = ("array-assert", "nested-write", "ite")
+KNOWN_ENCODINGS: tuple[str, ...] = ("array-assert", "nested-write", "ite", "hybrid")
 
 #: The grammar every configuration error quotes, so the user sees what is accepted.
 GRAMMAR = (

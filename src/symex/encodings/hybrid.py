@@ -1,0 +1,60 @@
+"""The ``hybrid`` encoding: small arrays as ``ite``, the others as ``array-assert``.
+
+A small array written at symbolic indices (a local histogram, a little lookup table being
+filled in) costs z3 array reasoning on every query under ``array-assert``, while spelling its
+few bytes out as if-then-else chains keeps the query in plain bit-vectors; a big array read
+at symbolic indices is the opposite case (an if-then-else chain per read grows with the
+array). So arrays of at most :data:`SMALL_ARRAY_BYTES` bytes are declared and read as the
+``ite`` encoding does, the others as ``array-assert`` does; a read goes to the encoding whose
+handle its array has. Measured in docs/benchmarks.md ("KLEE parity and speed").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, MutableMapping
+
+from symex.encodings.array_assert import ArrayAssertEncoding
+from symex.encodings.core import TermBuilder
+from symex.encodings.ite import IteArray, IteEncoding
+from symex.expr import Array, Expr
+
+__all__ = ["SMALL_ARRAY_BYTES", "HybridEncoding"]
+
+#: arrays of at most this many bytes are encoded as ``ite``
+SMALL_ARRAY_BYTES = 64
+
+
+class HybridEncoding:
+    """``ite`` for arrays of at most ``small`` bytes, ``array-assert`` for bigger ones."""
+
+    __slots__ = ("small", "_small_arrays", "_arrays")
+
+    name: str = "hybrid"
+    """The configuration name."""
+    uses_arrays: bool = True
+    """Big arrays are solver arrays."""
+
+    def __init__(self, small: int = SMALL_ARRAY_BYTES) -> None:
+        """The encoding with ``small`` as the largest array spelled out byte by byte."""
+        self.small = small
+        self._small_arrays = IteEncoding()
+        self._arrays = ArrayAssertEncoding()
+
+    def declare(self, array: Array, builder: TermBuilder) -> tuple[Any, list[Any]]:
+        """The handle of the encoding the array's size picks."""
+        if array.size <= self.small:
+            return self._small_arrays.declare(array, builder)
+        return self._arrays.declare(array, builder)
+
+    def read(self, read: Expr, handle: Any, lower: Callable[[Expr], Any],
+             builder: TermBuilder, memo: MutableMapping[Any, Any], setup: list[Any]) -> Any:
+        """The read as the encoding of its array's handle makes it."""
+        if type(handle) is IteArray:
+            return self._small_arrays.read(read, handle, lower, builder, memo, setup)
+        return self._arrays.read(read, handle, lower, builder, memo, setup)
+
+    def model(self, array: Array, handle: Any, builder: Any) -> bytes:
+        """The array's bytes in the model, from its encoding."""
+        if type(handle) is IteArray:
+            return self._small_arrays.model(array, handle, builder)
+        return self._arrays.model(array, handle, builder)
