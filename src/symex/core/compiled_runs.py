@@ -95,6 +95,9 @@ class _RunWriter:
         #: checked ("read": concrete bytes; "write": also this state's own and writable) and
         #: the largest access size whose bounds were checked
         self.objects: dict[int, tuple[str, int]] = {}
+        #: what the run knows a pointer register's memory holds: slot -> (access size, bits,
+        #: the value's expression); a store forgets every other pointer's (they may alias)
+        self.memory: dict[int, tuple[int, int, str]] = {}
 
     def emit(self, line: str) -> None:
         self.lines.append(line)
@@ -208,11 +211,17 @@ class _RunWriter:
         elif op is Opcode.LOAD:
             access = ins.aux
             p = ins.operands[0]
+            known = self.memory.get(p)
+            if known is not None and known[:2] == (access.size, access.bits):
+                # read or written through this very pointer since the run's last store
+                self.define(ins.dest, known[2])
+                return
             o, at = self.pointee(p, access.size, "read", index)
             value = f"int.from_bytes({o}.data[{at}:{at} + {access.size}], 'little')"
             if access.bits != access.size * 8:
                 value = f"{value} & {(1 << access.bits) - 1}"
             self.define(ins.dest, value)
+            self.memory[p] = (access.size, access.bits, f"r{ins.dest}")
         elif op is Opcode.STORE:
             access = ins.aux
             v, p = ins.operands
@@ -220,6 +229,7 @@ class _RunWriter:
             o, at = self.pointee(p, access.size, "write", index)
             self.emit(f"{o}.data[{at}:{at} + {access.size}] = ({value}).to_bytes({access.size}, "
                       f"'little')")
+            self.memory = {p: (access.size, access.bits, value)}
         else:  # pragma: no cover - _compilable lets nothing else in
             raise AssertionError(op)
 
