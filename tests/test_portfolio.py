@@ -178,7 +178,7 @@ def test_slow_worker_loses_is_killed_and_restarted() -> None:
         # z3 alone.
         assert raced < fast + 1.5, (raced, fast)
         cvc5 = portfolio.statistics.members["cvc5:nested-write:pushpop"]
-        z3 = portfolio.statistics.members["z3:array-assert:pushpop"]
+        z3 = portfolio.statistics.members["z3:hybrid:pushpop"]
         assert (z3.wins, cvc5.wins) == (1, 0)
         assert cvc5.cancellations == 1
         # The loser is given a quarter of a second to finish; cvc5 needs minutes, so it is
@@ -366,7 +366,7 @@ def test_stagger_leader_runs_alone_and_a_slow_leader_hands_over() -> None:
             sat, raced = timed_check(portfolio, table_lookup_query(3))
             assert sat and raced < fast_alone + 1.5, (raced, fast_alone)
         slow = portfolio.statistics.members["z3:nested-write:pushpop"]
-        fast = portfolio.statistics.members["z3:array-assert:pushpop"]
+        fast = portfolio.statistics.members["z3:hybrid:pushpop"]
         assert (slow.wins, fast.wins) == (0, 2)
         # the interrupted leader answers the next query correctly (a fresh context)
         assert portfolio.may_be_true(small)

@@ -385,7 +385,7 @@ def test_klee_queries(config: str) -> None:
 
 
 def test_parse_defaults_and_canonical_strings() -> None:
-    assert parse_config("z3") == SolverConfig("z3", "array-assert", SessionKind.PUSHPOP, 50)
+    assert parse_config("z3") == SolverConfig("z3", "hybrid", SessionKind.PUSHPOP, 50)
     assert parse_config("bitwuzla:ite") == SolverConfig("bitwuzla", "ite", SessionKind.PUSHPOP)
     assert parse_config(" Z3 : nested-write : PushPop ") == SolverConfig(
         "z3", "nested-write", SessionKind.PUSHPOP)
@@ -397,14 +397,14 @@ def test_parse_defaults_and_canonical_strings() -> None:
                  "portfolio(z3, bitwuzla:ite, z3:array-assert:assumptions(50))"]:
         parsed = parse_config(text)
         assert parse_config(str(parsed)) == parsed
-    assert str(parse_config("z3")) == "z3:array-assert:pushpop"
+    assert str(parse_config("z3")) == "z3:hybrid:pushpop"
 
 
 def test_parse_portfolio() -> None:
     p = parse_config("portfolio(z3:array-assert:none, z3:array-assert:assumptions(50), bitwuzla:ite)")
     assert p == PortfolioConfig((
-        SolverConfig("z3", session=SessionKind.NONE),
-        SolverConfig("z3", session=SessionKind.ASSUMPTIONS, threshold=50),
+        SolverConfig("z3", "array-assert", session=SessionKind.NONE),
+        SolverConfig("z3", "array-assert", session=SessionKind.ASSUMPTIONS, threshold=50),
         SolverConfig("bitwuzla", "ite"),
     ))
     assert parse_config("portfolio(z3)") == PortfolioConfig((SolverConfig("z3"),))
@@ -428,11 +428,11 @@ def test_bad_configurations_quote_the_grammar(text: str) -> None:
         create_solver(text)
 
 
-def test_create_solver_default_is_z3_array_assert_pushpop() -> None:
+def test_create_solver_default_is_z3_hybrid_pushpop() -> None:
     s = create_solver()
     try:
         assert isinstance(s, SessionSolver) and isinstance(s, Solver)
-        assert str(s.config) == "z3:array-assert:pushpop"
+        assert str(s.config) == "z3:hybrid:pushpop"
         a = Array("x", 1)
         assert s.must_be_true(Query((E.ugt(rd(a, 0), c8(5)),), E.ugt(rd(a, 0), c8(3))))
     finally:

@@ -15,7 +15,7 @@ from symex.expr import Array, Assignment, UpdateList
 from symex.solvers import Query, Solver, Validity, create_solver
 from symex.solvers.configured import SessionSolver
 
-Z3Solver = SessionSolver  # the z3 solver symex uses by default ("z3" = z3:array-assert:pushpop)
+Z3Solver = SessionSolver  # the z3 solver symex uses by default ("z3" = z3:hybrid:pushpop)
 
 
 @pytest.fixture

@@ -1,12 +1,16 @@
-"""The ``hybrid`` encoding: small arrays as ``ite``, the others as ``array-assert``.
+"""The ``hybrid`` encoding: small memory objects as ``ite``, the other arrays as
+``array-assert``.
 
-A small array written at symbolic indices (a local histogram, a little lookup table being
-filled in) costs z3 array reasoning on every query under ``array-assert``, while spelling its
-few bytes out as if-then-else chains keeps the query in plain bit-vectors; a big array read
-at symbolic indices is the opposite case (an if-then-else chain per read grows with the
-array). So arrays of at most :data:`SMALL_ARRAY_BYTES` bytes are declared and read as the
-``ite`` encoding does, the others as ``array-assert`` does; a read goes to the encoding whose
-handle its array has. Measured in docs/benchmarks.md ("KLEE parity and speed").
+A small object of the program written at symbolic indices (a local histogram, a little table
+being filled in) becomes an array whose initial bytes are constants; under ``array-assert``
+every query on it costs z3 array reasoning, while spelling its few bytes out as if-then-else
+chains over the writes keeps that part of the query in plain bit-vectors. A big array read at
+symbolic indices is the opposite case (a chain per read grows with the array), and symbolic
+inputs read at constant indices gain nothing (measured: a 28-byte input spelled out made the
+maze slower). So constant-initial arrays of at most :data:`SMALL_ARRAY_BYTES` bytes are
+declared and read as the ``ite`` encoding does, every other array as ``array-assert`` does;
+a read goes to the encoding whose handle its array has. Measured in docs/benchmarks.md
+("KLEE parity and speed").
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ from symex.expr import Array, Expr
 
 __all__ = ["SMALL_ARRAY_BYTES", "HybridEncoding"]
 
-#: arrays of at most this many bytes are encoded as ``ite``
+#: constant-initial arrays of at most this many bytes are encoded as ``ite``
 SMALL_ARRAY_BYTES = 64
 
 
 class HybridEncoding:
-    """``ite`` for arrays of at most ``small`` bytes, ``array-assert`` for bigger ones."""
+    """``ite`` for constant-initial arrays of at most ``small`` bytes, ``array-assert`` for
+    the others."""
 
     __slots__ = ("small", "_small_arrays", "_arrays")
 
@@ -41,8 +46,8 @@ class HybridEncoding:
         self._arrays = ArrayAssertEncoding()
 
     def declare(self, array: Array, builder: TermBuilder) -> tuple[Any, list[Any]]:
-        """The handle of the encoding the array's size picks."""
-        if array.size <= self.small:
+        """The handle of the encoding the array's kind and size pick."""
+        if array.initial is not None and array.size <= self.small:
             return self._small_arrays.declare(array, builder)
         return self._arrays.declare(array, builder)
 
