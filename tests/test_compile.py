@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 
 import llvmlite.binding as llvm
@@ -161,3 +163,20 @@ def test_asserts_stay_at_O2_unless_the_user_defines_ndebug(tmp_path: Path) -> No
     assert "__assert_fail" in kept
     dropped = compile_c(source, ["-O2", "-DNDEBUG"], cache_dir=tmp_path / "cache").read_text()
     assert "__assert_fail" not in dropped
+
+
+def test_a_compiler_removed_after_it_was_found_is_not_used(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # a "system clang" that is zig's clang behind a script: found first, then uninstalled
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    clang = bindir / "clang"
+    clang.write_text(f"#!/bin/sh\nexec {sys.executable} -m ziglang cc \"$@\"\n")
+    clang.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("SYMEX_CC", raising=False)
+    found = find_compiler()
+    assert found.kind == "clang" and found.command == (str(clang),)
+    clang.unlink()
+    again = find_compiler()
+    assert again.command != (str(clang),)

@@ -151,7 +151,8 @@ def find_compiler() -> Compiler:
     choice = os.environ.get("SYMEX_CC", "").strip()
     key = (os.environ.get("PATH", ""), sys.executable, choice)
     cached = _found_compiler.get(key)
-    if cached is not None:
+    # a compiler uninstalled since it was found is looked for again (the next one may be zig)
+    if cached is not None and shutil.which(cached.command[0]) is not None:
         return cached
     compiler: Compiler | None = None
     if choice and choice != "zig" and choice != "clang":
