@@ -105,7 +105,7 @@ class _RunWriter:
     def stop(self, index: int) -> str:
         """What the function does when instruction ``index`` cannot take the fast path."""
         if index == self.start:
-            return f"plain(state, frame, regs); return 1"
+            return "plain(state, frame, regs); return 1"
         return f"frame.pc = {index}; return {index - self.start}"
 
     def operand(self, slot: int, index: int) -> str:
@@ -292,7 +292,7 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
                     writer.emit(f"frame.pc = {j}; return {j - i}")
                 head = [f"def make_{name}(plain, exact, sdiv, srem, ashr, code):",
                         f"  def {name}(state, frame, regs):",
-                        f"    if exact[0]: plain(state, frame, regs); return 1"]
+                        "    if exact[0]: plain(state, frame, regs); return 1"]
                 body = ["    " + line for line in writer.lines]
                 sources.append("\n".join(head + body + [f"  return {name}", ""]))
                 places.append((b, i, name, fcode[b][i]))

@@ -715,11 +715,7 @@ class Executor:
             self.fail(state, ErrorKind.EXEC,
                       "longjmp to a setjmp whose function has returned (undefined behaviour)")
         while len(state.frames) > depth:
-            frame = state.frames.pop()
-            for segment in frame.allocas:
-                state.release(segment)
-            if frame.varargs:
-                state.release(frame.varargs >> SEGMENT_SHIFT)
+            state.release_frame(state.frames.pop())
         state.frame = target
         target.block = target.function.blocks[block]
         target.code = self.code_of(target.function)[block]
@@ -740,10 +736,7 @@ class Executor:
                 and self.call_exit_handler(state)):
             return
         frame = state.frames.pop()
-        for segment in frame.allocas:
-            state.release(segment)
-        if frame.varargs:
-            state.release(frame.varargs >> SEGMENT_SHIFT)
+        state.release_frame(frame)
         if not state.frames:
             if state.threads is not None:
                 scheduling.thread_returned(self, state, value)

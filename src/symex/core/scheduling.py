@@ -41,7 +41,7 @@ from symex.ir.program import SEGMENT_SHIFT, Function
 if TYPE_CHECKING:
     from symex.core.executor import Executor
 
-__all__ = ["ERRNO_VARIABLE", "FIRST_PID", "ProcessContext", "ThreadContext", "Threads", "WaitCondition",
+__all__ = ["ERRNO_VARIABLE", "word_at", "FIRST_PID", "ProcessContext", "ThreadContext", "Threads", "WaitCondition",
            "block", "current_thread", "exit_process", "exit_thread", "fork_process",
            "spawn_thread", "thread_returned", "threads_of", "yield_thread"]
 
@@ -291,7 +291,8 @@ def exit_thread(ex: Executor, state: State, result: Any) -> None:
     if not process_threads:
         exit_process(ex, state, 0)
         return
-    _release_frames(state, state.frames)
+    for frame in state.frames:
+        state.release_frame(frame)
     state.frames = []
     thread.finished = True
     thread.result = result
@@ -319,14 +320,6 @@ def exit_process(ex: Executor, state: State, code: int) -> None:
                              exit_code=threads.processes[FIRST_PID].exit_status)
     state.frames = []
     _switch_to_next(ex, state, threads)
-
-
-def _release_frames(state: State, frames: list[Frame]) -> None:
-    for frame in frames:
-        for segment in frame.allocas:
-            state.release(segment)
-        if frame.varargs:
-            state.release(frame.varargs >> SEGMENT_SHIFT)
 
 
 def _runnable(state: State, threads: Threads) -> list[ThreadContext]:
@@ -391,12 +384,20 @@ def _switch(ex: Executor, state: State, threads: Threads, tid: int) -> None:
         state.frame = state.frames[-1]
 
 
-def _read_errno(state: State, address: int) -> int:
-    os_ = state.objects.get(address >> SEGMENT_SHIFT)
+def word_at(objects: immutables.Map[int, Any], address: int) -> int | None:
+    """The concrete 32-bit little-endian word at ``address`` in an address space (None when
+    no object holds it or a byte of it is symbolic)."""
+    os_ = objects.get(address >> SEGMENT_SHIFT)
     if os_ is None:
-        return 0
+        return None
     data = os_.read_bytes(address & 0xFFFFFFFF, 4)
-    return int.from_bytes(bytes(b if type(b) is int else 0 for b in data), "little")
+    if any(type(b) is not int for b in data):
+        return None
+    return int.from_bytes(bytes(data), "little")
+
+
+def _read_errno(state: State, address: int) -> int:
+    return word_at(state.objects, address) or 0
 
 
 def _write_errno(state: State, address: int, value: int) -> None:

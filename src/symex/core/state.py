@@ -10,7 +10,7 @@ from symex import expr as E
 from symex.core.constraints import equality_of
 from symex.core.forks import NO_MODEL
 from symex.core.memory import MemoryObject, ObjectKind, ObjectState
-from symex.ir.program import Block, Function
+from symex.ir.program import SEGMENT_SHIFT, Block, Function
 
 
 class Frame:
@@ -223,6 +223,13 @@ class State:
         self.objects = self.objects.delete(segment)
         self.freed = self.freed.set(segment, os.obj)
         return os.obj
+
+    def release_frame(self, frame: Frame) -> None:
+        """Release what a frame that is left allocated (its allocas, its variadic area)."""
+        for segment in frame.allocas:
+            self.release(segment)
+        if frame.varargs:
+            self.release(frame.varargs >> SEGMENT_SHIFT)
 
     def unique_name(self, name: str) -> str:
         """``name``, or ``name_1``, ``name_2``... if this state already has it."""

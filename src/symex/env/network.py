@@ -46,8 +46,8 @@ from symex.core.forks import ForkKind
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.core.state import State
 from symex.env.klee import make_symbolic
-from symex.env.posix import (MAX_FDS, OpenFile, PosixWorld, S_IFIFO, STAT_SIZE, lowest_free_fd,
-                              world_of)
+from symex.env.posix import (MAX_FDS, OpenFile, PosixWorld, S_IFIFO, STAT_SIZE, concrete_int,
+                              lowest_free_fd, returning, world_of)
 from symex.core.memory import ObjectKind
 from symex.ir.program import Access, Instruction, ValueKind
 
@@ -147,15 +147,6 @@ def _new_descriptor(world: PosixWorld, eid: int, *, readable: bool = True, writa
                         next_description=key + 1), fd
 
 
-def _int(ex: Executor, state: State, value: Any, width: int, why: str) -> int:
-    if type(value) is not int:
-        value = ex.concretize(state, value, value.width, why)
-    value &= (1 << width) - 1
-    if value >> (width - 1):
-        value -= 1 << width
-    return value
-
-
 def _is_null(pointer: Any) -> bool:
     return type(pointer) is int and pointer == 0
 
@@ -163,7 +154,7 @@ def _is_null(pointer: Any) -> bool:
 def _socket_of(ex: Executor, state: State, fd_value: Any) -> tuple[PosixWorld, int, OpenFile | None, int]:
     """(world, fd, description, endpoint id or -errno) of a descriptor that must be a socket."""
     world = world_of(state)
-    fd = _int(ex, state, fd_value, 32, "socket descriptor")
+    fd = concrete_int(ex, state, fd_value, 32, "socket descriptor")
     opened = world.opened(fd)
     if opened is None:
         return world, fd, None, -EBADF
@@ -179,7 +170,7 @@ def _read_address(ex: Executor, state: State, pointer: Any, length: Any) -> Any:
     """The address key of a ``struct sockaddr`` in memory, or -errno."""
     if _is_null(pointer):
         return -EFAULT
-    size = _int(ex, state, length, 32, "address length")
+    size = concrete_int(ex, state, length, 32, "address length")
     if size < 2:
         return -EINVAL
     data = [b if type(b) is int else ex.concretize(state, b, 8, "socket address byte")
@@ -208,7 +199,7 @@ def _write_address(ex: Executor, state: State, address: Any, pointer: Any, lengt
                  + (address[2] or 0x7F000001).to_bytes(4, "big") + bytes(8))
     else:
         image = AF_UNIX.to_bytes(2, "little") + address[1] + (b"\0" if address[1][:1] != b"\0" else b"")
-    room = _int(ex, state, ex.read(state, length_pointer, _INT), 32, "address length")
+    room = concrete_int(ex, state, ex.read(state, length_pointer, _INT), 32, "address length")
     if room > 0:
         ex.write_bytes(state, pointer, image[:room])
     ex.write(state, length_pointer, _INT, len(image))
@@ -243,8 +234,8 @@ def _autobind(world: PosixWorld, eid: int) -> tuple[PosixWorld, Any]:
 
 def _socket(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    family = _int(ex, state, args[0], 32, "socket family")
-    kind = _int(ex, state, args[1], 32, "socket type")
+    family = concrete_int(ex, state, args[0], 32, "socket family")
+    kind = concrete_int(ex, state, args[1], 32, "socket type")
     if family not in (AF_INET, AF_UNIX):
         return -EAFNOSUPPORT
     base = kind & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)
@@ -260,8 +251,8 @@ def _socket(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 
 def _socketpair(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    family = _int(ex, state, args[0], 32, "socketpair family")
-    kind = _int(ex, state, args[1], 32, "socketpair type")
+    family = concrete_int(ex, state, args[0], 32, "socketpair family")
+    kind = concrete_int(ex, state, args[1], 32, "socketpair type")
     if family != AF_UNIX:
         return -EOPNOTSUPP
     base = kind & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)
@@ -279,7 +270,7 @@ def _socketpair(ex: Executor, state: State, args: list[Any], ins: Instruction) -
 
 def _pipe(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    flags = _int(ex, state, args[1], 32, "pipe flags") if len(args) > 1 else 0
+    flags = concrete_int(ex, state, args[1], 32, "pipe flags") if len(args) > 1 else 0
     reader = world.next_endpoint
     world, _ = _new_endpoint(world, Endpoint(EndpointKind.PIPE_READ))
     world, writer = _new_endpoint(world, Endpoint(EndpointKind.PIPE_WRITE, peer=reader))
@@ -371,7 +362,7 @@ def _accept(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     if eid < 0:
         return eid
     assert opened is not None
-    flags = _int(ex, state, args[3], 32, "accept4 flags") if len(args) > 3 else 0
+    flags = concrete_int(ex, state, args[3], 32, "accept4 flags") if len(args) > 3 else 0
     listening = world.endpoints[eid]
     if listening.kind is not EndpointKind.LISTENING:
         return -EINVAL
@@ -415,7 +406,7 @@ def _shutdown(ex: Executor, state: State, args: list[Any], ins: Instruction) -> 
     world, _, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
-    how = _int(ex, state, args[1], 32, "shutdown how")
+    how = concrete_int(ex, state, args[1], 32, "shutdown how")
     endpoint = world.endpoints[eid]
     if how not in (0, 1, 2):
         return -EINVAL
@@ -448,8 +439,8 @@ def _getsockopt(ex: Executor, state: State, args: list[Any], ins: Instruction) -
     world, _, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
-    level = _int(ex, state, args[1], 32, "getsockopt level")
-    name = _int(ex, state, args[2], 32, "getsockopt option")
+    level = concrete_int(ex, state, args[1], 32, "getsockopt level")
+    name = concrete_int(ex, state, args[2], 32, "getsockopt option")
     value = 0
     if level == SOL_SOCKET and name == SO_TYPE:
         value = SOCK_DGRAM if world.endpoints[eid].kind is EndpointKind.DATAGRAM else SOCK_STREAM
@@ -640,8 +631,8 @@ def _recvfrom(ex: Executor, state: State, args: list[Any], ins: Instruction) -> 
     world, fd, opened, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
-    count = _int(ex, state, args[2], 64, "recv length") & ((1 << 63) - 1)
-    flags = _int(ex, state, args[3], 32, "recv flags")
+    count = concrete_int(ex, state, args[2], 64, "recv length") & ((1 << 63) - 1)
+    flags = concrete_int(ex, state, args[3], 32, "recv flags")
     return _receive(ex, state, ins, fd, args[1], count, flags, *args[4:6])
 
 
@@ -649,8 +640,8 @@ def _sendto(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     world, fd, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
-    count = _int(ex, state, args[2], 64, "send length") & ((1 << 63) - 1)
-    flags = _int(ex, state, args[3], 32, "send flags")
+    count = concrete_int(ex, state, args[2], 64, "send length") & ((1 << 63) - 1)
+    flags = concrete_int(ex, state, args[3], 32, "send flags")
     target = None
     if len(args) > 4 and not _is_null(args[4]):
         target = _read_address(ex, state, args[4], args[5])
@@ -666,16 +657,16 @@ def _on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
     (``file_call``) and endpoints."""
     def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
         world = world_of(state)
-        fd = _int(ex, state, args[0], 32, f"{name} descriptor")
+        fd = concrete_int(ex, state, args[0], 32, f"{name} descriptor")
         opened = world.opened(fd)
         if opened is None or not opened.endpoint:
             return file_call(ex, state, args, ins)
         mask = (1 << 64) - 1
         if name == "read":
-            count = _int(ex, state, args[2], 64, "read count") & ((1 << 63) - 1)
+            count = concrete_int(ex, state, args[2], 64, "read count") & ((1 << 63) - 1)
             return _receive(ex, state, ins, fd, args[1], count, 0) & mask
         if name == "write":
-            count = _int(ex, state, args[2], 64, "write count") & ((1 << 63) - 1)
+            count = concrete_int(ex, state, args[2], 64, "write count") & ((1 << 63) - 1)
             return _send(ex, state, fd, args[1], count, 0) & mask
         if name == "lseek":
             return -29 & mask  # ESPIPE
@@ -693,8 +684,8 @@ def _on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
 
 def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "fcntl descriptor")
-    command = _int(ex, state, args[1], 32, "fcntl command")
+    fd = concrete_int(ex, state, args[0], 32, "fcntl descriptor")
+    command = concrete_int(ex, state, args[1], 32, "fcntl command")
     key = world.fds.get(fd)
     if key is None:
         return -EBADF
@@ -705,12 +696,12 @@ def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
         access = 2 if opened.readable and opened.writable else (1 if opened.writable else 0)
         return access | (O_NONBLOCK if opened.nonblocking else 0)
     if command == F_SETFL:
-        value = _int(ex, state, args[2], 32, "fcntl flags")
+        value = concrete_int(ex, state, args[2], 32, "fcntl flags")
         state.posix = attrs.evolve(world, descriptions=world.descriptions.set(
             key, attrs.evolve(opened, nonblocking=bool(value & O_NONBLOCK))))
         return 0
     if command in (0, 1030):  # F_DUPFD, F_DUPFD_CLOEXEC
-        new = lowest_free_fd(world, _int(ex, state, args[2], 32, "fcntl descriptor"))
+        new = lowest_free_fd(world, concrete_int(ex, state, args[2], 32, "fcntl descriptor"))
         if new >= MAX_FDS:
             return -EMFILE
         state.posix = attrs.evolve(world, fds=world.fds.set(new, key))
@@ -722,8 +713,8 @@ def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
 
 def _poll(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    count = _int(ex, state, args[1], 64, "poll count")
-    timeout = _int(ex, state, args[2], 32, "poll timeout")
+    count = concrete_int(ex, state, args[1], 64, "poll count")
+    timeout = concrete_int(ex, state, args[2], 32, "poll timeout")
     if count < 0 or count > MAX_FDS:
         return -EINVAL
     thread = scheduling.current_thread(state)
@@ -765,7 +756,7 @@ def _offset(pointer: Any, offset: int) -> Any:
 
 def _select(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    nfds = _int(ex, state, args[0], 32, "select nfds")
+    nfds = concrete_int(ex, state, args[0], 32, "select nfds")
     if nfds < 0 or nfds > MAX_FDS:
         return -EINVAL
     sets: list[set[int] | None] = []
@@ -831,17 +822,9 @@ def handlers(file_calls: dict[str, ExternalHandler]) -> dict[str, ExternalHandle
             "__symex_fcntl": _fcntl, "__symex_poll": _poll, "__symex_select": _select}
     table: dict[str, ExternalHandler] = {"__symex_unsupported": _unsupported}
     for name, handler in ints.items():
-        table[name] = _masked(handler, 32)
+        table[name] = returning(32, handler)
     for name, handler in longs.items():
-        table[name] = _masked(handler, 64)
+        table[name] = returning(64, handler)
     for call in ("read", "write", "lseek", "fstat"):
         table[f"__symex_{call}"] = _on_endpoints(file_calls[f"__symex_{call}"], call)
     return table
-
-
-def _masked(handler: ExternalHandler, width: int) -> ExternalHandler:
-    mask = (1 << width) - 1
-
-    def call(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-        return handler(ex, state, args, ins) & mask
-    return call

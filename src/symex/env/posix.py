@@ -44,7 +44,7 @@ from symex.ir.program import Instruction
 from symex.symargs import SYM_STDOUT_SIZE, ArgvSpec
 
 __all__ = ["STAT_SIZE", "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "handlers",
-           "install_world", "lowest_free_fd", "world_of"]
+           "install_world", "concrete_int", "lowest_free_fd", "returning", "world_of"]
 
 #: sizeof(struct stat) on x86-64 Linux (glibc), the size of KLEE's ``*-stat`` objects
 STAT_SIZE = 144
@@ -233,7 +233,10 @@ def world_of(state: State) -> PosixWorld:
     return world
 
 
-def _int(ex: Executor, state: State, value: Any, width: int, why: str, signed: bool = True) -> int:
+def concrete_int(ex: Executor, state: State, value: Any, width: int, why: str,
+                 signed: bool = True) -> int:
+    """A call argument as a ``width``-bit int (signed unless told), fixed to one feasible
+    value, with the choice kept as a path constraint, when it is symbolic."""
     if type(value) is not int:
         value = ex.concretize(state, value, value.width, why)
     value &= (1 << width) - 1
@@ -259,7 +262,7 @@ def lowest_free_fd(world: PosixWorld, low: int = 0) -> int:
 def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     path = _path(ex, state, args[0])
-    flags = _int(ex, state, args[1], 32, "open flags")
+    flags = concrete_int(ex, state, args[1], 32, "open flags")
     if path is None:
         return -EINVAL  # glibc gives EFAULT; the path was NULL either way
     access = flags & O_ACCMODE
@@ -293,7 +296,7 @@ def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
 
 
 def _openat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    directory = _int(ex, state, args[0], 32, "openat directory")
+    directory = concrete_int(ex, state, args[0], 32, "openat directory")
     path = _path(ex, state, args[1])
     if directory != AT_FDCWD and path is not None and not path.startswith("/"):
         return -EBADF  # no directory descriptors in this model
@@ -302,7 +305,7 @@ def _openat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 
 def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "close descriptor")
+    fd = concrete_int(ex, state, args[0], 32, "close descriptor")
     if fd not in world.fds:
         return -EBADF
     state.posix = attrs.evolve(world, fds=world.fds.delete(fd))
@@ -311,8 +314,8 @@ def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
 
 def _read(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "read descriptor")
-    count = _int(ex, state, args[2], 64, "read count", signed=False)
+    fd = concrete_int(ex, state, args[0], 32, "read descriptor")
+    count = concrete_int(ex, state, args[2], 64, "read count", signed=False)
     opened = world.opened(fd)
     if opened is None or not opened.readable:
         return -EBADF
@@ -331,8 +334,8 @@ def _concrete_bytes(ex: Executor, state: State, data: list[Any]) -> bytes:
 
 def _write(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "write descriptor")
-    count = _int(ex, state, args[2], 64, "write count", signed=False)
+    fd = concrete_int(ex, state, args[0], 32, "write descriptor")
+    count = concrete_int(ex, state, args[2], 64, "write count", signed=False)
     opened = world.opened(fd)
     if opened is None or not opened.writable:
         return -EBADF
@@ -369,9 +372,9 @@ def _overwrite_symbolic_stdout(world: PosixWorld, fd: int, start: int, data: lis
 
 def _lseek(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "lseek descriptor")
-    offset = _int(ex, state, args[1], 64, "lseek offset")
-    whence = _int(ex, state, args[2], 32, "lseek whence")
+    fd = concrete_int(ex, state, args[0], 32, "lseek descriptor")
+    offset = concrete_int(ex, state, args[1], 64, "lseek offset")
+    whence = concrete_int(ex, state, args[2], 32, "lseek whence")
     opened = world.opened(fd)
     if opened is None:
         return -EBADF
@@ -420,7 +423,7 @@ def _stat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
 
 def _fstat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "fstat descriptor")
+    fd = concrete_int(ex, state, args[0], 32, "fstat descriptor")
     opened = world.opened(fd)
     if opened is None:
         return -EBADF
@@ -430,7 +433,7 @@ def _fstat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
 def _access(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     path = _path(ex, state, args[0])
-    mode = _int(ex, state, args[1], 32, "access mode")
+    mode = concrete_int(ex, state, args[1], 32, "access mode")
     if path in (".", "/"):
         return 0
     node_id = world.names.get(path) if path is not None else None
@@ -443,7 +446,7 @@ def _access(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 
 def _isatty(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "isatty descriptor")
+    fd = concrete_int(ex, state, args[0], 32, "isatty descriptor")
     # no descriptor is a terminal: symbolic stdin is not (as KLEE), and native replay pipes
     # all three standard streams
     return -EBADF if fd not in world.fds else -ENOTTY
@@ -451,7 +454,7 @@ def _isatty(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 
 def _dup(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "dup descriptor")
+    fd = concrete_int(ex, state, args[0], 32, "dup descriptor")
     key = world.fds.get(fd)
     if key is None:
         return -EBADF
@@ -464,8 +467,8 @@ def _dup(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
 
 def _dup2(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    fd = _int(ex, state, args[0], 32, "dup2 descriptor")
-    new = _int(ex, state, args[1], 32, "dup2 target")
+    fd = concrete_int(ex, state, args[0], 32, "dup2 descriptor")
+    new = concrete_int(ex, state, args[1], 32, "dup2 target")
     key = world.fds.get(fd)
     if key is None or not 0 <= new < MAX_FDS:
         return -EBADF
@@ -486,7 +489,7 @@ def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
-def _returning(width: int, handler: ExternalHandler) -> ExternalHandler:
+def returning(width: int, handler: ExternalHandler) -> ExternalHandler:
     """``handler`` with its (possibly negative) result as the C return type's bits."""
     mask = (1 << width) - 1
 
@@ -502,6 +505,6 @@ def handlers() -> dict[str, ExternalHandler]:
             "__symex_isatty": _isatty, "__symex_dup": _dup, "__symex_dup2": _dup2,
             "__symex_unlink": _unlink}
     longs = {"__symex_read": _read, "__symex_write": _write, "__symex_lseek": _lseek}
-    table = {name: _returning(32, handler) for name, handler in ints.items()}
-    table.update({name: _returning(64, handler) for name, handler in longs.items()})
+    table = {name: returning(32, handler) for name, handler in ints.items()}
+    table.update({name: returning(64, handler) for name, handler in longs.items()})
     return table

@@ -19,7 +19,7 @@ from symex.core.outcome import ErrorKind
 from symex.core.scheduling import FIRST_PID, threads_of
 from symex.core.state import State
 from symex.env.posix import world_of
-from symex.ir.program import SEGMENT_SHIFT, Access, Instruction, ValueKind
+from symex.ir.program import Access, Instruction, ValueKind
 
 __all__ = ["handlers"]
 
@@ -184,16 +184,6 @@ def _key_delete(ex: Executor, state: State, args: list[Any], ins: Instruction) -
     return 0
 
 
-def _word_at(state: State, objects: Any, address: int) -> Any:
-    os_ = objects.get(address >> SEGMENT_SHIFT)
-    if os_ is None:
-        return None
-    data = os_.read_bytes(address & 0xFFFFFFFF, 4)
-    if any(type(b) is not int for b in data):
-        return None
-    return int.from_bytes(bytes(data), "little")
-
-
 def _wait_while(timed: bool) -> ExternalHandler:
     """``__symex_wait_while(int *word, int value)``: block while ``*word == value`` (a
     futex wait). Returns 0, or ETIMEDOUT when ``timed`` and nothing else could run."""
@@ -211,7 +201,7 @@ def _wait_while(timed: bool) -> ExternalHandler:
         def changed(s: State) -> bool:
             threads = s.threads
             assert threads is not None
-            return _word_at(s, threads.objects_of(s, pid), address) != value
+            return scheduling.word_at(threads.objects_of(s, pid), address) != value
         scheduling.block(ex, state, changed, timed=timed)
         return 0
     return handler
