@@ -84,6 +84,11 @@ FULL = Size(sort_count=400, repeats=3, lli_interpreter_rounds=20, lli_jit_rounds
 QUICK = Size(sort_count=100, repeats=1, lli_interpreter_rounds=120, lli_jit_rounds=20_000,
              branches=6, neighbours=5, states=1_000, regexp_max_time=1.0)
 
+#: issue 14's targets for the heap of one waiting state, by the size of the written object
+MEMORY_TARGETS = {64: 1024, 4096: 1536}
+#: allocation sites listed per object size (a snapshot comparison, indicative only)
+SITES = 8
+
 
 @attrs.frozen
 class KleeFigure:
@@ -222,9 +227,10 @@ def memory_per_state(size: Size) -> None:
     try:
         for object_size in (64, 4096):
             per_state, sites = _heap_per_state(program, solver, count, object_size)
-            verdict = "meets" if per_state < 2048 else "misses"
+            target = MEMORY_TARGETS[object_size]
+            verdict = "meets" if per_state < target else "misses"
             print(f"shared object of {object_size:,} bytes: {per_state:,.0f} bytes/state "
-                  f"({verdict} the 2 KB target); largest allocation sites per state:")
+                  f"({verdict} the {target:,}-byte target); largest allocation sites per state:")
             for where, size_diff in sites:
                 print(f"    {size_diff / count:>7,.0f} B  {where}")
     finally:
@@ -250,6 +256,7 @@ def _heap_per_state(program: Program, solver: Solver, count: int,
     for i in range(count):
         child = executor.fork(parent)  # also records the fork in the execution tree, as explore does
         executor.write(child, shared + 4 * (i % words), word, i + 1)
+        executor.park(child)  # as explore does with a state going to wait in the searcher
         children.append(child)
     executor.new_states = []  # the engine hands these to the searcher; `children` keeps them alive
     gc.collect()
@@ -259,7 +266,7 @@ def _heap_per_state(program: Program, solver: Solver, count: int,
     assert all(c.objects.get(shared >> 32).owner is c.cow for c in children)
     # snapshots themselves allocate; the per-site view is indicative, the total is the figure
     sites = [(f"{Path(d.traceback[0].filename).name}:{d.traceback[0].lineno}", d.size_diff)
-             for d in last.compare_to(first, "lineno")[:6] if d.size_diff > 0]
+             for d in last.compare_to(first, "lineno")[:SITES] if d.size_diff > 0]
     return (after - before) / count, sites
 
 

@@ -615,6 +615,8 @@ class Exploration:
                                                    limit=True))
                     removed.append(s)
         added_live = [s for s in added if s not in removed]
+        for s in added_live:
+            ex.park(s)  # it waits in the searcher: keep only its live registers
         removed_known = [s for s in removed if s is current or s not in added]
         self._add_states(current, added_live, removed_known)
         states = self.states

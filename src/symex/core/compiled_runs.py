@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from symex import expr as E
-from symex.ir.program import Edge, Function, Instruction, Opcode, ValueKind
+from symex.ir.liveness import written_slots
+from symex.ir.program import Function, Instruction, Opcode, ValueKind
 
 if TYPE_CHECKING:
     from symex.core.executor import Executor
@@ -234,28 +235,9 @@ class _RunWriter:
             raise AssertionError(op)
 
 
-def _edges(aux: Any) -> list[Edge]:
-    """The control-flow edges in a terminator's aux (nested tuples of them)."""
-    found: list[Edge] = []
-    stack = [aux]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Edge):
-            found.append(item)
-        elif isinstance(item, tuple):
-            stack.extend(item)
-    return found
-
-
 def _constant_slots(fn: Function) -> dict[int, int]:
     """Slots holding an int constant that nothing writes (literals in generated code)."""
-    written = set(fn.params)
-    for block in fn.blocks:
-        for ins in block.instructions:
-            if ins.dest >= 0:
-                written.add(ins.dest)
-            for edge in _edges(ins.aux):
-                written.update(dest for dest, _ in edge.moves)
+    written = written_slots(fn)
     return {slot: value for slot, value in enumerate(fn.template)
             if slot not in written and type(value) is int}
 

@@ -48,6 +48,7 @@ from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, Pr
 from symex.core.state import Frame, State
 from symex.core.constraints import substitute
 from symex.errors import SolverError, SolverUnknown
+from symex.ir.liveness import Liveness
 from symex.ir.program import (
     SEGMENT_SHIFT,
     Access,
@@ -135,6 +136,8 @@ class Executor:
         self._running: State | None = None
         #: symbolic input arrays by (name, size), one object per name for every path
         self._input_arrays: dict[tuple[str, int], E.Array] = {}
+        #: live-register analyses by function name, for parking waiting states (see park)
+        self._liveness: dict[str, Liveness] = {}
 
     # -- running ------------------------------------------------------------------------
 
@@ -145,6 +148,9 @@ class Executor:
         returns how many; the other closures return None, one instruction. The last
         ``longest_run`` instructions of the slice go one by one (the exact phase, where runs
         execute only their first instruction), so a slice ends at exactly ``budget``."""
+        frame = state.frame
+        if frame is not None and frame.parked is not None:
+            frame.unpark()  # a state back from the searcher (its callers: on return, see ret)
         n = 0
         self._running = state
         exact = self.exact_slice
@@ -198,6 +204,20 @@ class Executor:
         if index < len(block.instructions):
             return block.instructions[index]
         return None
+
+    def park(self, state: State) -> None:
+        """Shrink a state that goes to wait in the searcher: each frame keeps only the
+        registers live where it stopped (a queued state's register files would otherwise be
+        most of its memory). :meth:`run` restores them first."""
+        for frame in state.frames:
+            if frame.parked is not None:
+                continue
+            fn = frame.function
+            liveness = self._liveness.get(fn.name)
+            if liveness is None:
+                liveness = self._liveness[fn.name] = Liveness(fn)
+            if not liveness.keeps_all:
+                frame.park(liveness.live_at(frame.block.index, frame.pc))
 
     # -- compilation --------------------------------------------------------------------
 
@@ -717,6 +737,8 @@ class Executor:
         while len(state.frames) > depth:
             state.release_frame(state.frames.pop())
         state.frame = target
+        if target.parked is not None:  # not expected: a frame calling setjmp is never parked
+            target.unpark()
         target.block = target.function.blocks[block]
         target.code = self.code_of(target.function)[block]
         target.pc = pc
@@ -750,6 +772,8 @@ class Executor:
             raise PathTerminated(PathStatus.COMPLETED, "exit", exit_code=code)
         caller = state.frames[-1]
         state.frame = caller
+        if caller.parked is not None:
+            caller.unpark()
         if frame.ret_dest >= 0:
             caller.regs[frame.ret_dest] = value
 
@@ -1293,7 +1317,7 @@ def _build_alloca(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
         if type(count) is not int:
             count = ex.concretize(state, count, count.width, "alloca size")
         os = state.allocate(count * element_size, ObjectKind.STACK, "")
-        frame.allocas.append(os.obj.segment)
+        frame.allocas += (os.obj.segment,)
         regs[d] = os.obj.address
     return step
 
@@ -1854,8 +1878,11 @@ def _build_stackrestore(ex: Executor, fn: Function, fcode: list, ins: Instructio
         mark = regs[a]
         if type(mark) is not int:
             mark = ex.concretize(state, mark, 64, "stackrestore")
-        while len(frame.allocas) > mark:
-            state.release(frame.allocas.pop())
+        allocas = frame.allocas
+        if len(allocas) > mark:
+            for segment in reversed(allocas[mark:]):
+                state.release(segment)
+            frame.allocas = allocas[:mark]
     return step
 
 

@@ -111,7 +111,8 @@ class TreeNode:
 
     def __init__(self, parent: TreeNode | None, state: State | None) -> None:
         self.parent = parent
-        self.children: list[TreeNode] = []
+        #: a tuple (a leaf's is the shared empty one): most nodes are leaves or binary forks
+        self.children: tuple[TreeNode, ...] = ()
         self.state = state
 
 
@@ -133,18 +134,18 @@ class ExecutionTree:
             return
         if self.root is not self._forest:
             forest = TreeNode(None, None)
-            forest.children.append(self.root)
+            forest.children = (self.root,)
             self.root.parent = forest
             self.root = self._forest = forest
         leaf.parent = self.root
-        self.root.children.append(leaf)
+        self.root.children += (leaf,)
 
     def split(self, parent: State, child: State) -> None:
         """``parent`` forked ``child``: the parent's leaf becomes an internal node."""
         node = parent.node
         left = TreeNode(node, parent)
         right = TreeNode(node, child)
-        node.children = [left, right]
+        node.children = (left, right)
         node.state = None
         parent.node = left
         child.node = right
@@ -158,7 +159,7 @@ class ExecutionTree:
             if parent is None:
                 self.root = None if not node.children else node
                 return
-            parent.children.remove(node)
+            parent.children = tuple(c for c in parent.children if c is not node)
             if parent.children:
                 return
             node = parent

@@ -14,32 +14,56 @@ from symex.ir.program import SEGMENT_SHIFT, Block, Function
 
 
 class Frame:
-    """One activation of a function."""
+    """One activation of a function.
 
-    __slots__ = ("function", "regs", "block", "code", "pc", "ret_dest", "allocas", "varargs")
+    A frame of a state waiting in the searcher may be *parked*: ``regs`` then holds only the
+    values of its live registers, ``parked`` their slots (see :meth:`park`)."""
+
+    __slots__ = ("function", "regs", "block", "code", "pc", "ret_dest", "allocas", "varargs",
+                 "parked")
 
     def __init__(self, function: Function, regs: list[Any], ret_dest: int) -> None:
         self.function = function
-        self.regs = regs
+        self.regs: Any = regs
         self.block: Block = function.blocks[0]
         self.code: list[Any] = []
         self.pc = 0
         self.ret_dest = ret_dest
-        self.allocas: list[int] = []
+        #: segments of the frame's allocas, oldest first (a tuple: forks share it)
+        self.allocas: tuple[int, ...] = ()
         self.varargs: int = 0  # address of the variadic-argument area, 0 if none
+        self.parked: tuple[int, ...] | None = None
 
     def copy(self) -> Frame:
         """A copy with its own registers (for a forked state)."""
         other = Frame.__new__(Frame)
         other.function = self.function
-        other.regs = self.regs.copy()
+        other.parked = self.parked
+        # a parked frame's values are a tuple: shared, like the slots
+        other.regs = self.regs.copy() if self.parked is None else self.regs
         other.block = self.block
         other.code = self.code
         other.pc = self.pc
         other.ret_dest = self.ret_dest
-        other.allocas = self.allocas.copy()
+        other.allocas = self.allocas
         other.varargs = self.varargs
         return other
+
+    def park(self, live: tuple[int, ...]) -> None:
+        """Keep only the registers in ``live`` (the slots the rest of the function can still
+        read from here: :class:`symex.ir.liveness.Liveness`); the frame must not run again
+        before :meth:`unpark`."""
+        regs = self.regs
+        self.regs = tuple([regs[slot] for slot in live])
+        self.parked = live
+
+    def unpark(self) -> None:
+        """A full register file again: the function's constants, then the kept values."""
+        regs = self.function.template.copy()
+        for slot, value in zip(self.parked, self.regs):  # type: ignore[arg-type]
+            regs[slot] = value
+        self.regs = regs
+        self.parked = None
 
 
 class Symbolic:
@@ -64,7 +88,7 @@ class State:
     __slots__ = (
         "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
         "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
-        "exit_code", "names", "array_counter", "model", "equalities", "blocks", "claims",
+        "names", "array_counter", "model", "equalities", "blocks", "claims",
         "posix", "memo", "threads",
     )
 
@@ -79,7 +103,8 @@ class State:
         #: branch decisions as a persistent chain (decision, earlier chain): forks share it
         self.path: tuple[int, Any] | None = None
         self.next_segment = first_segment
-        self.symbolics: list[Symbolic] = []
+        #: a tuple, shared by forks (a new symbolic object makes a new one)
+        self.symbolics: tuple[Symbolic, ...] = ()
         self.cow = object()
         self.instructions = 0
         self.depth = 0
@@ -87,8 +112,8 @@ class State:
         self.since_new_coverage = 0
         self.stdout = b""  # immutable, so forks share it until one of them prints
         self.stderr = b""
-        self.exit_code: int | None = None
-        self.names: dict[str, int] = {}
+        #: names given to symbolic objects so far (persistent: forks share it)
+        self.names: immutables.Map[str, int] = immutables.Map()
         self.array_counter = 0
         #: inputs satisfying the constraints (None: unknown); see core.constraints
         self.model: dict[E.Array, bytes] | None = {}
@@ -114,14 +139,16 @@ class State:
         """A child state sharing everything; both sides get fresh copy-on-write tokens."""
         child = State.__new__(State)
         child.id = state_id
-        child.frames = [f.copy() for f in self.frames]
+        frames = child.frames = self.frames.copy()  # sized exactly, unlike a comprehension
+        for i, frame in enumerate(frames):
+            frames[i] = frame.copy()
         child.frame = child.frames[-1] if child.frames else None
         child.objects = self.objects
         child.freed = self.freed
         child.constraints = self.constraints
         child.path = self.path
         child.next_segment = self.next_segment
-        child.symbolics = self.symbolics.copy()
+        child.symbolics = self.symbolics
         child.cow = object()
         self.cow = object()
         child.instructions = self.instructions
@@ -130,8 +157,7 @@ class State:
         child.since_new_coverage = self.since_new_coverage
         child.stdout = self.stdout
         child.stderr = self.stderr
-        child.exit_code = None
-        child.names = dict(self.names)
+        child.names = self.names
         child.array_counter = self.array_counter
         child.model = self.model
         child.equalities = self.equalities
@@ -233,16 +259,16 @@ class State:
 
     def unique_name(self, name: str) -> str:
         """``name``, or ``name_1``, ``name_2``... if this state already has it."""
-        count = self.names.get(name)
+        names = self.names
+        count = names.get(name)
         if count is None:
-            self.names[name] = 0
+            self.names = names.set(name, 0)
             return name
         while True:
             count += 1
             candidate = f"{name}_{count}"
-            if candidate not in self.names:
-                self.names[name] = count
-                self.names[candidate] = 0
+            if candidate not in names:
+                self.names = names.set(name, count).set(candidate, 0)
                 return candidate
 
     def next_array_name(self, base: str) -> str:

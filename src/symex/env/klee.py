@@ -37,7 +37,7 @@ def make_symbolic(ex: Executor, state: State, address: int, size: int, name: str
     updates = E.UpdateList(array)
     os = state.writable(os)
     os.write_bytes(offset, [E.read(updates, E.const(i, 32)) for i in range(size)])
-    state.symbolics.append(Symbolic(unique, array, address))
+    state.symbolics += (Symbolic(unique, array, address),)
     return array
 
 
