@@ -130,7 +130,7 @@ class _RunWriter:
         checked = self.objects.get(slot)
         if checked is None:
             self.emit(f"{o} = get({pointer} >> 32)")
-            self.emit(f"if {o} is None or {o}.sym is not None or {o}.updates is not None: "
+            self.emit(f"if {o} is None or not {o}.flat: "
                       f"{self.stop(index)}")
             self.emit(f"{at} = {pointer} & 4294967295")
             checked = ("read", 0)

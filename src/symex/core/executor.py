@@ -1337,8 +1337,7 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
             if type(pointer) is int:
                 os = state.objects.get(pointer >> 32)
                 offset = pointer & 0xFFFFFFFF
-                if (os is not None and os.sym is None and os.updates is None
-                        and offset + size <= os.obj.size):
+                if os is not None and os.flat and offset + size <= os.obj.size:
                     value = int.from_bytes(os.data[offset:offset + size], "little")
                     regs[d] = value if full else value & mask
                     return
@@ -1362,9 +1361,8 @@ def _build_store(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> A
             if type(pointer) is int and type(value) is int:
                 os = state.objects.get(pointer >> 32)
                 offset = pointer & 0xFFFFFFFF
-                if (os is not None and os.owner is state.cow and os.sym is None
-                        and os.updates is None and offset + size <= os.obj.size
-                        and not os.obj.read_only):
+                if (os is not None and os.owner is state.cow and os.flat
+                        and offset + size <= os.obj.size and not os.obj.read_only):
                     os.data[offset:offset + size] = value.to_bytes(size, "little")
                     return
             ex.write(state, pointer, access, value)

@@ -57,30 +57,120 @@ class MemoryObject:
         return f"{self.size}-byte {self.kind.value} object{named}"
 
 
+#: objects of at least this many bytes are copied page by page: a state writing one word into
+#: a shared 4 KB buffer copies one page and a table of 16 page references, not 4 KB
+PAGED_OBJECT_SIZE = 4096
+PAGE_SHIFT = 8
+PAGE_SIZE = 1 << PAGE_SHIFT
+PAGE_MASK = PAGE_SIZE - 1
+#: a paged copy that comes to own more than 1/FLATTEN_SHARE of its pages turns flat again
+#: (its state is rewriting the object: the fast paths are worth more than the sharing)
+FLATTEN_SHARE = 4
+
+
 class ObjectState:
     """The contents of one object in one or more states (copied on first write by a state that
-    does not own it: see :meth:`symex.core.state.State.writable`)."""
+    does not own it: see :meth:`symex.core.state.State.writable`).
 
-    __slots__ = ("obj", "data", "sym", "updates", "owner")
+    Concrete bytes are ``data``, one bytearray (*flat*), or, for a copy of an object of
+    :data:`PAGED_OBJECT_SIZE` bytes or more, ``pages`` with ``data`` None (*paged*): pages
+    shared with the object it was copied from are ``bytes``, pages this copy wrote are its own
+    ``bytearray``. Copies are only ever made of *frozen* objects (no live state owns them any
+    more: forks renew both sides' tokens), so a flat object keeps the split of its bytes in
+    ``pages`` once made, for every copy to share. Symbolic bytes sit in ``sym``, or everything
+    in ``updates`` once the object is in array mode."""
 
-    def __init__(self, obj: MemoryObject, data: bytearray, owner: object = None) -> None:
+    __slots__ = ("obj", "data", "sym", "updates", "owner", "flat", "pages")
+
+    def __init__(self, obj: MemoryObject, data: bytearray | None, owner: object = None) -> None:
         self.obj = obj
         self.data = data
         self.sym: dict[int, E.Expr] | None = None
         self.updates: E.UpdateList | None = None
         self.owner = owner
+        #: concrete and flat: all the interpreter's fast paths need to read ``data`` directly
+        self.flat = data is not None
+        self.pages: list[bytes | bytearray] | None = None
 
     def copy(self, owner: object) -> ObjectState:
         """A private copy for ``owner`` (update lists are persistent and shared)."""
-        other = ObjectState(self.obj, bytearray(self.data), owner)
+        if self.obj.size < PAGED_OBJECT_SIZE:
+            other = ObjectState(self.obj, bytearray(self.data), owner)  # type: ignore[arg-type]
+        else:
+            other = ObjectState(self.obj, None, owner)
+            other.pages = self._shared_pages().copy()
         other.sym = dict(self.sym) if self.sym else None
         other.updates = self.updates
+        other.flat = other.data is not None and other.sym is None and other.updates is None
         return other
+
+    def _shared_pages(self) -> list[bytes | bytearray]:
+        """This frozen object's bytes as immutable pages, made once and shared by its copies."""
+        pages = self.pages
+        if self.data is not None:
+            if pages is None:
+                data = self.data
+                pages = self.pages = [bytes(data[i:i + PAGE_SIZE])
+                                      for i in range(0, len(data), PAGE_SIZE)]
+        elif any(type(page) is bytearray for page in pages):  # type: ignore[union-attr]
+            # pages it wrote while a state owned it: no state writes them any more
+            pages = self.pages = [bytes(page) for page in pages]  # type: ignore[union-attr]
+        return pages  # type: ignore[return-value]
+
+    def _writable_page(self, index: int) -> bytearray:
+        """Page ``index`` of a paged object, made this object's own on first write."""
+        pages = self.pages
+        page = pages[index]  # type: ignore[index]
+        if type(page) is bytearray:
+            return page
+        page = pages[index] = bytearray(page)  # type: ignore[index]
+        owned = sum(1 for p in pages if type(p) is bytearray)  # type: ignore[union-attr]
+        if owned * FLATTEN_SHARE > len(pages):  # type: ignore[arg-type]
+            self.data = bytearray(b"".join(pages))  # type: ignore[arg-type]
+            self.pages = None
+            self.flat = self.sym is None and self.updates is None
+            return self.data[index << PAGE_SHIFT:(index + 1) << PAGE_SHIFT]  # a copy: see write
+        return page
+
+    def concrete(self, offset: int, size: int) -> bytes | bytearray:
+        """``size`` concrete bytes at ``offset``, ignoring ``sym`` and ``updates``."""
+        data = self.data
+        if data is not None:
+            return data[offset:offset + size]
+        pages = self.pages
+        first = offset >> PAGE_SHIFT
+        start = offset & PAGE_MASK
+        if start + size <= PAGE_SIZE:
+            return pages[first][start:start + size]  # type: ignore[index]
+        last = (offset + size - 1) >> PAGE_SHIFT
+        joined = b"".join(pages[first:last + 1])  # type: ignore[index]
+        return joined[start:start + size]
+
+    def _put_concrete(self, offset: int, values: bytes | bytearray) -> None:
+        """Store concrete bytes at ``offset`` into ``data`` or the pages."""
+        done = 0
+        size = len(values)
+        while done < size:
+            if self.data is not None:
+                self.data[offset + done:offset + size] = values[done:]
+                return
+            at = offset + done
+            start = at & PAGE_MASK
+            count = min(size - done, PAGE_SIZE - start)
+            page = self._writable_page(at >> PAGE_SHIFT)
+            if self.data is not None:
+                continue  # the object just turned flat: write the rest there
+            page[start:start + count] = values[done:done + count]
+            done += count
 
     @property
     def is_concrete(self) -> bool:
         """True when every byte is a known constant."""
         return self.sym is None and self.updates is None
+
+    def contents(self) -> bytes:
+        """All concrete bytes (of a concrete object, or the base under ``sym``)."""
+        return bytes(self.data) if self.data is not None else b"".join(self.pages)  # type: ignore[arg-type]
 
     # -- byte level ---------------------------------------------------------------------
 
@@ -93,7 +183,10 @@ class ObjectState:
             b = self.sym.get(offset)
             if b is not None:
                 return b
-        return self.data[offset]
+        data = self.data
+        if data is not None:
+            return data[offset]
+        return self.pages[offset >> PAGE_SHIFT][offset & PAGE_MASK]  # type: ignore[index]
 
     def write_byte(self, offset: int, value: int | E.Expr) -> None:
         """One byte at a concrete offset (the state must own this object)."""
@@ -102,29 +195,34 @@ class ObjectState:
                                               value if type(value) is not int else E.const(value, 8))
             return
         if type(value) is int:
-            self.data[offset] = value
+            if self.data is not None:
+                self.data[offset] = value
+            else:
+                self._put_concrete(offset, bytes((value,)))
             if self.sym is not None:
                 self.sym.pop(offset, None)
                 if not self.sym:
                     self.sym = None
+                    self.flat = self.data is not None
         else:
             if value.op is E.Op.CONST:
                 self.write_byte(offset, value.value)
                 return
             if self.sym is None:
                 self.sym = {}
+                self.flat = False
             self.sym[offset] = value
 
     def read_bytes(self, offset: int, size: int) -> list[int | E.Expr]:
         """``size`` bytes at a concrete offset."""
         if self.is_concrete:
-            return list(self.data[offset:offset + size])
+            return list(self.concrete(offset, size))
         return [self.read_byte(offset + i) for i in range(size)]
 
     def write_bytes(self, offset: int, values: list[int | E.Expr] | bytes) -> None:
         """Bytes at a concrete offset."""
         if self.is_concrete and isinstance(values, (bytes, bytearray)):
-            self.data[offset:offset + len(values)] = values
+            self._put_concrete(offset, values)
             return
         for i, v in enumerate(values):
             self.write_byte(offset + i, v)
@@ -132,12 +230,13 @@ class ObjectState:
     def to_array_mode(self, array_name: str) -> E.UpdateList:
         """Switch to an expression array so symbolic offsets can be read and written."""
         if self.updates is None:
-            updates = E.UpdateList(E.Array(array_name, self.obj.size, bytes(self.data)))
+            updates = E.UpdateList(E.Array(array_name, self.obj.size, self.contents()))
             if self.sym:
                 for offset in sorted(self.sym):
                     updates = updates.write(E.const(offset, 32), self.sym[offset])
             self.updates = updates
             self.sym = None
+            self.flat = False
         return self.updates
 
     def read_symbolic(self, offset: E.Expr, size: int) -> list[E.Expr]:

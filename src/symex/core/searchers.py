@@ -105,64 +105,68 @@ class RandomStateSearcher:
 
 
 class TreeNode:
-    """A node of the execution tree: an internal fork point or a leaf holding a live state."""
+    """An internal node of the execution tree: a fork point. Its children are nodes or, at
+    the leaves, the live states themselves (a state's ``node`` is the fork point holding it,
+    None while it is the whole tree), so a fork adds one node, not three."""
 
-    __slots__ = ("parent", "children", "state")
+    __slots__ = ("parent", "children")
 
-    def __init__(self, parent: TreeNode | None, state: State | None) -> None:
+    def __init__(self, parent: TreeNode | None, children: tuple[TreeNode | State, ...]) -> None:
         self.parent = parent
-        #: a tuple (a leaf's is the shared empty one): most nodes are leaves or binary forks
-        self.children: tuple[TreeNode, ...] = ()
-        self.state = state
+        self.children = children
 
 
 class ExecutionTree:
     """The tree of forks (KLEE's PTree); random-path walks it from the root."""
 
     def __init__(self) -> None:
-        self.root: TreeNode | None = None
+        self.root: TreeNode | State | None = None
         #: the node above several roots (a parallel worker starts one state per job), if any
         self._forest: TreeNode | None = None
 
     def add_root(self, state: State) -> None:
         """Start a tree at ``state``; a second root and later ones share one node above them
         (so random-path gives each root's subtree an equal chance)."""
-        leaf = TreeNode(None, state)
-        state.node = leaf
-        if self.root is None:
-            self.root = leaf
+        root = self.root
+        state.node = None
+        if root is None:
+            self.root = state
             return
-        if self.root is not self._forest:
-            forest = TreeNode(None, None)
-            forest.children = (self.root,)
-            self.root.parent = forest
-            self.root = self._forest = forest
-        leaf.parent = self.root
-        self.root.children += (leaf,)
+        if root is not self._forest:
+            forest = TreeNode(None, (root,))
+            if type(root) is TreeNode:
+                root.parent = forest
+            else:
+                root.node = forest  # type: ignore[union-attr]
+            self.root = self._forest = root = forest
+        root.children += (state,)  # type: ignore[union-attr]
+        state.node = root
 
     def split(self, parent: State, child: State) -> None:
-        """``parent`` forked ``child``: the parent's leaf becomes an internal node."""
-        node = parent.node
-        left = TreeNode(node, parent)
-        right = TreeNode(node, child)
-        node.children = (left, right)
-        node.state = None
-        parent.node = left
-        child.node = right
+        """``parent`` forked ``child``: a fork point holding both takes the parent's place."""
+        above = parent.node
+        node = TreeNode(above, (parent, child))
+        if above is None:
+            self.root = node
+        else:
+            above.children = tuple(node if c is parent else c for c in above.children)
+        parent.node = node
+        child.node = node
 
     def remove(self, state: State) -> None:
-        """Drop a finished state's leaf and every ancestor left without children."""
+        """Drop a finished state and every fork point left without children."""
         node = state.node
         state.node = None
+        item: TreeNode | State = state
         while node is not None:
-            parent = node.parent
-            if parent is None:
-                self.root = None if not node.children else node
+            node.children = tuple(c for c in node.children if c is not item)
+            if node.children:
                 return
-            parent.children = tuple(c for c in parent.children if c is not node)
-            if parent.children:
-                return
-            node = parent
+            item, node = node, node.parent
+        if self.root is item:
+            self.root = None
+            if item is self._forest:
+                self._forest = None
 
 
 class RandomPathSearcher:
@@ -176,10 +180,10 @@ class RandomPathSearcher:
 
     def select(self) -> State:
         node = self.tree.root
-        while node.state is None:
-            node = node.children[self.rng.randrange(len(node.children))] if len(node.children) > 1 \
-                else node.children[0]
-        return node.state
+        while type(node) is TreeNode:
+            children = node.children
+            node = children[self.rng.randrange(len(children))] if len(children) > 1 else children[0]
+        return node  # type: ignore[return-value]
 
     def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
         self.count += len(added) - len(removed)
