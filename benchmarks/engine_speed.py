@@ -14,7 +14,7 @@ Sections:
    (``apt-get install llvm-14 clang-14``); without them the lli lines are skipped and symex is
    timed on the IR of :func:`symex.compile`.
 2. Symbolic speed: paths per second exhausting ``tests/programs/branches.c`` with N=12.
-3. Memory: Python heap per state for 10,000 live states forked from one parent, each having
+3. Memory: Python heap per state for 10,000 waiting (parked) states forked from one parent, each having
    stored one 4-byte word into a shared object (engine objects, measured with tracemalloc).
 4. KLEE 3.2 comparison: regexp (7-byte pattern, last byte NUL), 2^12 branches, 2^10
    neighbour comparisons, with KLEE's published times beside symex's.

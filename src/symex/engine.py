@@ -617,6 +617,8 @@ class Exploration:
         added_live = [s for s in added if s not in removed]
         for s in added_live:
             ex.park(s)  # it waits in the searcher: keep only its live registers
+        if current not in removed:
+            ex.park(current)  # so does the state that ran, until selected again
         removed_known = [s for s in removed if s is current or s not in added]
         self._add_states(current, added_live, removed_known)
         states = self.states

@@ -117,8 +117,8 @@ class State:
         self.array_counter = 0
         #: inputs satisfying the constraints (None: unknown); see core.constraints
         self.model: dict[E.Array, bytes] | None = {}
-        #: substitutions implied by the constraints (shared between forks: copy to change)
-        self.equalities: dict[E.Expr, E.Expr] = {}
+        #: substitutions implied by the constraints (persistent: forks share it)
+        self.equalities: immutables.Map[E.Expr, E.Expr] = immutables.Map()
         #: the (function, block) pairs this path entered; None unless the executor tracks them
         self.blocks: set[tuple[str, int]] | None = None
         #: credit for new coverage, as a chain of cells ``[claimed, older cells]`` shared with
@@ -211,9 +211,7 @@ class State:
         self.constraints = self.constraints + (condition,)
         equality = equality_of(condition)
         if equality is not None:
-            equalities = dict(self.equalities)
-            equalities[equality[0]] = equality[1]
-            self.equalities = equalities
+            self.equalities = self.equalities.set(equality[0], equality[1])
         if model is NO_MODEL:
             self.model = None
         elif model is not None:
