@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import linecache
 import os
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from symex import expr as E
 from symex.ir.liveness import written_slots
-from symex.ir.program import Function, Instruction, Opcode, ValueKind
+from symex.ir.program import Edge, Function, Instruction, Opcode, ValueKind
 
 if TYPE_CHECKING:
     from symex.core.executor import Executor
@@ -85,8 +86,13 @@ def _compilable(ins: Instruction) -> bool:
 class _RunWriter:
     """The source of one run's function."""
 
-    def __init__(self, fn: Function, constants: dict[int, int], name: str, start: int) -> None:
+    def __init__(self, fn: Function, constants: dict[int, int], name: str, start: int,
+                 live: Callable[[int], tuple[int, ...]] | None) -> None:
         self.fn = fn
+        #: the registers live at an instruction of the block (None: store every result)
+        self.live = live
+        #: results held in locals only, stored at an exit where they are live
+        self.pending: list[int] = []
         self.constants = constants
         self.name = name
         self.start = start
@@ -107,7 +113,15 @@ class _RunWriter:
         """What the function does when instruction ``index`` cannot take the fast path."""
         if index == self.start:
             return "plain(state, frame, regs); return 1"
-        return f"frame.pc = {index}; return {index - self.start}"
+        return f"frame.pc = {index}; {self.flush(index)}return {index - self.start}"
+
+    def flush(self, index: int) -> str:
+        """Statements storing the pending results live at instruction ``index`` (each
+        followed by "; "): what the closures taking over from there can read."""
+        if not self.pending:
+            return ""
+        live = self.live(index)  # type: ignore[misc]
+        return "".join(f"regs[{slot}] = r{slot}; " for slot in self.pending if slot in live)
 
     def operand(self, slot: int, index: int) -> str:
         """An int operand: a literal, a known local, or a register checked here."""
@@ -144,20 +158,62 @@ class _RunWriter:
         self.objects[slot] = (kind, largest)
         return o, at
 
-    def branch(self, ins: Instruction, index: int) -> None:
-        """End the run by the block's branch: its own closure (the current one: a counted
-        conditional branch replaces itself once both outcomes are covered), called only when
-        it cannot fork."""
+    def branch(self, ins: Instruction, index: int, slots: tuple[Any, int, int] | None,
+               inline: bool) -> None:
+        """End the run by the block's branch. ``inline``: where the target block is covered
+        (and, for a counted conditional branch, the outcome too) the run performs the edge
+        itself (phi moves, then the frame at the target's start), which is all the branch's
+        closure would do; otherwise, or when the condition is symbolic (the run stops before
+        it: the closure forks), the closure is called. ``slots``: the branch's coverage
+        outcomes (bitmap, first slot, block) or None when it does not count."""
         text = " ".join(ins.text.split())[:100]
         self.emit(f"# {index}: {text}")
+        done = index + 1 - self.start
         if ins.opcode is Opcode.CONDBR:
-            self.operand(ins.operands[0], index)  # stops the run if the condition is symbolic
+            cond = self.operand(ins.operands[0], index)  # stops the run if symbolic
+        stores = self.flush(index)  # the branch, its edges and what follows read these
+        if stores:
+            self.emit(stores.rstrip("; "))
+        if ins.opcode is Opcode.CONDBR:
+            if inline:
+                true_edge, false_edge = ins.aux
+                on_true = slots[1] if slots is not None else None
+                self.emit(f"if {cond}:")
+                self._inline_edge(true_edge, on_true, done, "  ")
+                self.emit("else:")
+                self._inline_edge(false_edge, None if on_true is None else on_true + 1, done,
+                                  "  ")
+        elif inline:
+            self._inline_edge(ins.aux, None, done, "")
         self.emit(f"frame.pc = {index + 1}")
         self.emit(f"code[{index}](state, frame, regs)")
-        self.emit(f"return {index + 1 - self.start}")
+        self.emit(f"return {done}")
+
+    def _inline_edge(self, edge: Edge, outcome: int | None, done: int, indent: str) -> None:
+        """Take ``edge`` here when its target and ``outcome`` (if any) are covered."""
+        target = edge.target
+        check = f"covered[{target}]" + (f" and outcomes[{outcome}]" if outcome is not None else "")
+        self.emit(f"{indent}if {check}:")
+        inner = indent + "  "
+        values = []
+        for n, (_, source) in enumerate(edge.moves):
+            constant = self.constants.get(source)
+            value = str(constant) if constant is not None else \
+                f"r{source}" if source in self.known else f"regs[{source}]"
+            self.emit(f"{inner}m{n} = {value}")  # every source is read before any is written
+            values.append(f"m{n}")
+        for (dest, _), value in zip(edge.moves, values):
+            self.emit(f"{inner}regs[{dest}] = {value}")
+        self.emit(f"{inner}frame.block = blocks[{target}]; frame.code = fcode[{target}]; "
+                  f"frame.pc = 0")
+        self.emit(f"{inner}return {done}")
 
     def define(self, slot: int, expression: str) -> None:
-        self.emit(f"r{slot} = regs[{slot}] = {expression}")
+        if self.live is None:
+            self.emit(f"r{slot} = regs[{slot}] = {expression}")
+        else:
+            self.emit(f"r{slot} = {expression}")
+            self.pending.append(slot)
         self.known.add(slot)
 
     def instruction(self, ins: Instruction, index: int) -> None:
@@ -249,8 +305,10 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
     constants = _constant_slots(fn)
     sources: list[str] = []
     places: list[tuple[int, int, str, Callable[..., Any]]] = []
+    liveness = ex.liveness_of(fn)
     for b, block in enumerate(fn.blocks):
         instructions = block.instructions
+        live = None if liveness.keeps_all else partial(liveness.live_at, b)
         i = 0
         while i < len(instructions):
             if not _compilable(instructions[i]):
@@ -265,14 +323,17 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
                                                                              Opcode.CONDBR)
             if j - i + tail >= MIN_RUN:
                 name = f"run_{b}_{i}"
-                writer = _RunWriter(fn, constants, name, i)
+                writer = _RunWriter(fn, constants, name, i, live)
                 for k in range(i, j):
                     writer.instruction(instructions[k], k)
                 if tail:
-                    writer.branch(instructions[j], j)
+                    writer.branch(instructions[j], j,
+                                  ex.coverage_map.outcome_slots(fn, instructions[j]),
+                                  not ex.track_path_blocks)
                 else:
-                    writer.emit(f"frame.pc = {j}; return {j - i}")
-                head = [f"def make_{name}(plain, exact, sdiv, srem, ashr, code):",
+                    writer.emit(f"frame.pc = {j}; {writer.flush(j)}return {j - i}")
+                head = [f"def make_{name}(plain, exact, sdiv, srem, ashr, code, fcode, blocks, "
+                        "covered, outcomes):",
                         f"  def {name}(state, frame, regs):",
                         "    if exact[0]: plain(state, frame, regs); return 1"]
                 body = ["    " + line for line in writer.lines]
@@ -291,9 +352,11 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
     namespace: dict[str, Any] = {}
     exec(compile(text, filename, "exec"), namespace)
     semantics = E.BINARY_SEMANTICS
+    covered = ex.coverage[fn.name]
+    outcomes = ex.coverage_map.functions[fn.name].outcomes
     for b, i, name, plain in places:
         fcode[b][i] = namespace[f"make_{name}"](plain, ex.exact_slice, semantics[E.Op.SDIV],
                                                semantics[E.Op.SREM], semantics[E.Op.ASHR],
-                                               fcode[b])
+                                               fcode[b], fcode, fn.blocks, covered, outcomes)
     ex.longest_run = max(ex.longest_run, max(len(fn.blocks[b].instructions) for b, *_ in places))
     return len(places)

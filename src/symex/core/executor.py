@@ -205,6 +205,13 @@ class Executor:
             return block.instructions[index]
         return None
 
+    def liveness_of(self, fn: Function) -> Liveness:
+        """The live-register analysis of ``fn`` (made on first use)."""
+        liveness = self._liveness.get(fn.name)
+        if liveness is None:
+            liveness = self._liveness[fn.name] = Liveness(fn)
+        return liveness
+
     def park(self, state: State) -> None:
         """Shrink a state that goes to wait in the searcher: each frame keeps only the
         registers live where it stopped (a queued state's register files would otherwise be
@@ -212,10 +219,7 @@ class Executor:
         for frame in state.frames:
             if frame.parked is not None:
                 continue
-            fn = frame.function
-            liveness = self._liveness.get(fn.name)
-            if liveness is None:
-                liveness = self._liveness[fn.name] = Liveness(fn)
+            liveness = self.liveness_of(frame.function)
             if not liveness.keeps_all:
                 frame.park(liveness.live_at(frame.block.index, frame.pc))
 
