@@ -112,6 +112,7 @@ def test_generated_code_can_be_dumped_and_shows_in_tracebacks(monkeypatch: pytes
     assert result.tests[0].status.value == "completed"
     dumped = (tmp_path / "dump" / "sort_round.py").read_text()
     assert "def make_run_" in dumped and "load i32" in dumped  # each instruction's IR as comment
+    assert "def make_chain" in dumped and "# block " in dumped  # the loops' blocks, chained
     # a run called with something that is no state fails inside the generated code, and the
     # traceback quotes its line
     namespace: dict = {}

@@ -33,10 +33,11 @@ import linecache
 import os
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from symex import expr as E
-from symex.ir.liveness import written_slots
+from symex.core.memory import PACK, UNPACK
+from symex.ir.liveness import Liveness, edges_of, written_slots
 from symex.ir.program import Edge, Function, Instruction, Opcode, ValueKind
 
 if TYPE_CHECKING:
@@ -49,6 +50,11 @@ MIN_RUN = 2
 #: environment variables: turn runs off ("0"), and where to dump the generated source
 ENABLE_VARIABLE = "SYMEX_COMPILED_RUNS"
 DUMP_VARIABLE = "SYMEX_DUMP_RUNS"
+CHAIN_VARIABLE = "SYMEX_CHAINS"
+#: a chain call goes on to a next block while it has done fewer instructions than this: the
+#: last CHAIN_LIMIT + (longest chained block) instructions of a time slice run one by one
+#: (Executor.exact_slice), so the limit trades that slow tail against calls saved
+CHAIN_LIMIT = 100
 
 POINTER_MASK = (1 << 64) - 1
 
@@ -61,6 +67,16 @@ _SHIFTS = {Opcode.SHL: "({a} << {b}) & {m}", Opcode.LSHR: "{a} >> {b}",
            Opcode.ASHR: "ashr({a}, {b}, {w})"}
 _UNSIGNED_COMPARE = {"eq": "==", "ne": "!=", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<="}
 _SIGNED_COMPARE = {"sgt": ">", "sge": ">=", "slt": "<", "sle": "<="}
+
+
+def chains_enabled() -> bool:
+    """Whether blocks are chained (``SYMEX_CHAINS`` is not "0"; runs must be on)."""
+    return os.environ.get(CHAIN_VARIABLE, "1") != "0"
+
+
+#: the generated code's in-place readers and writers of 2-, 4- and 8-byte integers
+_PACKING = {f"{verb}{size}": table[size] for verb, table in (("unpack", UNPACK), ("pack", PACK))
+            for size in (2, 4, 8)}
 
 
 def runs_enabled() -> bool:
@@ -87,10 +103,12 @@ class _RunWriter:
     """The source of one run's function."""
 
     def __init__(self, fn: Function, constants: dict[int, int], name: str, start: int,
-                 live: Callable[[int], tuple[int, ...]] | None) -> None:
+                 liveness: Liveness | None, block: int) -> None:
         self.fn = fn
-        #: the registers live at an instruction of the block (None: store every result)
-        self.live = live
+        #: the function's live registers (None: store every result, as for a function
+        #: calling setjmp), and the block written
+        self.liveness = liveness
+        self.block = block
         #: results held in locals only, stored at an exit where they are live
         self.pending: list[int] = []
         self.constants = constants
@@ -120,7 +138,10 @@ class _RunWriter:
         followed by "; "): what the closures taking over from there can read."""
         if not self.pending:
             return ""
-        live = self.live(index)  # type: ignore[misc]
+        return self._stores(self.liveness.live_at(self.block, index))  # type: ignore[union-attr]
+
+    def _stores(self, live: Iterable[int]) -> str:
+        live = set(live)
         return "".join(f"regs[{slot}] = r{slot}; " for slot in self.pending if slot in live)
 
     def operand(self, slot: int, index: int) -> str:
@@ -171,10 +192,6 @@ class _RunWriter:
         done = index + 1 - self.start
         if ins.opcode is Opcode.CONDBR:
             cond = self.operand(ins.operands[0], index)  # stops the run if symbolic
-        stores = self.flush(index)  # the branch, its edges and what follows read these
-        if stores:
-            self.emit(stores.rstrip("; "))
-        if ins.opcode is Opcode.CONDBR:
             if inline:
                 true_edge, false_edge = ins.aux
                 on_true = slots[1] if slots is not None else None
@@ -185,9 +202,19 @@ class _RunWriter:
                                   "  ")
         elif inline:
             self._inline_edge(ins.aux, None, done, "")
-        self.emit(f"frame.pc = {index + 1}")
-        self.emit(f"code[{index}](state, frame, regs)")
-        self.emit(f"return {done}")
+        # the branch's closure reads the condition and the edges' sources, and the blocks
+        # after it what is live there
+        self.emit(f"frame.pc = {index + 1}; {self.flush(index)}"
+                  f"{self.closure(index)}(state, frame, regs)")
+        self.emit(f"return {self.counted(done)}")
+
+    def counted(self, done: int) -> str:
+        """The expression a return gives for ``done`` instructions of this block."""
+        return str(done)
+
+    def closure(self, index: int) -> str:
+        """The expression naming instruction ``index``'s closure."""
+        return f"code[{index}]"
 
     def _inline_edge(self, edge: Edge, outcome: int | None, done: int, indent: str) -> None:
         """Take ``edge`` here when its target and ``outcome`` (if any) are covered."""
@@ -202,14 +229,25 @@ class _RunWriter:
                 f"r{source}" if source in self.known else f"regs[{source}]"
             self.emit(f"{inner}m{n} = {value}")  # every source is read before any is written
             values.append(f"m{n}")
+        if self.pending:
+            moved = {dest for dest, _ in edge.moves}
+            live = [slot for slot in self.liveness.live_at(target, 0)  # type: ignore[union-attr]
+                    if slot not in moved]
+            stores = self._stores(live)
+            if stores:
+                self.emit(inner + stores.rstrip("; "))
         for (dest, _), value in zip(edge.moves, values):
             self.emit(f"{inner}regs[{dest}] = {value}")
         self.emit(f"{inner}frame.block = blocks[{target}]; frame.code = fcode[{target}]; "
                   f"frame.pc = 0")
-        self.emit(f"{inner}return {done}")
+        self.taken(target, done, inner)
+
+    def taken(self, target: int, done: int, indent: str) -> None:
+        """What follows once the frame stands at the start of block ``target``."""
+        self.emit(f"{indent}return {done}")
 
     def define(self, slot: int, expression: str) -> None:
-        if self.live is None:
+        if self.liveness is None:
             self.emit(f"r{slot} = regs[{slot}] = {expression}")
         else:
             self.emit(f"r{slot} = {expression}")
@@ -274,7 +312,8 @@ class _RunWriter:
                 self.define(ins.dest, known[2])
                 return
             o, at = self.pointee(p, access.size, "read", index)
-            value = f"int.from_bytes({o}.data[{at}:{at} + {access.size}], 'little')"
+            value = f"{o}.data[{at}]" if access.size == 1 else \
+                f"unpack{access.size}({o}.data, {at})[0]"
             if access.bits != access.size * 8:
                 value = f"{value} & {(1 << access.bits) - 1}"
             self.define(ins.dest, value)
@@ -284,8 +323,10 @@ class _RunWriter:
             v, p = ins.operands
             value = self.operand(v, index)
             o, at = self.pointee(p, access.size, "write", index)
-            self.emit(f"{o}.data[{at}:{at} + {access.size}] = ({value}).to_bytes({access.size}, "
-                      f"'little')")
+            if access.size == 1:
+                self.emit(f"{o}.data[{at}] = {value}")
+            else:
+                self.emit(f"pack{access.size}({o}.data, {at}, {value})")
             self.memory = {p: (access.size, access.bits, value)}
         else:  # pragma: no cover - _compilable lets nothing else in
             raise AssertionError(op)
@@ -298,6 +339,129 @@ def _constant_slots(fn: Function) -> dict[int, int]:
             if slot not in written and type(value) is int}
 
 
+class _ChainBlockWriter(_RunWriter):
+    """One block's body inside a function's chain (see :func:`_chain_source`): stops return
+    the instructions done in the chain so far plus this block's, a branch taken here goes on
+    to the next chained block, and pointers no chained instruction writes are looked up and
+    checked once per call of the chain, not once per block."""
+
+    def __init__(self, fn: Function, constants: dict[int, int], block: int,
+                 liveness: Liveness | None, chained: frozenset[int],
+                 invariant: dict[int, int]) -> None:
+        super().__init__(fn, constants, f"block_{block}", 0, liveness, block)
+        self.lines = []
+        self.chained = chained
+        #: pointer slots constant during a chain call -> the largest access through them
+        self.invariant = invariant
+
+    def closure(self, index: int) -> str:
+        # fcode[block][0] is this chain itself: the instruction's own closure is in plains
+        return f"plains[{self.block}]" if index == 0 else f"fcode[{self.block}][{index}]"
+
+    def stop(self, index: int) -> str:
+        if index == 0:
+            # at the chain's entry the frame is past this instruction: its closure runs it;
+            # later, the frame stands before it and the interpreter loop takes over
+            return f"return count or (plains[{self.block}](state, frame, regs) or 1)"
+        return f"frame.pc = {index}; {self.flush(index)}return count + {index}"
+
+    def counted(self, done: int) -> str:
+        return f"count + {done}"
+
+    def taken(self, target: int, done: int, indent: str) -> None:
+        self.emit(f"{indent}count += {done}")
+        if target in self.chained:
+            self.emit(f"{indent}if count < {CHAIN_LIMIT}: blk = {target}; continue")
+        self.emit(f"{indent}return count")
+
+    def pointee(self, slot: int, size: int, use: str, index: int) -> tuple[str, str]:
+        largest = self.invariant.get(slot)
+        if largest is None:
+            return super().pointee(slot, size, use, index)
+        o, at = f"o{slot}", f"at{slot}"
+        kind = self.objects.get(slot, ("", 0))[0]
+        if not kind:
+            self.emit(f"if {o} is None:")
+            self.emit(f"  p{slot} = regs[{slot}]")
+            self.emit(f"  if type(p{slot}) is not int: {self.stop(index)}")
+            self.emit(f"  {o} = get(p{slot} >> 32)")
+            self.emit(f"  if {o} is None or not {o}.flat: {self.stop(index)}")
+            self.emit(f"  {at} = p{slot} & 4294967295")
+            self.emit(f"  if {at} + {largest} > {o}.obj.size: {self.stop(index)}")
+            kind = "read"
+        if use == "write" and kind == "read":
+            self.emit(f"if not w{slot}:")
+            self.emit(f"  if {o}.owner is not state.cow or {o}.obj.read_only: {self.stop(index)}")
+            self.emit(f"  w{slot} = True")
+            kind = "write"
+        self.objects[slot] = (kind, largest)
+        return o, at
+
+
+def _chainable(block: Any) -> bool:
+    """A block made only of compilable instructions and a br or condbr at its end."""
+    instructions = block.instructions
+    return bool(instructions) and instructions[-1].opcode in (Opcode.BR, Opcode.CONDBR) and \
+        all(_compilable(ins) for ins in instructions[:-1])
+
+
+def _chain_source(ex: Executor, fn: Function, constants: dict[int, int],
+                  chained: list[int], liveness: Any) -> str:
+    """The source of ``make_chain``: one function running the chained blocks of ``fn`` one
+    after the other while each ends by a branch it can take itself, up to CHAIN_LIMIT
+    instructions a call. Its first argument says which block it enters at."""
+    chained_set = frozenset(chained)
+    written: set[int] = set()
+    largest: dict[int, int] = {}
+    for b in chained:
+        instructions = fn.blocks[b].instructions
+        for ins in instructions:
+            if ins.dest >= 0:
+                written.add(ins.dest)
+            if ins.opcode is Opcode.LOAD or ins.opcode is Opcode.STORE:
+                pointer = ins.operands[-1]
+                largest[pointer] = max(largest.get(pointer, 0), ins.aux.size)
+        for edge in edges_of(instructions[-1].aux):
+            written.update(dest for dest, _ in edge.moves)
+    invariant = {slot: size for slot, size in largest.items() if slot not in written}
+    bodies: dict[int, list[str]] = {}
+    for b in chained:
+        instructions = fn.blocks[b].instructions
+        writer = _ChainBlockWriter(fn, constants, b, None if liveness.keeps_all else liveness,
+                                   chained_set, invariant)
+        for k, ins in enumerate(instructions[:-1]):
+            writer.instruction(ins, k)
+        writer.branch(instructions[-1], len(instructions) - 1,
+                      ex.coverage_map.outcome_slots(fn, instructions[-1]), True)
+        bodies[b] = writer.lines
+    lines = ["def make_chain(plains, exact, sdiv, srem, ashr, fcode, blocks, covered, outcomes):",
+             "  def chain(blk, state, frame, regs):",
+             "    if exact[0]: plains[blk](state, frame, regs); return 1",
+             "    get = state.objects.get",
+             "    count = 0"]
+    if invariant:
+        lines.append("    " + " = ".join(f"o{slot}" for slot in invariant) + " = None")
+        lines.append("    " + " = ".join(f"w{slot}" for slot in invariant) + " = False")
+    lines.append("    while True:")
+    _dispatch(chained, bodies, "      ", lines)
+    lines += ["  return chain", ""]
+    return "\n".join(lines)
+
+
+def _dispatch(blocks: list[int], bodies: dict[int, list[str]], indent: str,
+              out: list[str]) -> None:
+    """A binary tree of comparisons on ``blk`` with each block's body at its leaf."""
+    if len(blocks) == 1:
+        out.append(f"{indent}# block {blocks[0]}")
+        out.extend(indent + line for line in bodies[blocks[0]])
+        return
+    middle = len(blocks) // 2
+    out.append(f"{indent}if blk < {blocks[middle]}:")
+    _dispatch(blocks[:middle], bodies, indent + "  ", out)
+    out.append(f"{indent}else:")
+    _dispatch(blocks[middle:], bodies, indent + "  ", out)
+
+
 def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
     """Put a generated function in place of the first closure of every run of ``MIN_RUN``
     or more compilable instructions in ``fn``'s blocks (``fcode``: its closures by block and
@@ -306,9 +470,14 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
     sources: list[str] = []
     places: list[tuple[int, int, str, Callable[..., Any]]] = []
     liveness = ex.liveness_of(fn)
+    chained = [] if ex.track_path_blocks or not chains_enabled() else \
+        [b for b, block in enumerate(fn.blocks) if _chainable(block)]
+    if chained:
+        sources.append(_chain_source(ex, fn, constants, chained, liveness))
     for b, block in enumerate(fn.blocks):
+        if b in chained:
+            continue
         instructions = block.instructions
-        live = None if liveness.keeps_all else partial(liveness.live_at, b)
         i = 0
         while i < len(instructions):
             if not _compilable(instructions[i]):
@@ -323,7 +492,8 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
                                                                              Opcode.CONDBR)
             if j - i + tail >= MIN_RUN:
                 name = f"run_{b}_{i}"
-                writer = _RunWriter(fn, constants, name, i, live)
+                writer = _RunWriter(fn, constants, name, i,
+                                    None if liveness.keeps_all else liveness, b)
                 for k in range(i, j):
                     writer.instruction(instructions[k], k)
                 if tail:
@@ -340,7 +510,7 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
                 sources.append("\n".join(head + body + [f"  return {name}", ""]))
                 places.append((b, i, name, fcode[b][i]))
             i = j
-    if not places:
+    if not places and not chained:
         return 0
     text = "\n".join(sources)
     filename = f"<symex runs of {fn.name}>"
@@ -349,7 +519,7 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
     if dump:
         Path(dump).mkdir(parents=True, exist_ok=True)
         (Path(dump) / f"{fn.name}.py").write_text(text)
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = dict(_PACKING)
     exec(compile(text, filename, "exec"), namespace)
     semantics = E.BINARY_SEMANTICS
     covered = ex.coverage[fn.name]
@@ -358,5 +528,17 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
         fcode[b][i] = namespace[f"make_{name}"](plain, ex.exact_slice, semantics[E.Op.SDIV],
                                                semantics[E.Op.SREM], semantics[E.Op.ASHR],
                                                fcode[b], fcode, fn.blocks, covered, outcomes)
-    ex.longest_run = max(ex.longest_run, max(len(fn.blocks[b].instructions) for b, *_ in places))
-    return len(places)
+    if places:
+        ex.longest_run = max(ex.longest_run,
+                             max(len(fn.blocks[b].instructions) for b, *_ in places))
+    if chained:
+        plains = {b: fcode[b][0] for b in chained}
+        chain = namespace["make_chain"](plains, ex.exact_slice, semantics[E.Op.SDIV],
+                                        semantics[E.Op.SREM], semantics[E.Op.ASHR], fcode,
+                                        fn.blocks, covered, outcomes)
+        for b in chained:
+            fcode[b][0] = partial(chain, b)
+        # a call goes on while under CHAIN_LIMIT, then finishes the block it is in
+        ex.longest_run = max(ex.longest_run, CHAIN_LIMIT + max(
+            len(fn.blocks[b].instructions) for b in chained))
+    return len(places) + len(chained)

@@ -23,6 +23,8 @@ from symex import expr as E
 from symex.core import values as V
 from symex.core.memory import (
     OFFSET_MASK,
+    PACK,
+    UNPACK,
     POINTER_MASK,
     ObjectKind,
     ObjectState,
@@ -1335,6 +1337,7 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
     if access.kind is ValueKind.INT or access.kind is ValueKind.PTR:
         full = access.bits == size * 8
         mask = (1 << access.bits) - 1
+        unpack = UNPACK.get(size)
 
         def int_step(state: State, frame: Frame, regs: list) -> None:
             pointer = regs[p]
@@ -1342,7 +1345,8 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
                 os = state.objects.get(pointer >> 32)
                 offset = pointer & 0xFFFFFFFF
                 if os is not None and os.flat and offset + size <= os.obj.size:
-                    value = int.from_bytes(os.data[offset:offset + size], "little")
+                    value = unpack(os.data, offset)[0] if unpack is not None else \
+                        int.from_bytes(os.data[offset:offset + size], "little")
                     regs[d] = value if full else value & mask
                     return
             regs[d] = ex.read(state, pointer, access)
@@ -1359,6 +1363,8 @@ def _build_store(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> A
     access: Access = ins.aux
     size = access.size
     if access.kind is ValueKind.INT or access.kind is ValueKind.PTR:
+        pack = PACK.get(size)
+
         def int_step(state: State, frame: Frame, regs: list) -> None:
             pointer = regs[p]
             value = regs[v]
@@ -1367,7 +1373,10 @@ def _build_store(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> A
                 offset = pointer & 0xFFFFFFFF
                 if (os is not None and os.owner is state.cow and os.flat
                         and offset + size <= os.obj.size and not os.obj.read_only):
-                    os.data[offset:offset + size] = value.to_bytes(size, "little")
+                    if pack is not None:
+                        pack(os.data, offset, value)
+                    else:
+                        os.data[offset:offset + size] = value.to_bytes(size, "little")
                     return
             ex.write(state, pointer, access, value)
         return int_step
@@ -1591,7 +1600,8 @@ def _build_condbr(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
     outcomes, on_true, block = slots
     on_false = on_true + 1
     # the branch is its block's terminator: once both outcomes are covered, this closure puts
-    # the uncounted one in its place, so hot covered branches pay nothing for coverage
+    # the uncounted one in its place, so hot covered branches pay nothing for coverage (unless
+    # something else took its place: a chain entering at a block made of the branch alone)
     position = len(fn.blocks[block].instructions) - 1
     take = ex.coverage_map.take_outcome
 
@@ -1601,20 +1611,20 @@ def _build_condbr(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
             if cond:
                 if not outcomes[on_true]:
                     take(fn, on_true)
-                    if outcomes[on_false]:
+                    if outcomes[on_false] and fcode[block][position] is step:
                         fcode[block][position] = uncounted_step
                 jump(state, frame, true_edge, fcode)
             else:
                 if not outcomes[on_false]:
                     take(fn, on_false)
-                    if outcomes[on_true]:
+                    if outcomes[on_true] and fcode[block][position] is step:
                         fcode[block][position] = uncounted_step
                 jump(state, frame, false_edge, fcode)
         else:
             try:
                 ex.branch(state, frame, cond, true_edge, false_edge, fcode, outcomes, on_true)
             finally:
-                if outcomes[on_true] and outcomes[on_false]:
+                if outcomes[on_true] and outcomes[on_false] and fcode[block][position] is step:
                     fcode[block][position] = uncounted_step
     return step
 

@@ -257,6 +257,14 @@ class ObjectState:
 
 # -- values <-> bytes ----------------------------------------------------------------------
 
+#: in-place readers and writers of little-endian unsigned integers by size in bytes (no slice
+#: and no bytes object: about 4x faster than int.from_bytes of a slice); 1 byte: index the data
+UNPACK = {size: struct.Struct("<" + code).unpack_from
+          for size, code in ((2, "H"), (4, "I"), (8, "Q"))}
+PACK = {size: struct.Struct("<" + code).pack_into for size, code in ((2, "H"), (4, "I"), (8, "Q"))}
+UNPACK[1] = struct.Struct("<B").unpack_from
+PACK[1] = struct.Struct("<B").pack_into
+
 def encode(value: Any, access: Access) -> list[int | E.Expr] | bytes:
     """The little-endian bytes of a register value laid out as ``access``."""
     kind = access.kind
