@@ -19,7 +19,11 @@ more) becomes one generated function, registered in place of the run's first clo
   points, decisions, exact instruction counts for the memo's replay) are untouched.
 - The interpreter counts the instructions a run returns. Near the end of a time slice
   (``Executor.run``'s exact phase, so a slice still ends at an exact instruction count) a
-  run executes only its first instruction.
+  run longer than what is left executes only its first instruction.
+- Chains (``make_chain``, one per function): the blocks made only of such instructions and
+  a br/condbr go from one to the next inside one generated loop, without returning to the
+  interpreter, up to ``CHAIN_LIMIT`` instructions a call (in the exact phase: what is left);
+  pointers that no chained instruction writes are looked up and checked once per call.
 
 Debugging: ``SYMEX_DUMP_RUNS=DIR`` writes each function's generated source to
 ``DIR/FUNCTION.py``; tracebacks show the generated lines (the source is registered with
@@ -51,10 +55,9 @@ MIN_RUN = 2
 ENABLE_VARIABLE = "SYMEX_COMPILED_RUNS"
 DUMP_VARIABLE = "SYMEX_DUMP_RUNS"
 CHAIN_VARIABLE = "SYMEX_CHAINS"
-#: a chain call goes on to a next block while it has done fewer instructions than this: the
-#: last CHAIN_LIMIT + (longest chained block) instructions of a time slice run one by one
-#: (Executor.exact_slice), so the limit trades that slow tail against calls saved
-CHAIN_LIMIT = 100
+#: a chain call goes on to a next block while the instructions done stay within this (or,
+#: in a time slice's exact phase, within what is left of the slice)
+CHAIN_LIMIT = 200
 
 POINTER_MASK = (1 << 64) - 1
 
@@ -204,7 +207,7 @@ class _RunWriter:
             self._inline_edge(ins.aux, None, done, "")
         # the branch's closure reads the condition and the edges' sources, and the blocks
         # after it what is live there
-        self.emit(f"frame.pc = {index + 1}; {self.flush(index)}"
+        self.emit(f"{self.here()}frame.pc = {index + 1}; {self.flush(index)}"
                   f"{self.closure(index)}(state, frame, regs)")
         self.emit(f"return {self.counted(done)}")
 
@@ -238,9 +241,18 @@ class _RunWriter:
                 self.emit(inner + stores.rstrip("; "))
         for (dest, _), value in zip(edge.moves, values):
             self.emit(f"{inner}regs[{dest}] = {value}")
-        self.emit(f"{inner}frame.block = blocks[{target}]; frame.code = fcode[{target}]; "
-                  f"frame.pc = 0")
+        self.edge_frame(target, inner)
         self.taken(target, done, inner)
+
+    def edge_frame(self, target: int, indent: str) -> None:
+        """Put the frame at the start of ``target`` (an edge taken inline)."""
+        self.emit(f"{indent}frame.block = blocks[{target}]; frame.code = fcode[{target}]; "
+                  f"frame.pc = 0")
+
+    def here(self) -> str:
+        """Statements (each followed by "; ") putting the frame in this block, before an
+        exit (nothing for a run: the frame is there)."""
+        return ""
 
     def taken(self, target: int, done: int, indent: str) -> None:
         """What follows once the frame stands at the start of block ``target``."""
@@ -351,6 +363,7 @@ class _ChainBlockWriter(_RunWriter):
         super().__init__(fn, constants, f"block_{block}", 0, liveness, block)
         self.lines = []
         self.chained = chained
+        self.lengths = {b: len(fn.blocks[b].instructions) for b in chained}
         #: pointer slots constant during a chain call -> the largest access through them
         self.invariant = invariant
 
@@ -361,9 +374,13 @@ class _ChainBlockWriter(_RunWriter):
     def stop(self, index: int) -> str:
         if index == 0:
             # at the chain's entry the frame is past this instruction: its closure runs it;
-            # later, the frame stands before it and the interpreter loop takes over
-            return f"return count or (plains[{self.block}](state, frame, regs) or 1)"
-        return f"frame.pc = {index}; {self.flush(index)}return count + {index}"
+            # later, the frame is put before it and the interpreter loop takes over
+            return f"return leave(count, {self.block}, state, frame, regs)"
+        return f"{self.here()}frame.pc = {index}; {self.flush(index)}return count + {index}"
+
+    def here(self) -> str:
+        # within a call the frame's block is not updated from block to block: exits set it
+        return f"frame.block = blocks[{self.block}]; frame.code = fcode[{self.block}]; "
 
     def counted(self, done: int) -> str:
         return f"count + {done}"
@@ -371,8 +388,14 @@ class _ChainBlockWriter(_RunWriter):
     def taken(self, target: int, done: int, indent: str) -> None:
         self.emit(f"{indent}count += {done}")
         if target in self.chained:
-            self.emit(f"{indent}if count < {CHAIN_LIMIT}: blk = {target}; continue")
+            self.emit(f"{indent}if count + {self.lengths[target]} <= limit: "
+                      f"blk = {target}; continue")
+        self.emit(f"{indent}frame.block = blocks[{target}]; frame.code = fcode[{target}]; "
+                  f"frame.pc = 0")
         self.emit(f"{indent}return count")
+
+    def edge_frame(self, target: int, indent: str) -> None:
+        pass  # taken() sets the frame when the call ends there
 
     def pointee(self, slot: int, size: int, use: str, index: int) -> tuple[str, str]:
         largest = self.invariant.get(slot)
@@ -434,9 +457,21 @@ def _chain_source(ex: Executor, fn: Function, constants: dict[int, int],
         writer.branch(instructions[-1], len(instructions) - 1,
                       ex.coverage_map.outcome_slots(fn, instructions[-1]), True)
         bodies[b] = writer.lines
+    lengths = {b: len(fn.blocks[b].instructions) for b in chained}
     lines = ["def make_chain(plains, exact, sdiv, srem, ashr, fcode, blocks, covered, outcomes):",
+             f"  lengths = {lengths!r}",
+             "  def leave(count, blk, state, frame, regs):",
+             "    if count:  # the frame goes before the block's first instruction",
+             "      frame.block = blocks[blk]; frame.code = fcode[blk]; frame.pc = 0",
+             "      return count",
+             "    plains[blk](state, frame, regs)  # the chain's entry: the frame is past it",
+             "    return 1",
              "  def chain(blk, state, frame, regs):",
-             "    if exact[0]: plains[blk](state, frame, regs); return 1",
+             "    limit = exact[0]",
+             "    if not limit:",
+             f"      limit = {CHAIN_LIMIT}",
+             "    elif limit < lengths[blk]:",
+             "      plains[blk](state, frame, regs); return 1",
              "    get = state.objects.get",
              "    count = 0"]
     if invariant:
@@ -505,7 +540,8 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
                 head = [f"def make_{name}(plain, exact, sdiv, srem, ashr, code, fcode, blocks, "
                         "covered, outcomes):",
                         f"  def {name}(state, frame, regs):",
-                        "    if exact[0]: plain(state, frame, regs); return 1"]
+                        f"    if 0 < exact[0] < {j - i + tail}: plain(state, frame, regs); "
+                        "return 1"]
                 body = ["    " + line for line in writer.lines]
                 sources.append("\n".join(head + body + [f"  return {name}", ""]))
                 places.append((b, i, name, fcode[b][i]))
@@ -538,7 +574,7 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
                                         fn.blocks, covered, outcomes)
         for b in chained:
             fcode[b][0] = partial(chain, b)
-        # a call goes on while under CHAIN_LIMIT, then finishes the block it is in
-        ex.longest_run = max(ex.longest_run, CHAIN_LIMIT + max(
-            len(fn.blocks[b].instructions) for b in chained))
+        # a call does its entry block, then more while within CHAIN_LIMIT
+        ex.longest_run = max(ex.longest_run, CHAIN_LIMIT,
+                             max(len(fn.blocks[b].instructions) for b in chained))
     return len(places) + len(chained)

@@ -112,12 +112,12 @@ class Executor:
         self.track_path_blocks = track_path_blocks
         #: scheduling choices a path may fork on (see core.scheduling)
         self.schedule_forks = 0
-        #: straight-line runs of blocks compiled to Python (core.compiled_runs), the longest
-        #: compiled run's block length, and the flag that makes runs execute one instruction
-        #: at the end of a time slice
+        #: straight-line runs and chains of blocks compiled to Python (core.compiled_runs),
+        #: the most instructions one call of them does, and, in the exact phase at the end of
+        #: a time slice, the instructions left to the slice (0 otherwise)
         self.compiled_runs = runs_enabled()
         self.longest_run = 0
-        self.exact_slice = [False]
+        self.exact_slice = [0]
         if track_path_blocks:
             # an instance attribute, so the closures that bind ex.jump pick this variant and
             # untracked runs pay nothing
@@ -146,10 +146,11 @@ class Executor:
     def run(self, state: State, budget: int) -> None:
         """Execute up to ``budget`` instructions of ``state``; raises PathTerminated/Forked.
 
-        A compiled run (core.compiled_runs) executes several instructions in one call and
-        returns how many; the other closures return None, one instruction. The last
-        ``longest_run`` instructions of the slice go one by one (the exact phase, where runs
-        execute only their first instruction), so a slice ends at exactly ``budget``."""
+        A compiled run or chain (core.compiled_runs) executes several instructions in one
+        call and returns how many; the other closures return None, one instruction. In the
+        last ``longest_run`` instructions of the slice (the exact phase) ``exact_slice[0]``
+        holds what is left of the budget and a run or chain does only as much as fits (at
+        least its first instruction), so a slice ends at exactly ``budget``."""
         frame = state.frame
         if frame is not None and frame.parked is not None:
             frame.unpark()  # a state back from the searcher (its callers: on return, see ret)
@@ -164,15 +165,15 @@ class Executor:
                 frame.pc = pc + 1
                 done = frame.code[pc](state, frame, frame.regs)
                 n += 1 if done is None else done
-            exact[0] = True
             while n < budget:
+                exact[0] = budget - n
                 frame = state.frame
                 pc = frame.pc
                 frame.pc = pc + 1
-                frame.code[pc](state, frame, frame.regs)
-                n += 1
+                done = frame.code[pc](state, frame, frame.regs)
+                n += 1 if done is None else done
         finally:
-            exact[0] = False
+            exact[0] = 0
             self._running = None
             state.instructions += n
             state.since_new_coverage += n
