@@ -88,6 +88,20 @@ def test_runs_change_nothing_a_user_sees(name: str, flags: list[str], options: d
     same(plain, runs)
 
 
+@pytest.mark.parametrize("name, flags", [("mixed", []), ("mixed", ["-O2"]), ("sort", [])])
+def test_chains_change_nothing_runs_alone_show(name: str, flags: list[str],
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    source = {"sort": ROOT / "benchmarks" / "programs" / "sort.c",
+              "mixed": write(tmp_path, "mixed.c", MIXED)}[name]
+    program = symex.compile(source, flags=flags)
+    results = []
+    for enabled in ("0", "1"):
+        monkeypatch.setenv(compiled_runs.CHAIN_VARIABLE, enabled)
+        results.append(symex.explore(program, searcher="bfs"))
+    same(*results)
+
+
 def test_runs_keep_the_recorded_trees_exact_replay(monkeypatch: pytest.MonkeyPatch,
                                                    tmp_path: Path) -> None:
     # a tree recorded with runs off, cut by an instruction limit, is continued with runs on:
