@@ -18,7 +18,7 @@ from symex.core.executor import Executor, ExternalHandler
 from symex.core.outcome import ErrorKind
 from symex.core.scheduling import FIRST_PID, threads_of
 from symex.core.state import State
-from symex.env.posix import world_of
+from symex.env.posix import concrete_int, world_of
 from symex.ir.program import Access, Instruction, ValueKind
 
 __all__ = ["handlers"]
@@ -27,17 +27,6 @@ ECHILD, ESRCH, EINVAL, EDEADLK, ETIMEDOUT = 10, 3, 22, 35, 110
 WNOHANG = 1
 _POINTER = Access(ValueKind.PTR, 8, 64)
 _INT = Access(ValueKind.INT, 4, 32)
-
-
-def _int(ex: Executor, state: State, value: Any, why: str) -> int:
-    if type(value) is not int:
-        value = ex.concretize(state, value, value.width, why)
-    return value
-
-
-def _signed32(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value >> 31 else value
 
 
 def _fork(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
@@ -65,8 +54,8 @@ def _waitable(state: State, parent: int, pid: int) -> list[scheduling.ProcessCon
 
 
 def _waitpid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    pid = _signed32(_int(ex, state, args[0], "waitpid pid"))
-    options = _int(ex, state, args[2], "waitpid options")
+    pid = concrete_int(ex, state, args[0], 32, "waitpid pid")
+    options = concrete_int(ex, state, args[2], 32, "waitpid options", signed=False)
     me = _getpid(ex, state, args, ins)
     children = _waitable(state, me, pid)
     if not children:
@@ -88,7 +77,7 @@ def _waitpid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> i
 
 
 def _function_at(ex: Executor, state: State, pointer: Any, what: str) -> Any:
-    address = _int(ex, state, pointer, what)
+    address = concrete_int(ex, state, pointer, 64, what, signed=False)
     fn = ex.program.functions_by_address.get(address)
     if fn is None or fn.is_declaration:
         ex.fail(state, ErrorKind.PTR, f"{what} is not a function of the program (0x{address:x})")
@@ -113,7 +102,7 @@ def _thread(state: State, tid: int) -> scheduling.ThreadContext | None:
 
 
 def _pthread_join(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    tid = _int(ex, state, args[0], "pthread_join thread")
+    tid = concrete_int(ex, state, args[0], 64, "pthread_join thread", signed=False)
     if tid == _pthread_self(ex, state, args, ins):
         return EDEADLK
     thread = _thread(state, tid)
@@ -146,7 +135,7 @@ def _pthread_self(ex: Executor, state: State, args: list[Any], ins: Instruction)
 
 
 def _pthread_detach(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
-    tid = _int(ex, state, args[0], "pthread_detach thread")
+    tid = concrete_int(ex, state, args[0], 64, "pthread_detach thread", signed=False)
     thread = _thread(state, tid)
     if thread is None and tid != _pthread_self(ex, state, args, ins):
         return ESRCH
@@ -168,12 +157,13 @@ def _getspecific(ex: Executor, state: State, args: list[Any], ins: Instruction) 
     threads = state.threads
     if threads is None:
         return 0
-    return threads.thread.specific.get(_int(ex, state, args[0], "pthread key") & 0xFFFFFFFF, 0)
+    key = concrete_int(ex, state, args[0], 32, "pthread key", signed=False)
+    return threads.thread.specific.get(key, 0)
 
 
 def _setspecific(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     threads = threads_of(ex, state)
-    key = _int(ex, state, args[0], "pthread key") & 0xFFFFFFFF
+    key = concrete_int(ex, state, args[0], 32, "pthread key", signed=False)
     if key >= threads.next_key:
         return EINVAL
     threads.thread.specific[key] = args[1]
@@ -192,8 +182,8 @@ def _wait_while(timed: bool) -> ExternalHandler:
         if thread is not None and thread.timed_out:
             thread.timed_out = False
             return ETIMEDOUT
-        address = _int(ex, state, args[0], "wait address")
-        value = _int(ex, state, args[1], "wait value") & 0xFFFFFFFF
+        address = concrete_int(ex, state, args[0], 64, "wait address", signed=False)
+        value = concrete_int(ex, state, args[1], 32, "wait value", signed=False)
         if ex.read(state, address, _INT) != value:
             return 0
         pid = threads_of(ex, state).thread.pid
