@@ -375,7 +375,8 @@ class _ChainBlockWriter(_RunWriter):
         if index == 0:
             # at the chain's entry the frame is past this instruction: its closure runs it;
             # later, the frame is put before it and the interpreter loop takes over
-            return f"return leave(count, {self.block}, state, frame, regs)"
+            return (f"return leave(count, {self.block}, state, frame, regs) if count else "
+                    f"(plains[{self.block}](state, frame, regs) or 1)")
         return f"{self.here()}frame.pc = {index}; {self.flush(index)}return count + {index}"
 
     def here(self) -> str:
