@@ -23,8 +23,6 @@ from symex import expr as E
 from symex.core import values as V
 from symex.core.memory import (
     OFFSET_MASK,
-    PACK,
-    UNPACK,
     POINTER_MASK,
     ObjectKind,
     ObjectState,
@@ -32,6 +30,8 @@ from symex.core.memory import (
     SymbolicFloat,
     decode,
     encode,
+    int_reader,
+    int_writer,
 )
 from symex.core.coverage import CoverageMap, successor_targets
 from symex.core.forks import (
@@ -1338,7 +1338,7 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
     if access.kind is ValueKind.INT or access.kind is ValueKind.PTR:
         full = access.bits == size * 8
         mask = (1 << access.bits) - 1
-        unpack = UNPACK.get(size)
+        unpack = int_reader(size)
 
         def int_step(state: State, frame: Frame, regs: list) -> None:
             pointer = regs[p]
@@ -1346,8 +1346,7 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
                 os = state.objects.get(pointer >> 32)
                 offset = pointer & 0xFFFFFFFF
                 if os is not None and os.flat and offset + size <= os.obj.size:
-                    value = unpack(os.data, offset)[0] if unpack is not None else \
-                        int.from_bytes(os.data[offset:offset + size], "little")
+                    value = unpack(os.data, offset)[0]
                     regs[d] = value if full else value & mask
                     return
             regs[d] = ex.read(state, pointer, access)
@@ -1364,7 +1363,7 @@ def _build_store(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> A
     access: Access = ins.aux
     size = access.size
     if access.kind is ValueKind.INT or access.kind is ValueKind.PTR:
-        pack = PACK.get(size)
+        pack = int_writer(size)
 
         def int_step(state: State, frame: Frame, regs: list) -> None:
             pointer = regs[p]
@@ -1374,10 +1373,7 @@ def _build_store(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> A
                 offset = pointer & 0xFFFFFFFF
                 if (os is not None and os.owner is state.cow and os.flat
                         and offset + size <= os.obj.size and not os.obj.read_only):
-                    if pack is not None:
-                        pack(os.data, offset, value)
-                    else:
-                        os.data[offset:offset + size] = value.to_bytes(size, "little")
+                    pack(os.data, offset, value)
                     return
             ex.write(state, pointer, access, value)
         return int_step

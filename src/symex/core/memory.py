@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import struct
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import attrs
 
@@ -117,8 +117,9 @@ class ObjectState:
             pages = self.pages = [bytes(page) for page in pages]  # type: ignore[union-attr]
         return pages  # type: ignore[return-value]
 
-    def _writable_page(self, index: int) -> bytearray:
-        """Page ``index`` of a paged object, made this object's own on first write."""
+    def _writable_page(self, index: int) -> bytearray | None:
+        """Page ``index`` of a paged object, made this object's own on first write; None when
+        that made the object flat again (write into ``data`` then)."""
         pages = self.pages
         page = pages[index]  # type: ignore[index]
         if type(page) is bytearray:
@@ -129,7 +130,7 @@ class ObjectState:
             self.data = bytearray(b"".join(pages))  # type: ignore[arg-type]
             self.pages = None
             self.flat = self.sym is None and self.updates is None
-            return self.data[index << PAGE_SHIFT:(index + 1) << PAGE_SHIFT]  # a copy: see write
+            return None
         return page
 
     def concrete(self, offset: int, size: int) -> bytes | bytearray:
@@ -151,15 +152,13 @@ class ObjectState:
         done = 0
         size = len(values)
         while done < size:
-            if self.data is not None:
-                self.data[offset + done:offset + size] = values[done:]
-                return
             at = offset + done
+            page = None if self.data is not None else self._writable_page(at >> PAGE_SHIFT)
+            if page is None:  # flat (perhaps just now): the rest goes into data at once
+                self.data[at:offset + size] = values[done:]  # type: ignore[index]
+                return
             start = at & PAGE_MASK
             count = min(size - done, PAGE_SIZE - start)
-            page = self._writable_page(at >> PAGE_SHIFT)
-            if self.data is not None:
-                continue  # the object just turned flat: write the rest there
             page[start:start + count] = values[done:done + count]
             done += count
 
@@ -258,12 +257,33 @@ class ObjectState:
 # -- values <-> bytes ----------------------------------------------------------------------
 
 #: in-place readers and writers of little-endian unsigned integers by size in bytes (no slice
-#: and no bytes object: about 4x faster than int.from_bytes of a slice); 1 byte: index the data
-UNPACK = {size: struct.Struct("<" + code).unpack_from
-          for size, code in ((2, "H"), (4, "I"), (8, "Q"))}
-PACK = {size: struct.Struct("<" + code).pack_into for size, code in ((2, "H"), (4, "I"), (8, "Q"))}
-UNPACK[1] = struct.Struct("<B").unpack_from
-PACK[1] = struct.Struct("<B").pack_into
+#: and no bytes object: about 4x faster than int.from_bytes of a slice)
+_STRUCTS = {size: struct.Struct("<" + code) for size, code in ((1, "B"), (2, "H"), (4, "I"),
+                                                              (8, "Q"))}
+UNPACK = {size: s.unpack_from for size, s in _STRUCTS.items()}
+PACK = {size: s.pack_into for size, s in _STRUCTS.items()}
+
+
+def int_reader(size: int) -> Callable[[bytearray, int], tuple[int]]:
+    """``(data, offset) -> (value,)`` for a ``size``-byte little-endian unsigned integer,
+    like ``struct``'s ``unpack_from`` (which it is for 1, 2, 4 and 8 bytes)."""
+    found = UNPACK.get(size)
+    if found is not None:
+        return found
+    return lambda data, offset: (int.from_bytes(data[offset:offset + size], "little"),)
+
+
+def int_writer(size: int) -> Callable[[bytearray, int, int], None]:
+    """``(data, offset, value)`` storing a ``size``-byte little-endian unsigned integer, like
+    ``struct``'s ``pack_into`` (which it is for 1, 2, 4 and 8 bytes)."""
+    found = PACK.get(size)
+    if found is not None:
+        return found
+
+    def write(data: bytearray, offset: int, value: int) -> None:
+        data[offset:offset + size] = value.to_bytes(size, "little")
+    return write
+
 
 def encode(value: Any, access: Access) -> list[int | E.Expr] | bytes:
     """The little-endian bytes of a register value laid out as ``access``."""
