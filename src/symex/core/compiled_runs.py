@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from symex import expr as E
 from symex.core.memory import PACK, UNPACK
-from symex.ir.liveness import Liveness, edges_of, written_slots
+from symex.ir.liveness import Liveness, slots_written_in, written_slots
 from symex.ir.program import Edge, Function, Instruction, Opcode, ValueKind
 
 if TYPE_CHECKING:
@@ -241,13 +241,7 @@ class _RunWriter:
                 self.emit(inner + stores.rstrip("; "))
         for (dest, _), value in zip(edge.moves, values):
             self.emit(f"{inner}regs[{dest}] = {value}")
-        self.edge_frame(target, inner)
         self.taken(target, done, inner)
-
-    def edge_frame(self, target: int, indent: str) -> None:
-        """Put the frame at the start of ``target`` (an edge taken inline)."""
-        self.emit(f"{indent}frame.block = blocks[{target}]; frame.code = fcode[{target}]; "
-                  f"frame.pc = 0")
 
     def here(self) -> str:
         """Statements (each followed by "; ") putting the frame in this block, before an
@@ -255,7 +249,10 @@ class _RunWriter:
         return ""
 
     def taken(self, target: int, done: int, indent: str) -> None:
-        """What follows once the frame stands at the start of block ``target``."""
+        """What follows the moves of an edge to ``target`` taken inline: the frame at the
+        target's start, and the return."""
+        self.emit(f"{indent}frame.block = blocks[{target}]; frame.code = fcode[{target}]; "
+                  f"frame.pc = 0")
         self.emit(f"{indent}return {done}")
 
     def define(self, slot: int, expression: str) -> None:
@@ -358,12 +355,12 @@ class _ChainBlockWriter(_RunWriter):
     checked once per call of the chain, not once per block."""
 
     def __init__(self, fn: Function, constants: dict[int, int], block: int,
-                 liveness: Liveness | None, chained: frozenset[int],
+                 liveness: Liveness | None, lengths: dict[int, int],
                  invariant: dict[int, int]) -> None:
         super().__init__(fn, constants, f"block_{block}", 0, liveness, block)
         self.lines = []
-        self.chained = chained
-        self.lengths = {b: len(fn.blocks[b].instructions) for b in chained}
+        #: the chained blocks and their lengths
+        self.lengths = lengths
         #: pointer slots constant during a chain call -> the largest access through them
         self.invariant = invariant
 
@@ -375,7 +372,7 @@ class _ChainBlockWriter(_RunWriter):
         if index == 0:
             # at the chain's entry the frame is past this instruction: its closure runs it;
             # later, the frame is put before it and the interpreter loop takes over
-            return (f"return leave(count, {self.block}, state, frame, regs) if count else "
+            return (f"return leave(count, frame, {self.block}) if count else "
                     f"(plains[{self.block}](state, frame, regs) or 1)")
         return f"{self.here()}frame.pc = {index}; {self.flush(index)}return count + {index}"
 
@@ -388,15 +385,12 @@ class _ChainBlockWriter(_RunWriter):
 
     def taken(self, target: int, done: int, indent: str) -> None:
         self.emit(f"{indent}count += {done}")
-        if target in self.chained:
+        if target in self.lengths:
             self.emit(f"{indent}if count + {self.lengths[target]} <= limit: "
                       f"blk = {target}; continue")
         self.emit(f"{indent}frame.block = blocks[{target}]; frame.code = fcode[{target}]; "
                   f"frame.pc = 0")
         self.emit(f"{indent}return count")
-
-    def edge_frame(self, target: int, indent: str) -> None:
-        pass  # taken() sets the frame when the call ends there
 
     def pointee(self, slot: int, size: int, use: str, index: int) -> tuple[str, str]:
         largest = self.invariant.get(slot)
@@ -434,39 +428,31 @@ def _chain_source(ex: Executor, fn: Function, constants: dict[int, int],
     """The source of ``make_chain``: one function running the chained blocks of ``fn`` one
     after the other while each ends by a branch it can take itself, up to CHAIN_LIMIT
     instructions a call. Its first argument says which block it enters at."""
-    chained_set = frozenset(chained)
-    written: set[int] = set()
+    lengths = {b: len(fn.blocks[b].instructions) for b in chained}
     largest: dict[int, int] = {}
     for b in chained:
-        instructions = fn.blocks[b].instructions
-        for ins in instructions:
-            if ins.dest >= 0:
-                written.add(ins.dest)
+        for ins in fn.blocks[b].instructions:
             if ins.opcode is Opcode.LOAD or ins.opcode is Opcode.STORE:
                 pointer = ins.operands[-1]
                 largest[pointer] = max(largest.get(pointer, 0), ins.aux.size)
-        for edge in edges_of(instructions[-1].aux):
-            written.update(dest for dest, _ in edge.moves)
+    written = slots_written_in(fn.blocks[b] for b in chained)
     invariant = {slot: size for slot, size in largest.items() if slot not in written}
     bodies: dict[int, list[str]] = {}
     for b in chained:
         instructions = fn.blocks[b].instructions
         writer = _ChainBlockWriter(fn, constants, b, None if liveness.keeps_all else liveness,
-                                   chained_set, invariant)
+                                   lengths, invariant)
         for k, ins in enumerate(instructions[:-1]):
             writer.instruction(ins, k)
         writer.branch(instructions[-1], len(instructions) - 1,
                       ex.coverage_map.outcome_slots(fn, instructions[-1]), True)
         bodies[b] = writer.lines
-    lengths = {b: len(fn.blocks[b].instructions) for b in chained}
     lines = ["def make_chain(plains, exact, sdiv, srem, ashr, fcode, blocks, covered, outcomes):",
              f"  lengths = {lengths!r}",
-             "  def leave(count, blk, state, frame, regs):",
-             "    if count:  # the frame goes before the block's first instruction",
-             "      frame.block = blocks[blk]; frame.code = fcode[blk]; frame.pc = 0",
-             "      return count",
-             "    plains[blk](state, frame, regs)  # the chain's entry: the frame is past it",
-             "    return 1",
+             "  def leave(count, frame, blk):",
+             "    # a later block stops at its first instruction: the interpreter runs it",
+             "    frame.block = blocks[blk]; frame.code = fcode[blk]; frame.pc = 0",
+             "    return count",
              "  def chain(blk, state, frame, regs):",
              "    limit = exact[0]",
              "    if not limit:",
@@ -508,10 +494,11 @@ def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
     liveness = ex.liveness_of(fn)
     chained = [] if ex.track_path_blocks or not chains_enabled() else \
         [b for b, block in enumerate(fn.blocks) if _chainable(block)]
+    chained_set = set(chained)
     if chained:
         sources.append(_chain_source(ex, fn, constants, chained, liveness))
     for b, block in enumerate(fn.blocks):
-        if b in chained:
+        if b in chained_set:
             continue
         instructions = block.instructions
         i = 0

@@ -14,9 +14,9 @@ unparking starts from the template, which holds them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
-from symex.ir.program import Edge, Function, Instruction, Opcode
+from symex.ir.program import Block, Edge, Function, Instruction, Opcode
 
 #: calls that return twice: a frame calling one can resume (through longjmp) at a point the
 #: control-flow graph does not lead to, so such frames keep every register
@@ -36,17 +36,23 @@ def edges_of(aux: Any) -> list[Edge]:
     return found
 
 
-def written_slots(fn: Function) -> set[int]:
-    """The slots ``fn`` writes: parameters, instruction results, phi destinations (every
-    other slot of its template is a constant)."""
-    written = set(fn.params)
-    for block in fn.blocks:
+def slots_written_in(blocks: Iterable[Block]) -> set[int]:
+    """The slots ``blocks`` write: instruction results and the phi destinations of the
+    edges leaving them."""
+    written: set[int] = set()
+    for block in blocks:
         for ins in block.instructions:
             if ins.dest >= 0:
                 written.add(ins.dest)
             for edge in edges_of(ins.aux):
                 written.update(dest for dest, _ in edge.moves)
     return written
+
+
+def written_slots(fn: Function) -> set[int]:
+    """The slots ``fn`` writes: parameters, instruction results, phi destinations (every
+    other slot of its template is a constant)."""
+    return set(fn.params) | slots_written_in(fn.blocks)
 
 
 def reads_of(ins: Instruction) -> list[int]:
