@@ -1602,27 +1602,28 @@ def _build_condbr(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
     position = len(fn.blocks[block].instructions) - 1
     take = ex.coverage_map.take_outcome
 
+    def retire() -> None:
+        if outcomes[on_true] and outcomes[on_false] and fcode[block][position] is step:
+            fcode[block][position] = uncounted_step
+
     def step(state: State, frame: Frame, regs: list) -> None:
         cond = regs[c]
         if type(cond) is int:
             if cond:
                 if not outcomes[on_true]:
                     take(fn, on_true)
-                    if outcomes[on_false] and fcode[block][position] is step:
-                        fcode[block][position] = uncounted_step
+                    retire()
                 jump(state, frame, true_edge, fcode)
             else:
                 if not outcomes[on_false]:
                     take(fn, on_false)
-                    if outcomes[on_true] and fcode[block][position] is step:
-                        fcode[block][position] = uncounted_step
+                    retire()
                 jump(state, frame, false_edge, fcode)
         else:
             try:
                 ex.branch(state, frame, cond, true_edge, false_edge, fcode, outcomes, on_true)
             finally:
-                if outcomes[on_true] and outcomes[on_false] and fcode[block][position] is step:
-                    fcode[block][position] = uncounted_step
+                retire()
     return step
 
 
