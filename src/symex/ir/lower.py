@@ -335,12 +335,9 @@ class _FunctionContext:
             return slot
         kind = op.value_kind.name
         if kind == "constant_int":
-            t = self.L.type_of(op.type)
-            value = op.get_constant_value(signed_int=False)
-            if isinstance(value, bool):
-                value = int(value)
-            value &= (1 << t.bits) - 1
-            return self.constant_slot(("int", t.bits, value), value)
+            bits = self.L.type_of(op.type).bits
+            value = constant_int(op, bits)
+            return self.constant_slot(("int", bits, value), value)
         if kind in ("function", "global_variable", "global_alias"):
             return self.constant_slot(("sym", op.name), self.L._resolve(op.name))
         if kind == "metadata_as_value":
@@ -507,10 +504,11 @@ class _FunctionContext:
         dynamic: list[tuple[int, int, int]] = []
         current = source
         for position, index in enumerate(ops[1:]):
+            bits = L.width(L.type_of(index.type))
             if position == 0:
                 stride = L.layout.alloc_size(current)
             elif isinstance(current, T.StructType):
-                field = index.get_constant_value(signed_int=False)
+                field = constant_int(index, bits)
                 const_offset += L.layout.field_offsets(current)[field]
                 current = current.fields[field]
                 continue
@@ -519,10 +517,9 @@ class _FunctionContext:
                 stride = L.layout.alloc_size(current)
             else:
                 raise _Unsupported(f"cannot index into {current}")
-            bits = L.width(L.type_of(index.type))
             if index.value_kind.name == "constant_int":
-                value = index.get_constant_value(signed_int=True)
-                const_offset += int(value) * stride
+                # GEP indices are signed whatever their width: `p--` at -O0 is `i32 -1`
+                const_offset += constant_int(index, bits, signed=True) * stride
             else:
                 dynamic.append((self.operand(index), stride, bits))
         return Opcode.GEP, [self.operand(ops[0])], 64, (const_offset, tuple(dynamic))
@@ -595,7 +592,7 @@ class _FunctionContext:
             return Opcode.COPY, [self.constant_slot(("int", 1, 0), 0)], 1, None
         if short == "objectsize":
             # objectsize(ptr, min, ...): "don't know" is -1 when asked for the maximum, 0 for the minimum
-            minimum = len(args) > 1 and bool(args[1].get_constant_value())
+            minimum = len(args) > 1 and bool(constant_int(args[1], 1))
             value = 0 if minimum else (1 << width) - 1
             return Opcode.COPY, [self.constant_slot(("int", width, value), value)], width, None
         if short in ("va_start", "va_end", "va_copy"):
@@ -611,6 +608,19 @@ class _FunctionContext:
                 raise _Unsupported(f"vector intrinsic {name}")
             return Opcode.FLOATMATH, slots, width, (short, getattr(ret_t, "name", "double"))
         raise _Unsupported(f"intrinsic {name} is not supported")
+
+
+def constant_int(op: Any, bits: int, signed: bool = False) -> int:
+    """The value of an integer constant operand of ``bits`` bits, as an unsigned bit pattern
+    or (``signed``) as a two's-complement number.
+
+    llvmlite's ``get_constant_value(signed_int=True)`` sign-extends only 64-bit and wider
+    constants (``i32 -1`` comes back as 4294967295), so every constant is read unsigned here
+    and its sign taken from its own width."""
+    value = int(op.get_constant_value(signed_int=False)) & ((1 << bits) - 1)
+    if signed and value >> (bits - 1):
+        value -= 1 << bits
+    return value
 
 
 class _Unsupported(Exception):
