@@ -294,7 +294,7 @@ def test_cli_record_tree_with_continue_copies_and_keeps_the_original(recorded_di
         assert len(tree) > 100
 
 
-@pytest.mark.parametrize("case", ["garbage", "truncated", "newer", "other-inputs",
+@pytest.mark.parametrize("case", ["garbage", "truncated", "newer", "older", "other-inputs",
                                   "other-program", "no-tree", "replay-without-tree"])
 def test_cli_bad_trees_are_one_line_and_exit_2_and_nothing_is_written(
         recorded_dir: Path, tmp_path: Path, case: str) -> None:
@@ -310,10 +310,11 @@ def test_cli_bad_trees_are_one_line_and_exit_2_and_nothing_is_written(
         tree.write_bytes(b"this is not a database" * 100)
     elif case == "truncated":
         tree.write_bytes(data[:len(data) // 2])
-    elif case == "newer":
+    elif case in ("newer", "older"):
         tree.write_bytes(data)
         with sqlite3.connect(tree) as db:
-            db.execute("UPDATE meta SET value = '99' WHERE key = 'version'")
+            db.execute("UPDATE meta SET value = ? WHERE key = 'version'",
+                       ("99" if case == "newer" else "1",))
     else:
         tree.write_bytes(data)
     if case == "other-inputs":
@@ -331,7 +332,8 @@ def test_cli_bad_trees_are_one_line_and_exit_2_and_nothing_is_written(
     message = proc.stderr.strip()
     assert "\n" not in message and message.startswith("symex: error:")
     expected = {"garbage": "not an execution tree", "truncated": "not an execution tree",
-                "newer": "newer symex", "other-inputs": "--sym-stdin 4",
+                "newer": "newer symex", "older": "record the tree again",
+                "other-inputs": "--sym-stdin 4",
                 "other-program": "branches.c", "no-tree": "holds no tree.db",
                 "replay-without-tree": "--continue-with"}[case]
     assert expected in message

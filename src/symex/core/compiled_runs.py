@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from symex import expr as E
-from symex.core.memory import PACK, UNPACK
+from symex.core.memory import OFFSET_MASK, PACK, POINTER_MASK, UNPACK
 from symex.ir.liveness import Liveness, slots_written_in, written_slots
-from symex.ir.program import Edge, Function, Instruction, Opcode, ValueKind
+from symex.ir.program import SEGMENT_SHIFT, Edge, Function, Instruction, Opcode, ValueKind
 
 if TYPE_CHECKING:
     from symex.core.executor import Executor
@@ -59,7 +59,6 @@ CHAIN_VARIABLE = "SYMEX_CHAINS"
 #: in a time slice's exact phase, within what is left of the slice)
 CHAIN_LIMIT = 200
 
-POINTER_MASK = (1 << 64) - 1
 
 _SIMPLE_BINARY = {Opcode.ADD: "({a} + {b}) & {m}", Opcode.SUB: "({a} - {b}) & {m}",
                   Opcode.MUL: "({a} * {b}) & {m}", Opcode.AND: "{a} & {b}",
@@ -167,10 +166,10 @@ class _RunWriter:
         o, at = f"o{slot}", f"at{slot}"
         checked = self.objects.get(slot)
         if checked is None:
-            self.emit(f"{o} = get({pointer} >> 32)")
+            self.emit(f"{o} = get({pointer} >> {SEGMENT_SHIFT})")
             self.emit(f"if {o} is None or not {o}.flat: "
                       f"{self.stop(index)}")
-            self.emit(f"{at} = {pointer} & 4294967295")
+            self.emit(f"{at} = {pointer} & {OFFSET_MASK}")
             checked = ("read", 0)
         kind, largest = checked
         if use == "write" and kind == "read":
@@ -402,9 +401,9 @@ class _ChainBlockWriter(_RunWriter):
             self.emit(f"if {o} is None:")
             self.emit(f"  p{slot} = regs[{slot}]")
             self.emit(f"  if type(p{slot}) is not int: {self.stop(index)}")
-            self.emit(f"  {o} = get(p{slot} >> 32)")
+            self.emit(f"  {o} = get(p{slot} >> {SEGMENT_SHIFT})")
             self.emit(f"  if {o} is None or not {o}.flat: {self.stop(index)}")
-            self.emit(f"  {at} = p{slot} & 4294967295")
+            self.emit(f"  {at} = p{slot} & {OFFSET_MASK}")
             self.emit(f"  if {at} + {largest} > {o}.obj.size: {self.stop(index)}")
             kind = "read"
         if use == "write" and kind == "read":

@@ -12,6 +12,7 @@ new state, so the engine can consult its searcher. Both are caught by the engine
 from __future__ import annotations
 
 import math
+import os
 import struct
 import sys
 import time
@@ -24,6 +25,7 @@ from symex.core import values as V
 from symex.core.memory import (
     OFFSET_MASK,
     POINTER_MASK,
+    SEGMENT_HALF,
     ObjectKind,
     ObjectState,
     MemoryObject,
@@ -32,6 +34,7 @@ from symex.core.memory import (
     encode,
     int_reader,
     int_writer,
+    locate,
 )
 from symex.core.coverage import CoverageMap, successor_targets
 from symex.core.forks import (
@@ -263,7 +266,8 @@ class Executor:
         objects = {}
         for g in self.program.globals.values():
             segment = g.address >> SEGMENT_SHIFT
-            obj = MemoryObject(segment, g.size, ObjectKind.GLOBAL, g.name, g.read_only)
+            obj = MemoryObject(segment, g.size, ObjectKind.GLOBAL, g.source_name, g.read_only,
+                               g.site)
             objects[segment] = ObjectState(obj, bytearray(g.image), None)
         state.objects = immutables.Map(objects)
         if self.track_path_blocks:
@@ -570,14 +574,18 @@ class Executor:
         the state's thread is blocked in a call it will run again, see core.scheduling)."""
         stack = self.stack_of(state.frames, blocked=blocked)
         instruction = self.current_instruction(state) if not blocked else _blocked_call(state.frame)
-        location = None
-        if instruction is not None and instruction.location is not None:
-            location = (instruction.location.file, instruction.location.line)
-        else:
-            # symex's C library has no debug locations: the error is where the program called it
-            location = next(((file, line) for _, file, line in stack if line is not None), None)
-        return ProgramError(kind, message, location, tuple(stack),
+        return ProgramError(kind, message, _program_location(instruction, stack), tuple(stack),
                             instruction.text if instruction is not None else "")
+
+    def program_site(self, state: State) -> str:
+        """``file:line`` (the file's base name) of the program line running now, for naming
+        where an object was made; "" without debug info."""
+        instruction = self.current_instruction(state)
+        if instruction is not None and instruction.location is not None:
+            location: tuple[str, int] | None = (instruction.location.file, instruction.location.line)
+        else:
+            location = _program_location(instruction, self.stack_of(state.frames))
+        return f"{os.path.basename(location[0])}:{location[1]}" if location is not None else ""
 
     def stack_of(self, frames: list[Frame], *, blocked: bool = False) -> tuple[StackEntry, ...]:
         """The call stack of ``frames``, innermost first, as (function, file, line) entries
@@ -789,20 +797,22 @@ class Executor:
     def resolve(self, state: State, address: Any, size: int, what: str) -> tuple[ObjectState, Any]:
         """The object a pointer points into, and the offset (int, or 32-bit expression).
         Errors for null, freed and out-of-bounds pointers; a symbolic pointer that may point
-        into several objects forks one state per object (the others re-execute the access)."""
+        into several objects forks one state per object (the others re-execute the access).
+        An address below or above an object but within its region (:func:`locate`) is
+        reported against that object, at a signed offset."""
         if type(address) is int:
-            segment = address >> SEGMENT_SHIFT
-            offset = address & OFFSET_MASK
+            segment, offset = locate(address)
             os = state.objects.get(segment)
             if os is None:
                 self.bad_pointer(state, address, size, what)
-            if offset + size > os.obj.size:
-                self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, offset, os))
+            if offset < 0 or offset + size > os.obj.size:
+                self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, offset, os.obj))
             return os, offset
         value = self.get_value(state, address)
-        segment = value >> SEGMENT_SHIFT
+        segment, value_offset = locate(value)
         os = state.objects.get(segment)
-        in_segment = E.eq(E.extract(address, SEGMENT_SHIFT, 64 - SEGMENT_SHIFT),
+        in_segment = E.eq(E.extract(E.add(address, E.const(SEGMENT_HALF, 64)), SEGMENT_SHIFT,
+                                    64 - SEGMENT_SHIFT),
                           E.const(segment, 64 - SEGMENT_SHIFT))
         if os is None:
             state.add_constraint(in_segment)
@@ -817,12 +827,12 @@ class Executor:
         if in_bounds.op is not E.Op.CONST and self.forks_exhausted():
             if not self.follow_model(state, in_bounds):
                 state.add_constraint(in_segment)
-                self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value & OFFSET_MASK, os))
+                self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value_offset, os.obj))
             return os, V.simplify(E.extract(offset64, 0, 32))
         if_in, if_out = self.split(state, in_bounds)
         if if_in is None:
             state.add_constraint(in_segment)
-            self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value & OFFSET_MASK, os))
+            self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value_offset, os.obj))
         if if_out is not None:
             child = self.fork(state)
             child.add_constraint(E.bool_not(in_bounds), model=if_out)
@@ -836,14 +846,14 @@ class Executor:
 
     def bad_pointer(self, state: State, address: int, size: int, what: str) -> None:
         """Report an access through a pointer that points into no live object."""
-        segment = address >> SEGMENT_SHIFT
+        segment, offset = locate(address)
         freed = state.freed.get(segment)
         noun = f"{size} byte{'s' if size != 1 else ''}"
         if freed is not None:
             gone = "out of scope" if freed.kind is ObjectKind.STACK else "freed"
             self.fail(state, ErrorKind.PTR,
-                      f"use after free: {what} of {noun} at offset {address & OFFSET_MASK} of a "
-                      f"{gone} {freed.size}-byte {freed.kind.value} object")
+                      f"use after free: {what} of {noun} at offset {offset} of a "
+                      f"{gone} {freed.describe()}")
         if segment == 0:
             self.fail(state, ErrorKind.PTR, f"null pointer {what} of {noun}"
                       + (f" at address 0x{address:x}" if address else ""))
@@ -906,9 +916,9 @@ class Executor:
             out.append(b)
         return bytes(out)
 
-    def allocate(self, state: State, size: int, kind: ObjectKind, name: str) -> int:
-        """A fresh zero-filled object; its address."""
-        return state.allocate(size, kind, name).obj.address
+    def allocate(self, state: State, size: int, kind: ObjectKind, name: str, site: str = "") -> int:
+        """A fresh zero-filled object; its address (``site``: where the program made it)."""
+        return state.allocate(size, kind, name, site=site).obj.address
 
     def free(self, state: State, address: Any) -> None:
         """free(): release a heap object, or report an invalid/double free."""
@@ -916,18 +926,18 @@ class Executor:
             address = self.concretize(state, address, 64, "pointer passed to free")
         if address == 0:
             return
-        segment = address >> SEGMENT_SHIFT
+        segment, offset = locate(address)
         os = state.objects.get(segment)
         if os is None:
             freed = state.freed.get(segment)
-            if freed is not None and freed.kind is ObjectKind.HEAP:
-                self.fail(state, ErrorKind.FREE, f"double free of a {freed.size}-byte heap object")
+            if freed is not None and freed.kind is ObjectKind.HEAP and offset == 0:
+                self.fail(state, ErrorKind.FREE, f"double free of a {freed.describe()}")
             self.fail(state, ErrorKind.FREE, f"free of invalid pointer 0x{address:x}")
         if os.obj.kind is not ObjectKind.HEAP:
-            self.fail(state, ErrorKind.FREE, f"free of a {os.obj.kind.value} object (not allocated by malloc)")
-        if address & OFFSET_MASK:
+            self.fail(state, ErrorKind.FREE, f"free of a {os.obj.describe()} (not allocated by malloc)")
+        if offset:
             self.fail(state, ErrorKind.FREE,
-                      f"free of a pointer to offset {address & OFFSET_MASK} inside a heap object")
+                      f"free of a pointer to offset {offset} of a {os.obj.describe()}")
         state.release(segment)
 
 
@@ -953,6 +963,16 @@ def _blocked_call(frame: Frame | None) -> Instruction | None:
     return frame.block.instructions[frame.pc]
 
 
+def _program_location(instruction: Instruction | None,
+                      stack: tuple[StackEntry, ...]) -> tuple[str, int] | None:
+    """Where the program is: the instruction's own line, or, since symex's C library has no
+    debug locations, the program line that called into it."""
+    if instruction is not None and instruction.location is not None:
+        return (instruction.location.file, instruction.location.line)
+    return next(((file, line) for _, file, line in stack if file is not None and line is not None),
+                None)
+
+
 def _where(ins: Instruction) -> str:
     if ins.location is not None:
         return f"{ins.location.file}:{ins.location.line}"
@@ -965,10 +985,9 @@ def _unsupported_step(reason: str) -> Any:
     return step
 
 
-def _out_of_bounds(what: str, size: int, offset: int, os: ObjectState) -> str:
+def _out_of_bounds(what: str, size: int, offset: int, obj: MemoryObject) -> str:
     noun = f"{size} byte{'s' if size != 1 else ''}"
-    return (f"out-of-bounds {what} of {noun} at offset {offset} of a "
-            f"{os.obj.size}-byte {os.obj.kind.value} object")
+    return f"out-of-bounds {what} of {noun} at offset {offset} of a {obj.describe()}"
 
 
 def _elementwise(count: int, fn: Callable[..., Any], *vectors: Any) -> tuple:
@@ -1317,13 +1336,13 @@ def _build_copy(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
 def _build_alloca(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
     d = ins.dest
     (c,) = ins.operands
-    element_size, _align = ins.aux
+    element_size, _align, variable, site = ins.aux
 
     def step(state: State, frame: Frame, regs: list) -> None:
         count = regs[c]
         if type(count) is not int:
             count = ex.concretize(state, count, count.width, "alloca size")
-        os = state.allocate(count * element_size, ObjectKind.STACK, "")
+        os = state.allocate(count * element_size, ObjectKind.STACK, variable, site=site)
         frame.allocas += (os.obj.segment,)
         regs[d] = os.obj.address
     return step
@@ -1343,8 +1362,8 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
         def int_step(state: State, frame: Frame, regs: list) -> None:
             pointer = regs[p]
             if type(pointer) is int:
-                os = state.objects.get(pointer >> 32)
-                offset = pointer & 0xFFFFFFFF
+                os = state.objects.get(pointer >> SEGMENT_SHIFT)
+                offset = pointer & OFFSET_MASK
                 if os is not None and os.flat and offset + size <= os.obj.size:
                     value = unpack(os.data, offset)[0]
                     regs[d] = value if full else value & mask
@@ -1369,8 +1388,8 @@ def _build_store(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> A
             pointer = regs[p]
             value = regs[v]
             if type(pointer) is int and type(value) is int:
-                os = state.objects.get(pointer >> 32)
-                offset = pointer & 0xFFFFFFFF
+                os = state.objects.get(pointer >> SEGMENT_SHIFT)
+                offset = pointer & OFFSET_MASK
                 if (os is not None and os.owner is state.cow and os.flat
                         and offset + size <= os.obj.size and not os.obj.read_only):
                     pack(os.data, offset, value)

@@ -1,10 +1,16 @@
 """The default object memory model: one segment per allocation, copy-on-write contents.
 
-An address is ``segment << 32 | offset``. Every allocation (stack, heap, global, argv, ...) gets
-its own segment, so resolving a concrete pointer is one map lookup, an access past the end of an
-object can never silently land in its neighbour, and error messages can name the object and the
-offset exactly. Segments are handed out from a per-state counter, so the same path always gives
-the same addresses (parallel workers and memoized runs replay paths and rely on that).
+An object's base address is ``segment << SEGMENT_SHIFT`` (38). Every allocation (stack, heap,
+global, argv, ...) gets its own segment, so resolving a concrete pointer is one map lookup, an
+access past the end of an object can never silently land in its neighbour, and error messages
+can name the object and the offset exactly. Each object owns the addresses within 2^37 of its
+base, below as well as above (:func:`locate`): a pointer moved below an object (``p - 192``,
+``table[INT_MIN]``) is reported against the object it came from, at a negative offset, as
+AddressSanitizer does. The interpreter's fast paths still take ``address >> SEGMENT_SHIFT``
+and the low bits as the offset: for an address below its object that finds the segment
+underneath with an offset far past its end, so they fall back to :func:`locate`'s slow path.
+Segments are handed out from a per-state counter, so the same path always gives the same
+addresses (parallel workers and memoized runs replay paths and rely on that).
 
 Contents are concrete bytes plus a sparse map of symbolic bytes. The first access at a symbolic
 offset turns an object into *array mode*: its contents become an expression array (initial bytes
@@ -24,6 +30,18 @@ from symex.ir.program import SEGMENT_SHIFT, Access, ValueKind
 
 OFFSET_MASK = (1 << SEGMENT_SHIFT) - 1
 POINTER_MASK = (1 << 64) - 1
+#: how far below (and above) its base an address still belongs to an object
+SEGMENT_HALF = 1 << (SEGMENT_SHIFT - 1)
+#: segments a path may allocate (the null segment 0 and the program's static ones included)
+MAX_SEGMENTS = 1 << (64 - SEGMENT_SHIFT)
+
+
+def locate(address: int) -> tuple[int, int]:
+    """The segment whose region holds a concrete address, and the address's signed offset
+    from that segment's base (negative below the object: ``(segment, -192)``). Addresses
+    within 2^37 of 0, ``(char *)-1`` among them, are segment 0's: null."""
+    biased = (address + SEGMENT_HALF) & POINTER_MASK
+    return biased >> SEGMENT_SHIFT, (biased & OFFSET_MASK) - SEGMENT_HALF
 
 
 class ObjectKind(enum.Enum):
@@ -45,6 +63,8 @@ class MemoryObject:
     kind: ObjectKind
     name: str
     read_only: bool = False
+    #: where it was made, "file:line": a variable's declaration, malloc's call; "" if unknown
+    site: str = ""
 
     @property
     def address(self) -> int:
@@ -52,9 +72,18 @@ class MemoryObject:
         return self.segment << SEGMENT_SHIFT
 
     def describe(self) -> str:
-        """E.g. "8-byte stack object 'buf'"."""
-        named = f" '{self.name}'" if self.name else ""
-        return f"{self.size}-byte {self.kind.value} object{named}"
+        """E.g. "8-byte stack object 'buf' (declared at prog.c:7)", "16-byte heap object
+        (allocated by malloc at prog.c:12)"."""
+        text = f"{self.size}-byte {self.kind.value} object"
+        if self.kind is ObjectKind.HEAP:
+            made = f"allocated by {self.name}" if self.name else "allocated"
+            return f"{text} ({made} at {self.site})" if self.site else f"{text} ({made})"
+        if self.name:
+            text = f"{text} '{self.name}'"
+        elif self.kind is ObjectKind.GLOBAL and self.site:
+            # the only unnamed globals debug info describes are string literals
+            return f"{text} (a string literal at {self.site})"
+        return f"{text} (declared at {self.site})" if self.site else text
 
 
 #: objects of at least this many bytes are copied page by page: a state writing one word into
@@ -392,7 +421,7 @@ class MemoryModel(Protocol):
     The default implementation is :class:`symex.core.executor.Executor`'s object model; this
     protocol names the operations so another model can be plugged in."""
 
-    def allocate(self, state: Any, size: int, kind: ObjectKind, name: str) -> int:
+    def allocate(self, state: Any, size: int, kind: ObjectKind, name: str, site: str = "") -> int:
         """Create an object, return its address."""
         ...
 

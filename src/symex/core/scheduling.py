@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import immutables
 
+from symex.core.memory import OFFSET_MASK
 from symex.core.forks import ForkKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated, ProgramError
 from symex.core.state import Frame, State
@@ -390,7 +391,7 @@ def word_at(objects: immutables.Map[int, Any], address: int) -> int | None:
     os_ = objects.get(address >> SEGMENT_SHIFT)
     if os_ is None:
         return None
-    data = os_.read_bytes(address & 0xFFFFFFFF, 4)
+    data = os_.read_bytes(address & OFFSET_MASK, 4)
     if any(type(b) is not int for b in data):
         return None
     return int.from_bytes(bytes(data), "little")
@@ -404,7 +405,7 @@ def _write_errno(state: State, address: int, value: int) -> None:
     os_ = state.objects.get(address >> SEGMENT_SHIFT)
     if os_ is None:
         return
-    state.writable(os_).write_bytes(address & 0xFFFFFFFF, value.to_bytes(4, "little"))
+    state.writable(os_).write_bytes(address & OFFSET_MASK, value.to_bytes(4, "little"))
 
 
 # -- hangs ----------------------------------------------------------------------------------

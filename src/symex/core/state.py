@@ -9,7 +9,8 @@ import immutables
 from symex import expr as E
 from symex.core.constraints import equality_of
 from symex.core.forks import NO_MODEL
-from symex.core.memory import MemoryObject, ObjectKind, ObjectState
+from symex.core.memory import MAX_SEGMENTS, MemoryObject, ObjectKind, ObjectState
+from symex.core.outcome import PathStatus, PathTerminated
 from symex.ir.program import SEGMENT_SHIFT, Block, Function
 
 
@@ -230,11 +231,14 @@ class State:
         return mine
 
     def allocate(self, size: int, kind: ObjectKind, name: str, *, zero: bool = True,
-                 read_only: bool = False) -> ObjectState:
-        """A fresh object in the next segment."""
+                 read_only: bool = False, site: str = "") -> ObjectState:
+        """A fresh object in the next segment (``site``: where the program made it)."""
         segment = self.next_segment
+        if segment >= MAX_SEGMENTS:
+            raise PathTerminated(PathStatus.PARTIAL, f"unsupported: more than {MAX_SEGMENTS:,} "
+                                 "objects allocated on one path (symex never reuses an address)")
         self.next_segment = segment + 1
-        obj = MemoryObject(segment, size, kind, name, read_only)
+        obj = MemoryObject(segment, size, kind, name, read_only, site)
         os = ObjectState(obj, bytearray(size), self.cow)
         self.objects = self.objects.set(segment, os)
         return os

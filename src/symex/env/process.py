@@ -31,7 +31,7 @@ def _malloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     size = _size(ex, state, args[0], "malloc size")
     if size > MAX_ALLOCATION:
         return 0
-    return ex.allocate(state, size, ObjectKind.HEAP, "malloc")
+    return ex.allocate(state, size, ObjectKind.HEAP, "malloc", ex.program_site(state))
 
 
 def _calloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
@@ -39,7 +39,7 @@ def _calloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     size = _size(ex, state, args[1], "calloc size")
     if count * size > MAX_ALLOCATION:
         return 0
-    return ex.allocate(state, count * size, ObjectKind.HEAP, "calloc")
+    return ex.allocate(state, count * size, ObjectKind.HEAP, "calloc", ex.program_site(state))
 
 
 def _realloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
@@ -55,7 +55,7 @@ def _realloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> i
         return 0
     if size > MAX_ALLOCATION:
         return 0
-    new = ex.allocate(state, size, ObjectKind.HEAP, "realloc")
+    new = ex.allocate(state, size, ObjectKind.HEAP, "realloc", ex.program_site(state))
     keep = min(size, old.obj.size)
     if keep:
         ex.write_bytes(state, new, ex.read_bytes(state, pointer, keep))

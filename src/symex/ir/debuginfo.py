@@ -13,7 +13,7 @@ import re
 
 import attrs
 
-__all__ = ["DebugInfo", "SourceLocation", "dbg_attachment", "instruction_dbg_ids"]
+__all__ = ["Declaration", "DebugInfo", "SourceLocation", "dbg_attachment", "instruction_dbg_ids"]
 
 
 @attrs.frozen
@@ -35,11 +35,31 @@ class SourceLocation:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+@attrs.frozen
+class Declaration:
+    """Where a C variable is declared: its name in the source (``""`` for a string literal)
+    and the file and line of its declaration."""
+
+    name: str
+    file: str
+    line: int
+
+    @property
+    def site(self) -> str:
+        """``file:line`` with the file's base name (error messages; no directory leaks)."""
+        return f"{posixpath.basename(self.file)}:{self.line}" if self.file else ""
+
+
 _RECORD_RE = re.compile(r"^!(\d+) = (?:distinct )?!(DI\w+)\((.*)\)\s*$", re.MULTILINE)
 _FIELD_RE = re.compile(r'(\w+):\s*("(?:[^"\\]|\\.)*"|![0-9]+|[^,]+)')
 _DEFINE_RE = re.compile(r'^define\b[^\n]*?@("(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+)\([^\n]*$', re.MULTILINE)
 _DEFINE_DBG_RE = re.compile(r"!dbg !(\d+)")
 _ATTACHMENT_RE = re.compile(r"!dbg !(\d+)")
+# `@table = global [4 x i32] ..., !dbg !0` (the attachment names a DIGlobalVariableExpression)
+_GLOBAL_DBG_RE = re.compile(r'^@("(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+) = [^\n]*?!dbg !(\d+)\s*$', re.MULTILINE)
+# a local variable's address: `#dbg_declare(ptr %2, !22, ...)` (LLVM 19 and later) or
+# `call void @llvm.dbg.declare(metadata ptr %2, metadata !22, ...)`
+_DECLARE_RE = re.compile(r'(?:#dbg_declare\(|@llvm\.dbg\.declare\(metadata )ptr (%[-a-zA-Z$._0-9]+|%"(?:[^"\\]|\\.)*"), (?:metadata )?!(\d+)')
 _STRING_ESCAPE_RE = re.compile(r"\\([0-9A-Fa-f]{2}|\\)")
 
 #: Scope kinds whose ``scope:`` field leads further out towards the subprogram.
@@ -138,6 +158,7 @@ class DebugInfo:
         "_subprograms_by_name",
         "_module_text",
         "_instruction_ids",
+        "_locals",
     )
 
     def __init__(
@@ -154,6 +175,7 @@ class DebugInfo:
         self._subprograms_by_name: dict[str, int] | None = None
         self._module_text = ""
         self._instruction_ids: dict[str, list[int | None]] | None = None
+        self._locals: dict[str, dict[str, Declaration]] | None = None
 
     @classmethod
     def parse(cls, module_text: str) -> DebugInfo:
@@ -294,3 +316,43 @@ class DebugInfo:
         assert fields is not None
         line = fields.get("line")
         return int(line) if line is not None else None
+
+    def _declaration(self, md_id: int | None) -> Declaration | None:
+        """A DILocalVariable or DIGlobalVariable record as a declaration."""
+        fields = self._record_fields(md_id) if md_id is not None else None
+        if fields is None or self._kind(md_id) not in ("DILocalVariable", "DIGlobalVariable"):
+            return None
+        file = self._file_path(_ref(fields.get("file")))
+        if file is None:
+            file, _ = self._scope_facts(_ref(fields.get("scope")))
+        return Declaration(_unquote(fields.get("name", '""')), file or "",
+                           int(fields.get("line", "0")))
+
+    def global_declarations(self) -> dict[str, Declaration]:
+        """For each global variable of the module carrying debug info, its declaration,
+        keyed by IR name (``main.local`` for a static local, ``.str`` for a string literal)."""
+        found: dict[str, Declaration] = {}
+        for m in _GLOBAL_DBG_RE.finditer(self._module_text):
+            expression = self._record_fields(int(m.group(2)))
+            if expression is None:
+                continue
+            declaration = self._declaration(_ref(expression.get("var")))
+            if declaration is not None:
+                found[_unquote(m.group(1))] = declaration
+        return found
+
+    def local_declarations(self, function_name: str) -> dict[str, Declaration]:
+        """For each ``alloca`` of function ``function_name`` that holds a C variable, its
+        declaration, keyed by the alloca's value name as the IR text writes it (``%2``)."""
+        if self._locals is None:
+            self._locals = {}
+            for header in _FUNCTION_HEADER_RE.finditer(self._module_text):
+                end = self._module_text.find("\n}", header.end())
+                body = self._module_text[header.end():end if end >= 0 else None]
+                declared: dict[str, Declaration] = {}
+                for m in _DECLARE_RE.finditer(body):
+                    declaration = self._declaration(int(m.group(2)))
+                    if declaration is not None:
+                        declared.setdefault(m.group(1), declaration)
+                self._locals[_unquote(header.group(1))] = declared
+        return self._locals.get(function_name, {})

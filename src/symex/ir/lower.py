@@ -176,14 +176,18 @@ class Lowering:
             target = C.evaluate_constant(alias.target, self.layout, self._resolve)
             self.addresses[alias.name] = int(target)
         self.next_segment = segment
+        declarations = self.debug.global_declarations()
         for g in global_defs:
             size = self.layout.alloc_size(g.type) if not isinstance(g.type, T.FunctionType) else 0
             if g.initializer is None:
                 image = bytes(size)
             else:
                 image = C.encode_constant(g.initializer, self.layout, self.types, self._resolve)
-            self.globals[g.name] = GlobalObject(g.name, self.addresses[g.name], size, image,
-                                                g.is_constant)
+            declared = declarations.get(g.name)
+            self.globals[g.name] = GlobalObject(
+                g.name, self.addresses[g.name], size, image, g.is_constant,
+                declared.name if declared is not None else _source_name(g.name),
+                declared.site if declared is not None else "")
         for f in fn_refs:
             self.functions[f.name] = self.lower_function(f)
         files = []
@@ -437,7 +441,11 @@ class _FunctionContext:
             return Opcode.COPY, [self.operand(ops[0])], 0, None
         if name == "alloca":
             t = _alloca_type(text, L.types)
-            return Opcode.ALLOCA, [self.operand(ops[0])], 64, (L.layout.alloc_size(t), _alloca_align(text))
+            # the C variable it holds names the object in error messages
+            declared = L.debug.local_declarations(self.fn.name).get(text.split("=", 1)[0].strip())
+            variable = (declared.name, declared.site) if declared is not None else ("", "")
+            return (Opcode.ALLOCA, [self.operand(ops[0])], 64,
+                    (L.layout.alloc_size(t), _alloca_align(text), *variable))
         if name == "load":
             t = L.type_of(ins.type)
             return Opcode.LOAD, [self.operand(ops[0])], L.width(t), L.access(t)
@@ -651,6 +659,15 @@ def _predicate(text: str, word: str) -> str:
         if token not in _FLAG_WORDS:
             return token
     raise _Unsupported(f"no predicate in '{text}'")
+
+
+def _source_name(ir_name: str) -> str:
+    """A global's name as the C source would say it, when no debug info does: ``counter``,
+    ``local`` for ``main.local``; nothing for compiler-made ones (``.str``, ``__const.main.buf``,
+    ``0``)."""
+    if ir_name.startswith((".", "__const.")) or ir_name.isdigit():
+        return ""
+    return ir_name.rsplit(".", 1)[-1]
 
 
 def _case_value(text: str, width: int) -> int:

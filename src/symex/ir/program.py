@@ -17,9 +17,12 @@ import attrs
 
 from symex.ir.debuginfo import SourceLocation
 
-#: Pointers are 64-bit; an address is ``segment << SEGMENT_SHIFT | offset`` (see core.memory).
+#: Pointers are 64-bit; an object's base address is ``segment << SEGMENT_SHIFT`` and it owns
+#: the 2^SEGMENT_SHIFT addresses around it, half below and half above (see core.memory): a
+#: pointer moved 128 GB either way still names the object it came from. 38 bits leave room for
+#: ``table[i]`` with any 32-bit ``i`` and elements of up to 32 bytes, and for 2^26 objects a path.
 POINTER_BITS = 64
-SEGMENT_SHIFT = 32
+SEGMENT_SHIFT = 38
 
 
 class Opcode(enum.IntEnum):
@@ -63,7 +66,7 @@ class Opcode(enum.IntEnum):
     SITOFP = enum.auto()
     COPY = enum.auto()  # freeze, addrspacecast, llvm.expect, ...
     # memory
-    ALLOCA = enum.auto()  # aux: element alloc size; operands: (count,)
+    ALLOCA = enum.auto()  # aux: (element alloc size, align, variable name, its site); operands: (count,)
     LOAD = enum.auto()  # aux: Access
     STORE = enum.auto()  # aux: Access; operands: (value, pointer)
     GEP = enum.auto()  # aux: (constant offset, ((slot, stride, index bits), ...))
@@ -219,6 +222,10 @@ class GlobalObject:
     size: int
     image: bytes
     read_only: bool
+    #: its name in the C source (``local`` for ``main.local``; "" for a string literal)
+    source_name: str = ""
+    #: where it is declared, ``file:line``, from debug info ("" without)
+    site: str = ""
 
 
 @attrs.define(eq=False)

@@ -22,6 +22,7 @@ from symex.core.outcome import ErrorKind
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "OLDEST_FORMAT_VERSION",
     "NodeStatus",
     "SCHEMA",
     "TREE_FILE",
@@ -41,7 +42,10 @@ TREE_FILE = "tree.db"
 #: ``meta.format``: what the file is
 FORMAT_NAME = "symex-execution-tree"
 #: ``meta.version``: the format version this symex writes (and the newest it reads)
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: the oldest version it reads: trees of version 1 were recorded before objects moved to
+#: 38-bit segments, and the addresses in their answers and digests are not this symex's
+OLDEST_FORMAT_VERSION = 2
 
 
 class NodeStatus(enum.IntEnum):

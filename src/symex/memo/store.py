@@ -20,6 +20,7 @@ from symex.core.forks import ForkKind
 from symex.memo.format import (
     FORMAT_NAME,
     FORMAT_VERSION,
+    OLDEST_FORMAT_VERSION,
     SCHEMA,
     decode_varints,
     default_decisions,
@@ -128,6 +129,11 @@ class TreeStore:
             db.close()
             raise TreeFileError(f"{where} was written by a newer symex (tree format {version}; "
                                 f"this one reads up to {FORMAT_VERSION}); upgrade symex")
+        if 1 <= version < OLDEST_FORMAT_VERSION:
+            db.close()
+            raise TreeFileError(f"{where} was recorded by an older symex (tree format "
+                                f"{version}), whose addresses differ from this one's; record "
+                                f"the tree again with --record-tree")
         if version < 1 or not {"node", "location", "reason", "layout"} <= tables:
             db.close()
             raise TreeFileError(f"{where} is a damaged execution tree (format "

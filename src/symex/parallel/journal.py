@@ -36,9 +36,11 @@ __all__ = ["JOURNAL_FILE", "JOURNAL_FORMAT", "JournalError", "RunJournal", "find
 #: the journal's name in an output directory
 JOURNAL_FILE = "jobs.db"
 #: the format this code writes and reads
-JOURNAL_FORMAT = "symex-jobs 2"
-#: older formats this code reads: 1 had no ``job.node`` (read as 0: no recorded tree)
-_READ_FORMATS = {JOURNAL_FORMAT, "symex-jobs 1"}
+JOURNAL_FORMAT = "symex-jobs 3"
+#: the formats this code reads (1 and 2 were written before objects moved to 38-bit
+#: segments: the addresses their jobs' answers hold are no longer the program's)
+_READ_FORMATS = {JOURNAL_FORMAT}
+_OLDER_FORMATS = {"symex-jobs 1", "symex-jobs 2"}
 
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -129,6 +131,10 @@ class RunJournal:
             raise JournalError(f"{os.fspath(found)} is not a journal symex wrote ({exc}); "
                                f"continue with the output directory of 'symex run "
                                f"--workers N'") from None
+        if meta.get("format") in _OLDER_FORMATS:
+            raise JournalError(f"{os.fspath(found)} was written by an older symex, whose "
+                               f"addresses differ from this one's; run the program again "
+                               f"without --continue-with")
         if meta.get("format") not in _READ_FORMATS:
             raise JournalError(f"{os.fspath(found)} has format {meta.get('format')!r}, not "
                                f"{JOURNAL_FORMAT!r}; it was written by another symex")
