@@ -126,6 +126,36 @@ def test_source_change_invalidates_cache(tmp_path: Path, compiler: Compiler) -> 
     assert "ret i32 2" in second.read_text()
 
 
+def test_header_change_invalidates_cache(tmp_path: Path, compiler: Compiler) -> None:
+    """Editing an included header (two levels deep) compiles anew; putting it back finds the
+    first IR again without the compiler."""
+    (tmp_path / "inc").mkdir()
+    _write(tmp_path / "inc", "outer.h", '#include "inner.h"\n')
+    inner = _write(tmp_path / "inc", "inner.h", "#define VALUE 1\n")
+    src = _write(tmp_path, "h.c", '#include "inc/outer.h"\nint k(void) { return VALUE; }\n')
+    first = compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+    assert "ret i32 1" in first.read_text()
+
+    inner.write_text("#define VALUE 2\n")
+    second = compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+    assert second != first
+    assert "ret i32 2" in second.read_text()
+
+    inner.write_text("#define VALUE 1\n")
+    broken = Compiler(kind=compiler.kind, command=(str(tmp_path / "no-such-compiler"),),
+                      version=compiler.version)
+    assert compile_c(src, compiler=broken, cache_dir=tmp_path / "c") == first
+
+
+def test_removed_header_is_a_compile_error_not_a_cache_hit(tmp_path: Path, compiler: Compiler) -> None:
+    header = _write(tmp_path, "gone.h", "#define VALUE 1\n")
+    src = _write(tmp_path, "g.c", '#include "gone.h"\nint k(void) { return VALUE; }\n')
+    compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+    header.unlink()
+    with pytest.raises(CompileError, match="gone.h"):
+        compile_c(src, compiler=compiler, cache_dir=tmp_path / "c")
+
+
 def test_cache_dir_from_environment(tmp_path: Path, compiler: Compiler, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SYMEX_CACHE_DIR", str(tmp_path / "envcache"))
     src = _write(tmp_path, "e.c", "int k(void) { return 1; }\n")

@@ -330,3 +330,17 @@ def test_replay_targets_and_their_expected_kinds(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     with pytest.raises(SymexError, match="holds no .ktest files"):
         find_replay_targets(tmp_path / "sub")
+
+
+def test_native_build_follows_header_changes(tmp_path: Path) -> None:
+    header = tmp_path / "code.h"
+    header.write_text("#define CODE 3\n")
+    source = tmp_path / "uses_header.c"
+    source.write_text('#include "code.h"\nint main(void) { return CODE; }\n')
+    empty = KTest(args=(), objects=())
+    first = build_native(source, out_dir=tmp_path / "cache")
+    assert run_native(first, empty).exit_code == 3
+    header.write_text("#define CODE 4\n")
+    second = build_native(source, out_dir=tmp_path / "cache")
+    assert second != first
+    assert run_native(second, empty).exit_code == 4

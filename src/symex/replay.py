@@ -23,6 +23,7 @@ from pathlib import Path
 import attrs
 
 from symex.errors import CompileError, SymexError
+from symex.ir.build_cache import DEPENDENCY_TARGET, BuildCache, read_dependency_file
 from symex.ir.compile import include_dir, shipped_headers_digest
 from symex.output.ktest import KTest, write_ktest
 from symex.symargs import replay_argv
@@ -148,7 +149,7 @@ def build_native(
     """Build ``source`` with gcc, sanitizers and the replay runtime; return the executable.
 
     The executable is cached by a hash of the source, flags, gcc version, shipped headers and
-    runtime. Raises :class:`~symex.errors.CompileError` with gcc's diagnostics on failure.
+    runtime, and of every header the source includes (:mod:`symex.ir.build_cache`). Raises :class:`~symex.errors.CompileError` with gcc's diagnostics on failure.
     """
     source_path = Path(source).expanduser()
     if not source_path.is_file():
@@ -161,7 +162,7 @@ def build_native(
 
     digest = hashlib.sha256()
     fields = [
-        b"symex-build-native-v1",
+        b"symex-build-native-v2",
         str(source_path).encode("utf-8", "surrogateescape"),
         source_path.read_bytes(),
         "\0".join(command_flags + user_flags).encode("utf-8", "surrogateescape"),
@@ -175,16 +176,18 @@ def build_native(
     key = digest.hexdigest()
 
     directory = Path(out_dir).expanduser() if out_dir is not None else default_native_cache_dir()
-    target = directory / f"{source_path.stem}-{key[:32]}.native"
-    if target.is_file():
-        return target
+    cache = BuildCache(directory, source_path.stem, key, ".native")
+    cached = cache.lookup()
+    if cached is not None:
+        return cached
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CompileError(f"cannot create {directory}: {exc} (pass a writable out_dir or set SYMEX_CACHE_DIR)") from exc
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{source_path.stem}.", suffix=".tmp", dir=directory)
     os.close(fd)
     tmp_path = Path(tmp_name)
+    depfile = tmp_path.with_suffix(".d")
     try:
         command = [gcc, *command_flags, str(source_path), str(runtime), *user_flags, "-o", str(tmp_path)]
         try:
@@ -196,10 +199,16 @@ def build_native(
                 f"building {source_path} for native replay failed (gcc exited with {proc.returncode}):\n"
                 f"{(proc.stderr or proc.stdout).strip()}\nfix the errors above (or adjust the flags) and retry"
             )
-        os.replace(tmp_path, target)
+        # the headers the program reads (the runtime's are fixed with gcc and symex)
+        listed = subprocess.run([gcc, *command_flags, *user_flags, "-M", "-MF", str(depfile),
+                                 "-MT", DEPENDENCY_TARGET, str(source_path)],
+                                capture_output=True, check=False)
+        headers = (read_dependency_file(depfile, source_path, Path.cwd())
+                   if listed.returncode == 0 and depfile.is_file() else None)
+        return cache.store(tmp_path, headers)
     finally:
         tmp_path.unlink(missing_ok=True)
-    return target
+        depfile.unlink(missing_ok=True)
 
 
 def classify(exit_code: int | None, signal: int | None, stderr: str) -> str | None:

@@ -1,7 +1,8 @@
 """Compile C source to LLVM IR text (``.ll``) with clang or, failing that, ``zig cc``.
 
 The result is cached on disk by a hash of everything that can change the output, so
-re-running symex on an unchanged program does not pay for the compiler again.
+re-running symex on an unchanged program does not pay for the compiler again. That includes
+every header the source includes (:mod:`symex.ir.build_cache`): editing one compiles anew.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import attrs
 
 from symex.errors import CompileError, CompilerNotFound
+from symex.ir.build_cache import DEPENDENCY_TARGET, BuildCache, read_dependency_file
 
 __all__ = [
     "DEFAULT_FLAGS",
@@ -203,7 +205,7 @@ def _cache_key(source_path: Path, source_bytes: bytes, flags: Sequence[str], com
     digest = hashlib.sha256()
     # Each field is length-prefixed so that no two different inputs concatenate to the same bytes.
     fields: list[bytes] = [
-        b"symex-compile-c-v1",
+        b"symex-compile-c-v2",
         # The path ends up in debug info (file names in error reports), so it is part of the key.
         str(source_path).encode("utf-8", "surrogateescape"),
         source_bytes,
@@ -220,6 +222,22 @@ def _cache_key(source_path: Path, source_bytes: bytes, flags: Sequence[str], com
 
 def _clean_stderr(stderr: str) -> str:
     return _ZIG_UNUSED_C_WARNING.sub("", stderr).strip()
+
+
+def _list_headers(compiler: Compiler, flags: Sequence[str], source: Path,
+                  depfile: Path) -> list[str] | None:
+    """The files a compile of ``source`` with ``flags`` reads besides it, from a
+    preprocessor-only run (``-M``): zig cc writes no output file when asked for a dependency
+    file in the compile itself. None if that run fails."""
+    command = [*compiler.command, *flags, "-M", "-MF", str(depfile), "-MT", DEPENDENCY_TARGET,
+               str(source), "-o", os.devnull]
+    try:
+        proc = subprocess.run(command, capture_output=True, check=False)
+    except OSError:
+        return None
+    if proc.returncode != 0 or not depfile.is_file():
+        return None
+    return read_dependency_file(depfile, source, Path.cwd())
 
 
 def compile_c(
@@ -246,9 +264,10 @@ def compile_c(
     key = _cache_key(source_path, source_bytes, final_flags, compiler)
 
     directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    target = directory / f"{source_path.stem}-{key[:32]}.ll"
-    if target.is_file():
-        return target
+    cache = BuildCache(directory, source_path.stem, key, ".ll")
+    cached = cache.lookup()
+    if cached is not None:
+        return cached
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -256,9 +275,10 @@ def compile_c(
             f"cannot create the IR cache directory {directory}: {exc} (set SYMEX_CACHE_DIR to a writable directory)"
         ) from exc
 
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{source_path.stem}.", suffix=".tmp", dir=directory)
     os.close(fd)
     tmp_path = Path(tmp_name)
+    depfile = tmp_path.with_suffix(".d")
     try:
         command = [*compiler.command, *final_flags, str(source_path), "-o", str(tmp_path)]
         try:
@@ -273,7 +293,7 @@ def compile_c(
             )
         if tmp_path.stat().st_size == 0:
             raise CompileError(f"compiling {source_path} produced no output; compiler said:\n{_clean_stderr(proc.stderr)}")
-        os.replace(tmp_path, target)
+        return cache.store(tmp_path, _list_headers(compiler, final_flags, source_path, depfile))
     finally:
         tmp_path.unlink(missing_ok=True)
-    return target
+        depfile.unlink(missing_ok=True)
