@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from symex.cli.run import describe_object
+from symex.output.rendering import counted, share, show_object
 
 ROOT = Path(__file__).parents[1]
 GET_SIGN = str(ROOT / "examples" / "get_sign.c")
@@ -182,12 +182,37 @@ def test_quiet_prints_the_summary_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name, data, shown", [
     ("stdin", b"ab\n\0\0", r'stdin="ab\n"'),
     ("arg00", b'say "hi"\\\0', r'arg00="say \"hi\"\\"'),
+    # --sym-arg 5 for "ss": a 6-byte buffer, text up to its NUL
+    ("arg01", b"ss\0\0\0\0", 'arg01="ss"'),
+    # an argument of 4 or 8 bytes is still text, not a number
+    ("arg02", b"ab\0\0", 'arg02="ab"'),
+    ("A-data", b"\x01\x02", "A-data=0102"),
+    # an int holding 12345 is a number, though its bytes "90" are printable
+    ("x", (12345).to_bytes(4, "little"), "x=12345"),
     ("x", (11).to_bytes(4, "little"), "x=11"),
     ("y", (-2).to_bytes(8, "little", signed=True), "y=-2"),
-    ("c", b"\x07", "c=07"),
+    ("h", (-300).to_bytes(2, "little", signed=True), "h=-300"),
+    # large values get their bit pattern too
+    ("a", bytes.fromhex("01000081"), "a=-2130706431 (0x81000001)"),
+    ("n", (1 << 40).to_bytes(8, "little"), "n=1099511627776 (0x0000010000000000)"),
+    ("c", b"\x07", "c=7"),
+    ("c", b"A", "c=65 ('A')"),
+    ("c", b"\xff", "c=-1"),
+    ("name", b"hello\0\0\0\0\0", 'name="hello"'),
+    ("mixed", b"ab\0c\0", "mixed=61620063 00".replace(" ", "")),
     ("big", bytes(range(40)), "big=000102030405060708090a0b0c0d0e0f... (40 bytes)"),
     ("empty", b"", "empty="),
 ])
-def test_objects_are_described_as_text_numbers_or_cut_hex(name: str, data: bytes,
-                                                          shown: str) -> None:
-    assert describe_object(name, data) == shown
+def test_objects_are_shown_as_numbers_text_or_cut_hex(name: str, data: bytes, shown: str) -> None:
+    assert show_object(name, data) == shown
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    assert counted(1, "path") == "1 path"
+    assert counted(0, "path") == "0 paths"
+    assert counted(2, "branch") == "2 branches"
+    assert counted(1, "solver query", "solver queries") == "1 solver query"
+    assert counted(3, "solver query", "solver queries") == "3 solver queries"
+    assert share(7, 8, "line") == "87.5% (7 of 8 lines)"
+    assert share(1, 1, "line") == "100.0% (1 of 1 line)"
+    assert share(0, 0, "branch") == "none to cover (0 branches)"

@@ -20,7 +20,7 @@ import attrs
 from symex.core.coverage import reach_targets, reached_location
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
 from symex.core.memory import ObjectKind
-from symex.core.outcome import Forked, PathStatus, PathTerminated, ProgramError, TestCase
+from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, make_searcher
 from symex.core.state import State
 from symex.env import default_externals
@@ -41,6 +41,10 @@ TIME_SLICE = 10_000
 
 #: seconds between two looks at the resident set size when ``max_memory`` is set
 MEMORY_CHECK_INTERVAL = 0.1
+
+#: seconds the solver may spend on the inputs of the paths a time limit or Ctrl-C cut (their
+#: tests); a path whose inputs are not solved by then ends without a test, and the run says so
+HALT_SOLVING_GRACE = 0.5
 
 
 def resident_mb() -> float:
@@ -186,6 +190,11 @@ class Statistics:
     tree size) when the run recorded or continued an execution tree."""
     parallel: ParallelStatistics | None = None
     """How the work was split, when the run had workers (``explore(workers=N)``)."""
+    halted_paths: int = 0
+    """Paths a limit (``Result.halted``) ended as partial while still open."""
+    untested_paths: int = 0
+    """Of those, the ones left without a test: a time limit or Ctrl-C left no time to solve
+    their inputs."""
 
 
 @attrs.frozen
@@ -394,6 +403,9 @@ class Exploration:
         self.delivered = 0
         #: set when a path ends in an error of an exit_on_error kind
         self.stop_reason: str | None = None
+        #: paths a limit ended while open, and those of them left without a test
+        self.halted_paths = 0
+        self.untested_paths = 0
 
     def _forked(self, parent: State, child: State) -> None:
         self.tree.split(parent, child)
@@ -424,6 +436,9 @@ class Exploration:
         starts here)."""
         self.start = time.monotonic()
         self.next_progress = self.start + self.progress_interval
+        if self.max_time is not None:
+            # a query still running when the time is up is cut there (a limit: resumable)
+            self.set_solver_deadline(self.start + self.max_time)
         inputs = self.description.inputs
         self.entry = self.program.functions[inputs.entry]
         self.args = inputs.argv
@@ -638,7 +653,7 @@ class Exploration:
             self.memo.tick()
         now = time.monotonic()
         if self.max_time is not None and now - start > self.max_time:
-            return "max-time reached"
+            return TIME_LIMIT_REASON
         if self.max_instructions is not None and self.executor.instructions >= self.max_instructions:
             return "max-instructions reached"
         if self.reach_targets:
@@ -678,15 +693,39 @@ class Exploration:
         return getattr(stats, "core_queries", stats.queries), getattr(stats, "core_time", stats.time)
 
     def halt_remaining(self, reason: str) -> None:
-        """End every live state as partial, ``reason`` being why (a limit)."""
+        """End every live state as partial, ``reason`` being why (a limit). After a time limit
+        or Ctrl-C, solving the inputs of their tests gets HALT_SOLVING_GRACE seconds in all:
+        the states whose inputs are known go first, and those still unsolved then end
+        without a test (counted in ``untested_paths``)."""
+        pressed = reason in (TIME_LIMIT_REASON, "interrupted")
+        if pressed:
+            self.set_solver_deadline(time.monotonic() + HALT_SOLVING_GRACE)
+        halted: list[State] = []
         for searcher in (self.replay_searcher, self.searcher):
             while searcher is not None and not searcher.empty():
                 state = searcher.select()
-                self._finish(state, PathTerminated(PathStatus.PARTIAL, reason, limit=True))
                 searcher.update(None, [], [state])
-                self.tree.remove(state)
+                halted.append(state)
+        if pressed:
+            halted.sort(key=lambda s: s.model is None and bool(s.symbolics))  # stable
+        for state in halted:
+            self._finish(state, PathTerminated(PathStatus.PARTIAL, reason, limit=True),
+                         untested_if_unsolved=pressed)
+            self.tree.remove(state)
+        self.halted_paths += len(halted)
+        if self.untested_paths:
+            self.executor.messages.append(
+                f"symex: {reason}: {self.untested_paths} of the {self.halted_paths} paths still "
+                f"open ended without a test (no time was left to solve their inputs)")
         self.replaying.clear()
         self.states.clear()
+
+    def set_solver_deadline(self, deadline: float) -> None:
+        """Cut the solver's checks at ``deadline`` (a solver object a user passed may not
+        know deadlines: its checks then run to their end)."""
+        set_deadline = getattr(self.solver, "set_deadline", None)
+        if set_deadline is not None:
+            set_deadline(deadline)
 
     def _main_arguments(self, state: State, entry: Function, args: ArgvSpec) -> list[State]:
         """Set argc/argv (and envp) of main: the program name and the arguments of ``args``;
@@ -712,7 +751,10 @@ class Exploration:
 
     # -- path ends ----------------------------------------------------------------------
 
-    def _finish(self, state: State, end: PathTerminated) -> None:
+    def _finish(self, state: State, end: PathTerminated, *,
+                untested_if_unsolved: bool = False) -> None:
+        """Count the end of a path and make its test (``untested_if_unsolved``: a path cut
+        by a time limit whose inputs the solver cannot give in time gets none)."""
         memo = self.memo
         recorded: dict[str, bytes] | None = None
         if memo is not None:
@@ -720,6 +762,10 @@ class Exploration:
             if not memo.counts(state):
                 return  # a replayed path that turned out to be no path
         self.counts[end.status] += 1
+        if end.limit and end.reason == TIME_LIMIT_REASON and not untested_if_unsolved:
+            # a solver query the deadline cut: the run is out of time, whatever is left
+            self.stop_reason = self.stop_reason or TIME_LIMIT_REASON
+            self.halted_paths += 1
         if not end.emit_test:
             if memo is not None:
                 memo.leaf_written(state, None)
@@ -739,6 +785,11 @@ class Exploration:
                 try:
                     model = self.executor.solve(state, ())
                 except PathTerminated as unknown:
+                    if untested_if_unsolved and unknown.limit:
+                        self.untested_paths += 1
+                        if memo is not None:
+                            memo.leaf_written(state, None)
+                        return
                     reason = f"{reason}; no test inputs: {unknown.reason}"
             if model is not None:
                 objects = {s.name: bytes(model.get(s.array, bytes(s.array.size)))
@@ -792,7 +843,9 @@ class Exploration:
                                   stats.as_dict() if isinstance(stats, ChainStatistics) else {},
                                   memo=(self.memo.statistics(self.executor.instructions,
                                                              final=True)
-                                        if self.memo is not None else None)),
+                                        if self.memo is not None else None),
+                                  halted_paths=self.halted_paths,
+                                  untested_paths=self.untested_paths),
             halted=halted,
             messages=tuple(self.executor.messages) + (
                 tuple(self.memo.messages) if self.memo is not None else ()),

@@ -41,6 +41,7 @@ from symex.memo.opening import check_identity, find_tree
 from symex.memo.store import TreeStore
 from symex.output.directory import OutputDirectory, RunSummary
 from symex.output.progress import ProgressDisplay, ProgressMode
+from symex.output.rendering import counted, share, show_object
 from symex.output.runstats import RunStatsWriter
 from symex.parallel.journal import JOURNAL_FILE, RunJournal
 from symex.solvers.config import parse_config
@@ -232,14 +233,20 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
     write = sys.stdout.write
     p = result.paths
     s = result.statistics
-    write(f"symex: explored {p.total} paths: {p.completed} completed, {p.errors} errors, "
-          f"{p.partial} partial\n")
-    write(f"symex: {s.instructions} instructions in {s.time:.2f} s; {s.solver_queries} solver "
-          f"queries ({s.solver_time:.2f} s)\n")
+    write(f"symex: explored {counted(p.total, 'path')}: {p.completed} completed, "
+          f"{counted(p.errors, 'error')}, {p.partial} partial\n")
+    write(f"symex: {counted(s.instructions, 'instruction')} in {s.time:.2f} s; "
+          f"{counted(s.solver_queries, 'solver query', 'solver queries')} "
+          f"({s.solver_time:.2f} s)\n")
+    if p.total == 1 and not any(test.objects for test in result.tests):
+        write("symex: hint: nothing in this run was symbolic, so it followed the one path its "
+              "concrete inputs take; mark inputs with klee_make_symbolic() (#include "
+              "<klee/klee.h>) or __VERIFIER_nondet_int(), or give --sym-arg, --sym-args, "
+              "--sym-stdin or --sym-files\n")
     c = result.coverage
-    write(f"symex: line coverage {c.percent:.1f}% ({len(c.covered_lines)} of {len(c.total_lines)} "
-          f"lines); branch coverage {c.branch_percent:.1f}% ({len(c.covered_branches)} of "
-          f"{len(c.total_branches)} branches)\n")
+    write(f"symex: line coverage {share(len(c.covered_lines), len(c.total_lines), 'line')}; "
+          f"branch coverage "
+          f"{share(len(c.covered_branches), len(c.total_branches), 'branch')}\n")
     m = s.memo
     if m is not None:
         write(f"symex: execution tree: {m.replayed_instructions} instructions replayed, "
@@ -262,7 +269,13 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
                       f"{row.covered_lines} lines reached first, {row.instructions} "
                       f"instructions\n")
     if result.halted:
-        write(f"symex: stopped early: {result.halted}\n")
+        cut = ""
+        if s.halted_paths:
+            cut = f"; {counted(s.halted_paths, 'open path')} ended as partial"
+            if s.untested_paths:
+                cut += (f", {s.untested_paths} of them without a test (no time was left to "
+                        f"solve their inputs)")
+        write(f"symex: stopped early: {result.halted}{cut}\n")
     write(f"symex: output directory: {directory}\n")
     if quiet:
         return
@@ -274,7 +287,7 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
             write(f"    #{depth} {function} at {at}\n")
     shown = result.tests[:MAX_TEST_LINES]
     for number, test in enumerate(shown, 1):
-        objects = " ".join(describe_object(name, data) for name, data in test.objects.items()
+        objects = " ".join(show_object(name, data) for name, data in test.objects.items()
                            if not name.endswith("-stat") and name != "model_version")
         status = test.error.kind.value if test.error else test.status.value
         extra = f" exit {test.exit_code}" if test.exit_code is not None else ""
@@ -287,26 +300,6 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
 
 #: test lines printed at the end of a run; the rest are only in the output directory
 MAX_TEST_LINES = 50
-#: bytes of a non-text object shown in a test line (as hex)
-MAX_OBJECT_BYTES = 16
-
-
-def describe_object(name: str, data: bytes) -> str:
-    """An object of a test as a person reads it: text as a quoted string (trailing NULs
-    dropped), 2-, 4- and 8-byte values as signed numbers, anything else as hex, cut after
-    MAX_OBJECT_BYTES bytes. ``symex ktest`` shows the whole bytes."""
-    text = data.rstrip(b"\0")
-    if text and all(32 <= b < 127 or b in (9, 10) for b in text) and len(text) >= len(data) // 2:
-        escaped = text.decode("ascii").replace("\\", "\\\\").replace('"', '\\"')
-        escaped = escaped.replace("\n", "\\n").replace("\t", "\\t")
-        return f'{name}="{escaped}"'
-    if len(data) in (2, 4, 8):
-        return f"{name}={int.from_bytes(data, 'little', signed=True)}"
-    if len(data) > MAX_OBJECT_BYTES:
-        return f"{name}={data[:MAX_OBJECT_BYTES].hex()}... ({len(data)} bytes)"
-    return f"{name}={data.hex()}"
-
-
 class _DeferredInterrupt:
     """Ctrl-C that waits for the output file being written: a hook runs to its end, then the
     interrupt is raised (in the exploration loop, which stops cleanly)."""

@@ -49,7 +49,15 @@ from symex.core.forks import (
 )
 from symex.core import scheduling
 from symex.core.compiled_runs import compile_runs, runs_enabled
-from symex.core.outcome import ErrorKind, Forked, PathStatus, PathTerminated, ProgramError, StackEntry
+from symex.core.outcome import (
+    TIME_LIMIT_REASON,
+    ErrorKind,
+    Forked,
+    PathStatus,
+    PathTerminated,
+    ProgramError,
+    StackEntry,
+)
 from symex.core.state import Frame, State
 from symex.core.constraints import substitute
 from symex.errors import SolverError, SolverUnknown
@@ -319,6 +327,10 @@ class Executor:
         try:
             values = self.solver.get_initial_values(state.constraints + extra, arrays)
         except SolverUnknown as exc:
+            past_deadline = getattr(self.solver, "past_deadline", None)
+            if past_deadline is not None and past_deadline():
+                # the run's time is up, not the solver's fault: a limit, resumable later
+                raise PathTerminated(PathStatus.PARTIAL, TIME_LIMIT_REASON, limit=True) from None
             raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
         except SolverError:
             return None  # get_initial_values raises exactly when the constraints are unsatisfiable

@@ -93,6 +93,10 @@ class TestCase:
     """What the path wrote to standard error (descriptor 2)."""
 
 
+#: why paths end when the run's time limit (max_time, --max-time) is reached
+TIME_LIMIT_REASON = "max-time reached"
+
+
 class PathTerminated(Exception):
     """Raised inside the interpreter to end the current path; the engine catches it."""
 

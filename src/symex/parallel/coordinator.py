@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from symex.core.coverage import CoverageMap, reach_targets, reached_location
-from symex.core.outcome import PathStatus, TestCase
+from symex.core.outcome import TIME_LIMIT_REASON, PathStatus, TestCase
 from symex.engine import (
     Coverage,
     ErrorSites,
@@ -191,7 +191,7 @@ class Coordinator:
         if self.halting is not None:
             return
         if self.max_time is not None and time.monotonic() - self.start > self.max_time:
-            self.halting = "max-time reached"
+            self.halting = TIME_LIMIT_REASON
         elif self.max_instructions is not None and \
                 self._total("instructions") >= self.max_instructions:
             self.halting = "max-instructions reached"
@@ -221,19 +221,27 @@ class Coordinator:
                 # it explores on a moment too: a worker whose states all replay has none
                 # to give yet, and must still get on
                 order = StepOrder(jobs=self._hand(worker, jobs), give=count,
-                                  seconds=SHORT_STEP_SECONDS, **self._news(worker))
+                                  seconds=SHORT_STEP_SECONDS, time_left=self._time_left(),
+                                  **self._news(worker))
             elif jobs and jobs[0][1] is ROOT_JOB and self.size > 1:
                 # Cloud9's initial static split: the root's first forks, one per worker
                 order = StepOrder(jobs=self._hand(worker, jobs), seconds=STEP_SECONDS,
-                                  split=len(self.alive), **self._news(worker))
+                                  split=len(self.alive), time_left=self._time_left(),
+                                  **self._news(worker))
             elif jobs or self.loads[worker]:
                 seconds = SHORT_STEP_SECONDS if someone_idle else STEP_SECONDS
                 order = StepOrder(jobs=self._hand(worker, jobs), seconds=seconds,
-                                  **self._news(worker))
+                                  time_left=self._time_left(), **self._news(worker))
             else:
                 continue
             self.busy.add(worker)
             self.pool.send(worker, order)
+
+    def _time_left(self) -> float | None:
+        """Seconds until the run's time limit, for the workers' solvers (None: no limit)."""
+        if self.max_time is None:
+            return None
+        return max(0.0, self.start + self.max_time - time.monotonic())
 
     def _hand(self, worker: int, jobs: list[tuple[int, Job]]) -> tuple[tuple[int, Job], ...]:
         for job_id, job in jobs:
@@ -480,7 +488,11 @@ class Coordinator:
                 self._total("forks"), self.peak,
                 self._total("solver_queries"), self._total("solver_time"),
                 parallel=self._parallel_statistics(),
-                memo=self.tree.statistics(final=True) if self.tree is not None else None),
+                memo=self.tree.statistics(final=True) if self.tree is not None else None,
+                # the workers' frontier and the paths the deadline cut, with their tests
+                halted_paths=sum(1 for test in self.tests if halted is not None
+                                 and test.status is PathStatus.PARTIAL
+                                 and test.reason == halted)),
             halted=halted, messages=tuple(self.messages))
 
 

@@ -53,6 +53,9 @@ class StepOrder:
     split: int = 0
     """Cloud9's initial static split: explore (at most ``seconds``) until there are this
     many states, then hand all but one back as jobs for the other workers."""
+    time_left: float | None = None
+    """Seconds until the run's time limit (None: no limit): a solver query still running
+    then is cut, so the worker answers in time."""
 
 
 @attrs.frozen
@@ -121,6 +124,8 @@ class Worker:
     def step(self, order: StepOrder) -> WorkerReport:
         """Carry out ``order`` (see :class:`StepOrder`) and report."""
         run = self.exploration
+        if order.time_left is not None:
+            run.set_solver_deadline(time.monotonic() + order.time_left)
         if order.solutions:
             self.shared.add(order.solutions)
         if order.refutations:

@@ -30,6 +30,7 @@ from typing import Any
 
 import attrs
 
+from symex.core.outcome import TIME_LIMIT_REASON
 from symex.output.directory import read_info
 from symex.service.job_process import CRASHES_FILE
 from symex.service.jobs import JobSpec, Policy, crashes, progress, run_command
@@ -253,7 +254,7 @@ class Scheduler:
             return
         reason = reached or summary["stopped"] or "finished"
         spec = JobSpec.from_json(job.spec)
-        if reason == "max-time reached" and spec.budget is not None and \
+        if reason == TIME_LIMIT_REASON and spec.budget is not None and \
                 spec.time_limit < spec.max_time:
             reason = f"budget of {spec.budget:g} worker-seconds spent"
         if spec.location is not None:

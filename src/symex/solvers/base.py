@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -18,7 +19,7 @@ import attrs
 # Imported as a module (not names) so that this interface can be imported while the expression
 # layer is still a placeholder; attributes are only looked up when a query is answered.
 from symex import expr as _expr
-from symex.errors import SolverError
+from symex.errors import SolverError, SolverUnknown
 
 if TYPE_CHECKING:
     from symex.expr import Array, Expr
@@ -95,6 +96,10 @@ class Solver(Protocol):
     (usually its time limit). The constraints of a query are assumed satisfiable: validity answers
     for unsatisfiable constraints are unspecified, while :meth:`get_value` and
     :meth:`get_initial_values` raise :class:`symex.errors.SolverError` for them.
+
+    A solver may also have ``set_deadline(deadline)`` and ``past_deadline()`` (every
+    :class:`SolverBase` does): a run's time limit then cuts a query still running at the
+    limit instead of waiting for it.
     """
 
     statistics: SolverStatistics
@@ -158,10 +163,34 @@ class SolverBase(abc.ABC):
     """
 
     statistics: SolverStatistics
+    deadline: float | None
+    """When the run's time is up (``time.monotonic()``; None: never): a check still running
+    then is cut (:class:`~symex.errors.SolverUnknown`), so a time limit holds whatever the
+    query."""
 
     def __init__(self) -> None:
         """Start with zeroed statistics."""
         self.statistics = SolverStatistics()
+        self.deadline = None
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """Cut every check at ``deadline`` (``time.monotonic()``), or never (None); a solver
+        wrapping another passes it on."""
+        self.deadline = deadline
+
+    def past_deadline(self) -> bool:
+        """Whether the deadline has passed (an unknown answer then means: no time left)."""
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def time_left(self, timeout: float | None) -> float | None:
+        """The limit for one check: ``timeout`` (seconds or None), or less where the deadline
+        comes first; SolverUnknown if it has passed."""
+        if self.deadline is None:
+            return timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise SolverUnknown("the run's time limit was reached")
+        return left if timeout is None else min(timeout, left)
 
     # -- primitives ---------------------------------------------------------------------------
 

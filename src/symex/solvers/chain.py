@@ -192,6 +192,12 @@ class ChainSolver(SolverBase):
 
     # -- helpers --------------------------------------------------------------------------
 
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """Cut the core solver's checks at ``deadline`` (see SolverBase)."""
+        super().set_deadline(deadline)
+        self.inner.set_deadline(deadline)
+
     def _symbolic_arrays(self, e: Expr) -> tuple[Array, ...]:
         """Symbolic arrays ``e`` reads."""
         return tuple(dict.fromkeys(a for a, _ in self._elements(e)))

@@ -116,7 +116,7 @@ class SessionSolver(SolverBase):
         started = time.perf_counter()
         try:
             answer = session.solve(constraints, extra, exprs, arrays, model=model,
-                                   timeout=self.timeout)
+                                   timeout=self.time_left(self.timeout))
         except SymexError as exc:
             stats.unknown += 1
             if isinstance(exc, SolverUnknown):

@@ -811,6 +811,11 @@ class PortfolioSolver(SolverBase):
         stats.queries += 1
         started = time.perf_counter()
         deadline = None if self.timeout is None else started + self.timeout + _DEADLINE_SLACK
+        if self.deadline is not None:
+            # the run's time limit, on this race's clock
+            left = self.time_left(None)
+            assert left is not None
+            deadline = started + left if deadline is None else min(deadline, started + left)
         seq = next(self._seq)
         reasons: dict[str, str] = {}
         running_threads: list[_ThreadMember] = []

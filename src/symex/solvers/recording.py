@@ -45,6 +45,11 @@ class QueryRecorder(SolverBase):
         self._index.flush()
         self.count = 0
 
+    def set_deadline(self, deadline: float | None) -> None:
+        """Cut the recorded solver's checks at ``deadline`` (see SolverBase)."""
+        super().set_deadline(deadline)
+        self.inner.set_deadline(deadline)
+
     def _record(self, kind: str, constraints: Sequence[Expr], extra: Expr | None, status: str,
                 seconds: float) -> None:
         self.count += 1

@@ -1,0 +1,87 @@
+"""How symex shows values and counts to people: the command line's summary and test lines,
+and the service's page (which takes its crash inputs from here, so both read the same).
+
+A test object is shown by what it most likely is: the inputs the POSIX model makes
+(``--sym-arg`` strings, ``--sym-stdin``, ``--sym-files``, packets) as text when their bytes
+are printable; other objects of 1, 2, 4 or 8 bytes as the integer they hold (an ``int`` made
+symbolic with ``klee_make_symbolic`` is a number, even when its bytes happen to be
+printable), with the unsigned hexadecimal beside large ones; any other buffer as text when
+it is a printable C string, else as hex, cut after :data:`MAX_OBJECT_BYTES` bytes.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_OBJECT_BYTES", "counted", "is_text_object", "share", "show_object"]
+
+#: bytes of a non-text object shown (as hex) before the rest is cut
+MAX_OBJECT_BYTES = 16
+
+# the objects the POSIX model makes for text inputs (argv strings, stdin, files, packets)
+_TEXT_OBJECT = re.compile(r"arg\d+|stdin|stdout|[A-Z]-data|packet-\d+")
+_NUMBER_SIZES = (1, 2, 4, 8)
+# from here on an integer is also shown in hex (a bit pattern more than a count)
+_HEX_FROM = 1 << 16
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 path``, ``2 paths``, ``0 branches`` (``plural`` where adding ``s`` is wrong)."""
+    if n == 1:
+        return f"1 {noun}"
+    if plural is None:
+        plural = noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")
+    return f"{n} {plural}"
+
+
+def share(part: int, whole: int, noun: str, plural: str | None = None) -> str:
+    """``87.5% (7 of 8 lines)``; ``none to cover (0 branches)`` when ``whole`` is 0."""
+    if whole == 0:
+        return f"none to cover ({counted(0, noun, plural)})"
+    return f"{100.0 * part / whole:.1f}% ({part} of {counted(whole, noun, plural)})"
+
+
+def is_text_object(name: str) -> bool:
+    """Whether an object holds text input made by the POSIX model (argv, stdin, files)."""
+    return _TEXT_OBJECT.fullmatch(name) is not None
+
+
+def _printable(data: bytes) -> bool:
+    return all(32 <= b < 127 or b in (9, 10, 13) for b in data)
+
+
+def _as_text(data: bytes) -> str | None:
+    """``data`` as a quoted C string when it is one (printable bytes, then only NULs)."""
+    text, nul, rest = data.partition(b"\0")
+    if not _printable(text) or rest.strip(b"\0") or (not text and not nul):
+        return None
+    escaped = text.decode("ascii").replace("\\", "\\\\").replace('"', '\\"')
+    escaped = escaped.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+def _as_hex(data: bytes) -> str:
+    if len(data) > MAX_OBJECT_BYTES:
+        return f"{data[:MAX_OBJECT_BYTES].hex()}... ({len(data)} bytes)"
+    return data.hex()
+
+
+def _as_number(data: bytes) -> str:
+    value = int.from_bytes(data, "little", signed=True)
+    if len(data) == 1 and 32 <= data[0] < 127:
+        return f"{value} ({chr(data[0])!r})"
+    if abs(value) >= _HEX_FROM:
+        return f"{value} (0x{int.from_bytes(data, 'little'):0{2 * len(data)}x})"
+    return str(value)
+
+
+def show_object(name: str, data: bytes) -> str:
+    """A test object as ``name=value`` (module docstring for the rules); ``symex ktest``
+    shows the whole bytes."""
+    if is_text_object(name):
+        text = _as_text(data)
+        return f"{name}={text if text is not None else _as_hex(data)}"
+    if len(data) in _NUMBER_SIZES:
+        return f"{name}={_as_number(data)}"
+    text = _as_text(data)
+    return f"{name}={text if text is not None else _as_hex(data)}"
