@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parent / "src"

@@ -39,7 +39,7 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 import attrs
 

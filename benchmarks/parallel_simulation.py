@@ -84,13 +84,13 @@ What it does:
 What it does not model: process or actor start-up (forking 256 processes, a solver each);
 workers that differ in speed, or share cores with the coordinator (this machine has two);
 memory; how the cold-cache cost of a job depends on its subtree's size beyond a bound (one
-average per program, measured on the first, shallowest jobs moved, and capped for a job by
-what its subtree can ask: the single run's chain queries per fork times the subtree's forks,
-at the measured cost of a cold core query); coverage-guided searchers (dfs only); lost workers; tests' sizes (every test costs
-the coordinator what an average one from the calibration did). The tree is the same
-whatever the number of workers, which holds for a run explored to the end (the same
-paths), not for time-limited runs. The node costs are the recording run's: its solver
-times (including the outliers of a shared machine) are replayed as they were.
+average per program, measured on the first, shallowest jobs moved, and capped for a job by what
+its subtree can ask: the single run's chain queries per fork times the subtree's forks, at the
+measured cost of a cold core query); coverage-guided searchers (dfs only); lost workers; tests'
+sizes (every test costs the coordinator what an average one from the calibration did). The tree
+is the same whatever the number of workers, which holds for a run explored to the end (the same
+paths), not for time-limited runs. The node costs are the recording run's: its solver times
+(including the outliers of a shared machine) are replayed as they were.
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 import attrs
 

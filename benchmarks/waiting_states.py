@@ -27,7 +27,8 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import symex
 from symex.core import memory

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -59,7 +59,7 @@ def test_deep_update_list_and_select_chain() -> None:
 
     c = E.ult(sym, E.const(3, 32))
     e = E.const(0, 32)
-    for k in range(20_000):
+    for _ in range(20_000):
         e = E.ite(c, E.add(E.const(1, 32), e), e)
     assert e.op is Op.SELECT
     assert E.evaluate(e, {arr: b"\x01"}) == 20_000

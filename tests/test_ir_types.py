@@ -44,7 +44,7 @@ def oracle(layout: str, type_texts: list[str], named: str = MODULE) -> list[tupl
     module = llvm.parse_assembly("\n".join(lines))
     target = llvm.create_target_data(module.data_layout)
     out = []
-    for i, text in enumerate(type_texts):
+    for i, _ in enumerate(type_texts):
         ref = module.get_global_variable(f"g{i}").global_value_type
         offsets = []
         if ref.is_struct:

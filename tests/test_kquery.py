@@ -21,7 +21,6 @@ from symex.expr import (
     concat,
     const,
     eq,
-    extract,
     ite,
     not_,
     read,

@@ -257,3 +257,15 @@ def test_library_lines_are_not_coverage_and_errors_point_at_the_caller(tmp_path:
     # lengths 0..3 fit; every longer string overflows at out[4]
     ok = [t for t in result.tests if t.status is PathStatus.COMPLETED]
     assert sorted((t.objects["in"] + b"\0").index(0) for t in ok) == [0, 1, 2, 3]
+
+
+def test_a_missing_library_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installation without runtime/libc/*.c (as wheels once were) must not run programs
+    as if strlen were an unknown external function."""
+    from symex.errors import LoadError
+    from symex.ir import link
+
+    (tmp_path / "symex" / "ir").mkdir(parents=True)
+    monkeypatch.setattr(link, "__file__", str(tmp_path / "symex" / "ir" / "link.py"))
+    with pytest.raises(LoadError, match="C library is missing from this installation"):
+        link.runtime_sources()

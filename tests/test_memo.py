@@ -8,7 +8,6 @@ string length, each one branch deeper than the last.
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess

@@ -109,7 +109,7 @@ def test_two_err_files_name_the_kind_line_and_stack(two_bugs_run: tuple[Path, ob
         assert text.startswith("Error: ")
         assert f"Line: {line}\n" in text
         assert re.search(r"^File: .*two_bugs\.c$", text, re.MULTILINE)
-        assert f"\t#000 in main at " in text and f"two_bugs.c:{line}\n" in text
+        assert "\t#000 in main at " in text and f"two_bugs.c:{line}\n" in text
         assert f"\t     {source}\n" in text
         # the .err belongs to the test with the same number, whose input triggers the bug
         ktest = read_ktest(out / (by_kind[kind].name.split(".")[0] + ".ktest"))
@@ -132,7 +132,7 @@ def test_info_counts_match_the_program(two_bugs_run: tuple[Path, object]) -> Non
     assert fields["stopped"] == "all paths explored"
     assert "two_bugs.c" in fields["command line"]
     assert fields["line coverage"] == "100.00%"  # every line of main runs on some path
-    assert f"instructions in" in proc.stdout and "line coverage 100.0%" in proc.stdout
+    assert "instructions in" in proc.stdout and "line coverage 100.0%" in proc.stdout
 
 
 def test_run_stats_is_sqlite_ending_at_the_final_counts(two_bugs_run: tuple[Path, object]) -> None:

@@ -588,7 +588,7 @@ def test_cli_run_whose_coordinator_was_killed_resumes(tmp_path: Path) -> None:
     messages = (tmp_path / "symex-out-1" / "messages.txt").read_text()
     before = int(messages.split("open job(s), ")[1].split(" path(s)")[0])
     assert 0 < before <= written  # every path the journal calls finished has its test file
-    line = next(l for l in resumed.stdout.splitlines() if l.startswith("symex: explored"))
+    line = next(row for row in resumed.stdout.splitlines() if row.startswith("symex: explored"))
     explored = int(line.split("explored ")[1].split(" paths")[0])
     assert before + explored == 5204
 
@@ -602,7 +602,7 @@ def test_cli_ctrl_c_with_workers_stops_cleanly_and_the_run_resumes(tmp_path: Pat
     run.send_signal(signal.SIGINT)
     stdout, stderr = run.communicate(timeout=120)
     assert run.returncode == 130, stderr
-    line = next(l for l in stdout.splitlines() if l.startswith("symex: explored"))
+    line = next(row for row in stdout.splitlines() if row.startswith("symex: explored"))
     completed = int(line.split(": ")[2].split(" completed")[0])
     errors = int(line.split("completed, ")[1].split(" errors")[0])
     partial = int(line.split("errors, ")[1].split(" partial")[0])
@@ -613,7 +613,7 @@ def test_cli_ctrl_c_with_workers_stops_cleanly_and_the_run_resumes(tmp_path: Pat
     assert resumed.returncode == 0, resumed.stderr
     messages = (tmp_path / "symex-out-1" / "messages.txt").read_text()
     assert f"{completed + errors} path(s) finished before" in messages
-    line = next(l for l in resumed.stdout.splitlines() if l.startswith("symex: explored"))
+    line = next(row for row in resumed.stdout.splitlines() if row.startswith("symex: explored"))
     assert completed + errors + int(line.split("explored ")[1].split(" paths")[0]) == 5204
 
 

@@ -50,9 +50,10 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _test(directory: Path, number: int, k: int, error: str | None = None, args: tuple[str, ...] = ("prog",)) -> None:
-    write_ktest(directory / f"test{number:06d}.ktest", KTest(args=args, objects=(KTestObject("k", struct.pack("<i", k)),)))
+    objects = (KTestObject("k", struct.pack("<i", k)),)
+    write_ktest(directory / f"test{number:06d}.ktest", KTest(args=args, objects=objects))
     if error is not None:
-        (directory / f"test{number:06d}.{error}.err").write_text(f"Error: something\nFile: prog.c\n")
+        (directory / f"test{number:06d}.{error}.err").write_text("Error: something\nFile: prog.c\n")
 
 
 def test_every_error_reproduces(program: Path, tmp_path: Path) -> None:
@@ -107,7 +108,8 @@ def test_single_file_timeout_and_native_only_failure(program: Path, tmp_path: Pa
     _test(tmp_path, 8, 4)
     proc = symex("replay", "-D", "OFFSET=0", str(program), str(tmp_path / "test000008.ktest"))
     assert proc.returncode == 0
-    assert proc.stdout.splitlines()[0] == "test000008.ktest: signal 6 (SIGABRT) (abort error natively; symex reported none)"
+    assert proc.stdout.splitlines()[0] == \
+        "test000008.ktest: signal 6 (SIGABRT) (abort error natively; symex reported none)"
 
 
 def test_bad_input_is_one_line_and_status_2(program: Path, tmp_path: Path) -> None:
@@ -133,4 +135,5 @@ def test_bad_input_is_one_line_and_status_2(program: Path, tmp_path: Path) -> No
         assert message in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert len(proc.stderr.splitlines()) == 1, proc.stderr
     proc = symex("replay", str(broken), good)
-    assert proc.returncode == 2 and "nope" in proc.stderr and "undeclared" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "nope" in proc.stderr and "undeclared" in proc.stderr
+    assert "Traceback" not in proc.stderr

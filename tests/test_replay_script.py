@@ -56,7 +56,7 @@ def test_replay_prints_each_config_and_writes_a_row_per_query_and_config(tmp_pat
     table = done.stdout
     assert "5 queries" in table
     for config in CONFIGS:
-        line = next(l for l in table.splitlines() if l.startswith(config + " "))
+        line = next(row for row in table.splitlines() if row.startswith(config + " "))
         assert "5/5" in line
     assert "virtual best" in table
     assert "MISMATCH" not in done.stderr

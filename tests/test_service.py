@@ -65,7 +65,7 @@ class Service:
                 break
             except httpx.HTTPError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise AssertionError("symex serve did not start")
+                    raise AssertionError("symex serve did not start") from None
                 time.sleep(0.2)
 
     @classmethod

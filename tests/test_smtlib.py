@@ -112,7 +112,7 @@ def test_define_fun_and_deep_let_nesting_do_not_recurse() -> None:
     depth = 20000
     body = "(select a (_ bv0 32))"
     term = body
-    for k in range(depth):
+    for _ in range(depth):
         term = f"(bvadd #x01 {term})"
     # a deep term and a deep let, both well past Python's recursion limit
     lets = "".join(f"(let ((?v{k} (bvadd ?v{k - 1} #x01))) " for k in range(1, depth))

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from solver_examples import EXAMPLES, PATH_STEPS, Example, c8, c32, rd
+from solver_examples import EXAMPLES, PATH_STEPS, Example, c8, rd
 from symex import expr as E
 from symex.errors import ConfigError, SolverError, SolverUnknown
 from symex.expr import Array, Assignment, Expr, UpdateList

@@ -210,7 +210,8 @@ def test_replay_confirms_both_bugs(run: tuple[Path, Path]) -> None:
     for line, path in zip(lines, tests):
         if "error" in line:
             continue
-        values = {n.decode(): struct.unpack("<i", d)[0] for n, d in read_ktest_from_format_description(path.read_bytes())[1]}
+        objects = read_ktest_from_format_description(path.read_bytes())[1]
+        values = {n.decode(): struct.unpack("<i", d)[0] for n, d in objects}
         x, y = values["x"], values["y"]
         r = {1: 2, 2: 3, 3: 4}.get(x) if 0 < x < 6 else (100 // y if x == 7 else (1 if x < 0 else 2))
         assert line == f"{path.name}: exit {r & 0xff}"
@@ -278,7 +279,8 @@ def test_coverage_matches_gcov_line_for_line(run: tuple[Path, Path], tmp_path: P
     # gcc counts the prologue there, clang's -O0 debug info puts no instruction on it (the
     # argument stores carry the parameters' own locations, none here is on another line).
     both = gcov_executable & symex_executable
-    assert gcov_executable ^ symex_executable <= FUNCTION_OPENING_LINES, (sorted(gcov_executable), sorted(symex_executable))
+    assert gcov_executable ^ symex_executable <= FUNCTION_OPENING_LINES, \
+        (sorted(gcov_executable), sorted(symex_executable))
     assert {DIVISION_LINE, TABLE_LINE, DEAD_LINE} <= both
     assert len(both) >= 12, (sorted(gcov_executable), sorted(symex_executable))
     assert gcov_executed & both == symex_executed & both

@@ -17,7 +17,7 @@ processes), and so do the hooks, which are callbacks of the caller's process.
 from __future__ import annotations
 
 import os
-from typing import Collection, Sequence
+from collections.abc import Collection, Sequence
 
 import attrs
 

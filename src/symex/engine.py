@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable, Collection, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Callable, Collection, Sequence
 
 import attrs
 
@@ -415,7 +416,9 @@ class Exploration:
     def _new_coverage(self, state: State, fn: Function, block: int) -> None:
         instructions = fn.blocks[block].instructions
         line = next((i.location.line for i in instructions if i.location is not None), None)
-        self.hooks.on_new_coverage(fn.name, line)
+        on_new_coverage = self.hooks.on_new_coverage
+        assert on_new_coverage is not None  # installed only with the hook
+        on_new_coverage(fn.name, line)
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -448,7 +451,9 @@ class Exploration:
         """Start the program once more from its entry: one initial state (one per argument
         count with ``--sym-args``), handed to the searchers after the memo (a recorded tree,
         or a parallel worker's job) placed it. The states started."""
-        state = self.executor.initial_state(self.entry, [])
+        entry = self.entry
+        assert entry is not None, "begin() sets the entry"
+        state = self.executor.initial_state(entry, [])
         self.tree.add_root(state)
         if self.memo is not None and not self.memo.start(state):
             self.executor.messages.append(
@@ -456,7 +461,7 @@ class Exploration:
                 "(replay it with restart_all_states / --restart-all-states)")
             states = []
         else:
-            states = self._main_arguments(state, self.entry, self.args)
+            states = self._main_arguments(state, entry, self.args)
         if self.memo is not None:
             pruned = self.memo.take_pruned()
             for s in pruned:
@@ -589,8 +594,8 @@ class Exploration:
             ex.run(current, budget)
         except Forked:
             pass
-        except PathTerminated as end:
-            self._finish(current, end)
+        except PathTerminated as ended:
+            self._finish(current, ended)
             removed.append(current)
         except (RecursionError, MemoryError, ArithmeticError, LookupError, TypeError,
                 ValueError, AttributeError, AssertionError) as exc:
@@ -934,7 +939,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     stop once the recorded paths are replayed; ``replay_searcher``: the order of the replay
     (the searchers' names; ``searcher`` orders what is new). ``hash_constants``: divergence
     detection compares constants too (for a new tree; a continued one keeps its setting).
-    
+
     Parallel exploration (:mod:`symex.parallel`, docs/parallel.md): ``workers=N`` splits the
     tree over N workers, local processes by default (``parallel_backend="processes"``;
     ``"in-process"`` runs them one step at a time in this process, for tests and debugging).

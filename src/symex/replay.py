@@ -149,7 +149,8 @@ def build_native(
     """Build ``source`` with gcc, sanitizers and the replay runtime; return the executable.
 
     The executable is cached by a hash of the source, flags, gcc version, shipped headers and
-    runtime, and of every header the source includes (:mod:`symex.ir.build_cache`). Raises :class:`~symex.errors.CompileError` with gcc's diagnostics on failure.
+    runtime, and of every header the source includes (:mod:`symex.ir.build_cache`). Raises
+    :class:`~symex.errors.CompileError` with gcc's diagnostics on failure.
     """
     source_path = Path(source).expanduser()
     if not source_path.is_file():
@@ -183,7 +184,8 @@ def build_native(
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise CompileError(f"cannot create {directory}: {exc} (pass a writable out_dir or set SYMEX_CACHE_DIR)") from exc
+        raise CompileError(f"cannot create {directory}: {exc} (pass a writable out_dir or set "
+                           f"SYMEX_CACHE_DIR)") from exc
     fd, tmp_name = tempfile.mkstemp(prefix=f".{source_path.stem}.", suffix=".tmp", dir=directory)
     os.close(fd)
     tmp_path = Path(tmp_name)
@@ -361,7 +363,8 @@ def run_native(
             if sandbox is not None and sandbox.no_network:
                 raise SymexError(f"cannot run {executable} without the network ({exc}): that "
                                  f"needs root or unprivileged user namespaces") from exc
-            raise SymexError(f"cannot run replay executable {executable}: {exc} (rebuild it with build_native)") from exc
+            raise SymexError(f"cannot run replay executable {executable}: {exc} (rebuild it "
+                             f"with build_native)") from exc
         timed_out = False
         try:
             out, err = proc.communicate(input=stdin_data, timeout=timeout)

@@ -17,14 +17,15 @@ command line and native replay all read the same syntax.
 
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Iterable, Sequence
 
 import attrs
 
 from symex.errors import ConfigError
 
-__all__ = ["MAX_SYMBOLIC_ARGS", "SYM_STDOUT_SIZE", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs", "SymFiles", "SymFragments", "SymPackets", "SymStdin",
-           "SymStdout", "is_posix_object", "replay_argv"]
+__all__ = ["MAX_SYMBOLIC_ARGS", "SYM_STDOUT_SIZE", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs",
+           "SymFiles", "SymFragments", "SymPackets", "SymStdin", "SymStdout", "is_posix_object",
+           "replay_argv"]
 
 MAX_SYMBOLIC_ARGS = 100
 """KLEE's limit: object names have two digits (``arg00``..``arg99``)."""
@@ -33,7 +34,7 @@ SYM_STDOUT_SIZE = 1024
 """Bytes of the ``stdout`` object ``--sym-stdout`` makes (KLEE's ``klee_init_fds``)."""
 
 
-def _non_negative(instance: object, attribute: attrs.Attribute, value: int) -> None:  # type: ignore[type-arg]
+def _non_negative(instance: object, attribute: attrs.Attribute, value: int) -> None:
     if type(value) is not int or value < 0:
         raise ConfigError(f"{attribute.name} of a symbolic argument must be a whole number >= 0, "
                           f"not {value!r}")
@@ -109,7 +110,7 @@ class SymFragments:
 
 _ENVIRONMENT = (SymFiles, SymStdin, SymStdout, SymPackets, SymFragments)
 
-ArgvItem = Union[str, SymArg, SymArgs, SymFiles, SymStdin, SymStdout, SymPackets, SymFragments]
+ArgvItem = str | SymArg | SymArgs | SymFiles | SymStdin | SymStdout | SymPackets | SymFragments
 """One item of a command line: a concrete argument, a symbolic-argument spec, or a spec of
 the symbolic environment (files, stdin), which takes no place in ``argv``."""
 
@@ -132,11 +133,15 @@ def _spec_number(word: str | None, option: str, usage: str) -> int:
     return int(word)
 
 
+def _argv_items(items: Iterable[ArgvItem]) -> tuple[ArgvItem, ...]:
+    return tuple(items)
+
+
 @attrs.frozen
 class ArgvSpec:
     """A program's arguments after ``argv[0]``: concrete strings and symbolic specs, in order."""
 
-    items: tuple[ArgvItem, ...] = attrs.field(converter=tuple)
+    items: tuple[ArgvItem, ...] = attrs.field(converter=_argv_items)
 
     def __attrs_post_init__(self) -> None:
         for item in self.items:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
+from types import ModuleType
 
 __all__ = ["COMMANDS", "CommandLineParser", "main"]
 
@@ -35,7 +36,7 @@ class CommandLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     parser = CommandLineParser(prog="symex",
                                description="Symbolic execution of C programs via LLVM IR.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND",
@@ -55,4 +56,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.command is None:
         parser.print_help(sys.stderr)
         return 2
-    return int(modules[options.command].main(options))  # type: ignore[attr-defined]
+    return int(modules[options.command].main(options))

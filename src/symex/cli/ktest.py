@@ -22,7 +22,7 @@ __all__ = ["add_parser", "format_ktest", "main"]
 _PRINTABLE = frozenset(string.digits + string.ascii_letters + string.punctuation + " ")
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(commands: argparse._SubParsersAction) -> None:
     """Declare ``symex ktest`` and its options."""
     parser = commands.add_parser(
         "ktest", help="print .ktest test cases (like KLEE's ktest-tool)",

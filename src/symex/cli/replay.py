@@ -23,7 +23,7 @@ from symex.replay import (NativeSandbox, build_native, describe_outcome, find_re
 __all__ = ["add_parser", "main"]
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(commands: argparse._SubParsersAction) -> None:
     """Declare ``symex replay`` and its options."""
     parser = commands.add_parser(
         "replay", help="run test cases on the natively compiled program and confirm its errors",

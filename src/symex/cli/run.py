@@ -27,7 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
@@ -109,7 +110,7 @@ class _SymArgSpec(argparse.Action):
         setattr(namespace, self.dest, specs)
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(commands: argparse._SubParsersAction) -> None:
     """Declare ``symex run`` and its options."""
     run = commands.add_parser("run", help="explore a program's paths and generate tests",
                               description="Explore PROGRAM (.c, .ll or .bc) symbolically; tests, "

@@ -33,7 +33,7 @@ _MEMO_COLUMNS = (("Irepl", "Irepl"), ("Inew", "Inew"), ("Ilost", "Ilost"), ("SDi
 _CACHE_LAYERS = ("cache_hits", "cex_hits")
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(commands: argparse._SubParsersAction) -> None:
     """Declare ``symex stats`` and its options."""
     stats = commands.add_parser("stats", help="summarise the statistics of symex output directories",
                                 description="Print klee-stats' table for each output directory "

@@ -37,7 +37,8 @@ import linecache
 import os
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
 
 from symex import expr as E
 from symex.core.memory import OFFSET_MASK, PACK, POINTER_MASK, UNPACK

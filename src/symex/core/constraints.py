@@ -13,7 +13,7 @@ Two ideas from KLEE:
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from symex import expr as E
 
@@ -42,6 +42,7 @@ def equality_of(constraint: E.Expr) -> tuple[E.Expr, E.Expr] | None:
 def _rebuild(node: E.Expr, args: list[E.Expr]) -> E.Expr:
     op = node.op
     if op is _READ:
+        assert node.updates is not None  # every read has its update list
         return E.read(node.updates, args[0])
     if op is E.Op.SELECT:
         return E.ite(args[0], args[1], args[2])

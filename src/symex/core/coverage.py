@@ -12,7 +12,7 @@ index runs on across the branches of one line in program order, so the four outc
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from symex.errors import ConfigError
 from symex.ir.program import Function, Instruction, Opcode, Program
@@ -166,8 +166,8 @@ def reach_targets(coverage: CoverageMap, locations: Sequence[str]) -> dict[tuple
         if colon and line.isdigit():
             for name, info in coverage.functions.items():
                 for block, lines in enumerate(info.block_lines):
-                    if any(l == int(line) and (f == file or f.endswith("/" + file))
-                           for f, l in lines):
+                    if any(at == int(line) and (f == file or f.endswith("/" + file))
+                           for f, at in lines):
                         targets[(name, block)] = location
                         found = True
         if not found:

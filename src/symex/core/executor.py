@@ -16,7 +16,9 @@ import os
 import struct
 import sys
 import time
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, NoReturn
+from types import FrameType
+from collections.abc import Callable, Iterable, Mapping
 
 import immutables
 
@@ -199,7 +201,7 @@ class Executor:
         frame instead. Rare (forks and decision points only), so the frame walk is cheap."""
         if state is not self._running:
             return state.instructions
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_code is not _RUN_CODE:
             frame = frame.f_back
         if frame is None:
@@ -362,6 +364,7 @@ class Executor:
             if replayed is not None:
                 return _REPLAYED_SPLITS[replayed]
         model = self.model_of(state)
+        sides: tuple[Any, Any]
         if E.Assignment(model).evaluate(condition):
             sides = model, self.solve(state, (E.bool_not(condition),))
         else:
@@ -510,7 +513,7 @@ class Executor:
     def _jump_tracking(self, state: State, frame: Frame, edge: Edge, fcode: list[list[Any]]) -> None:
         """``jump`` that also records the block in the state's own set (track_path_blocks)."""
         Executor.jump(self, state, frame, edge, fcode)
-        state.blocks.add((frame.function.name, edge.target))
+        state.blocks.add((frame.function.name, edge.target))  # type: ignore[union-attr]  # tracked
 
     def reach_new_block(self, state: State, fn: Function, block: int) -> None:
         """``state`` is the first to enter ``block`` of ``fn``: count it, give the state credit
@@ -617,7 +620,7 @@ class Executor:
                 stack.append((frame.function.name, frame.function.file, None))
         return tuple(stack)
 
-    def fail(self, state: State, kind: ErrorKind, message: str) -> None:
+    def fail(self, state: State, kind: ErrorKind, message: str) -> NoReturn:
         """End the state with a program error."""
         raise PathTerminated(PathStatus.ERROR, message, self.make_error(state, kind, message))
 
@@ -790,7 +793,7 @@ class Executor:
             if state.threads is not None:
                 scheduling.thread_returned(self, state, value)
                 return
-            state.frame = None
+            state.frame = None  # type: ignore[assignment]  # the path has ended
             code = 0
             if value is not None:
                 code = self.concretize(state, value, value.width if type(value) is not int else 32,
@@ -856,7 +859,7 @@ class Executor:
         offset = V.simplify(E.extract(offset64, 0, 32))
         return os, offset
 
-    def bad_pointer(self, state: State, address: int, size: int, what: str) -> None:
+    def bad_pointer(self, state: State, address: int, size: int, what: str) -> NoReturn:
         """Report an access through a pointer that points into no live object."""
         segment, offset = locate(address)
         freed = state.freed.get(segment)
@@ -1377,7 +1380,7 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
                 os = state.objects.get(pointer >> SEGMENT_SHIFT)
                 offset = pointer & OFFSET_MASK
                 if os is not None and os.flat and offset + size <= os.obj.size:
-                    value = unpack(os.data, offset)[0]
+                    value = unpack(os.data, offset)[0]  # type: ignore[arg-type]  # flat: data
                     regs[d] = value if full else value & mask
                     return
             regs[d] = ex.read(state, pointer, access)
@@ -1404,7 +1407,7 @@ def _build_store(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> A
                 offset = pointer & OFFSET_MASK
                 if (os is not None and os.owner is state.cow and os.flat
                         and offset + size <= os.obj.size and not os.obj.read_only):
-                    pack(os.data, offset, value)
+                    pack(os.data, offset, value)  # type: ignore[arg-type]  # flat: data
                     return
             ex.write(state, pointer, access, value)
         return int_step
@@ -1605,7 +1608,7 @@ def _build_br(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> Any:
 
         def tracking_step(state: State, frame: Frame, regs: list) -> None:
             step(state, frame, regs)
-            state.blocks.add(key)
+            state.blocks.add(key)  # type: ignore[union-attr]  # tracked: a set
         return tracking_step
     return step
 
@@ -1715,7 +1718,7 @@ def _build_switch(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
         # fork every sibling before any of them takes its constraint; each state's decision
         # is the index of its option (case targets in order, then the default)
         states = [state] + [ex.fork(state) for _ in feasible[1:]]
-        for (index, edge, hit), target_state in zip(feasible, states):
+        for (index, _, hit), target_state in zip(feasible, states):
             target_state.add_constraint(hit)
             target_state.decide(index)
             target_state.depth += 1

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import enum
 import types
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from collections.abc import Sequence
 
 if TYPE_CHECKING:
     from symex import expr as E

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import enum
 import struct
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol, cast
+from collections.abc import Callable
 
 import attrs
 
@@ -150,13 +151,14 @@ class ObjectState:
         """Page ``index`` of a paged object, made this object's own on first write; None when
         that made the object flat again (write into ``data`` then)."""
         pages = self.pages
-        page = pages[index]  # type: ignore[index]
+        assert pages is not None  # only a paged object has pages to write
+        page = pages[index]
         if type(page) is bytearray:
             return page
-        page = pages[index] = bytearray(page)  # type: ignore[index]
-        owned = sum(1 for p in pages if type(p) is bytearray)  # type: ignore[union-attr]
-        if owned * FLATTEN_SHARE > len(pages):  # type: ignore[arg-type]
-            self.data = bytearray(b"".join(pages))  # type: ignore[arg-type]
+        page = pages[index] = bytearray(page)
+        owned = sum(1 for p in pages if type(p) is bytearray)
+        if owned * FLATTEN_SHARE > len(pages):
+            self.data = bytearray(b"".join(pages))
             self.pages = None
             self.flat = self.sym is None and self.updates is None
             return None
@@ -220,9 +222,9 @@ class ObjectState:
         """One byte at a concrete offset (the state must own this object)."""
         if self.updates is not None:
             self.updates = self.updates.write(E.const(offset, 32),
-                                              value if type(value) is not int else E.const(value, 8))
+                                              value if isinstance(value, E.Expr) else E.const(value, 8))
             return
-        if type(value) is int:
+        if isinstance(value, int):
             if self.data is not None:
                 self.data[offset] = value
             else:
@@ -279,7 +281,7 @@ class ObjectState:
         updates = self.updates
         for i, v in enumerate(values):
             index = offset if i == 0 else E.add(E.const(i, 32), offset)
-            updates = updates.write(index, v if type(v) is not int else E.const(v, 8))
+            updates = updates.write(index, v if isinstance(v, E.Expr) else E.const(v, 8))
         self.updates = updates
 
 
@@ -337,9 +339,9 @@ def decode(data: list[int | E.Expr] | bytes | bytearray, access: Access) -> Any:
     kind = access.kind
     if kind is ValueKind.INT or kind is ValueKind.PTR:
         if isinstance(data, (bytes, bytearray)) or all(type(b) is int for b in data):
-            value = int.from_bytes(bytes(data), "little")
+            value = int.from_bytes(bytes(cast("list[int]", data)), "little")
             return value & ((1 << access.bits) - 1) if access.bits != access.size * 8 else value
-        exprs = [b if type(b) is not int else E.const(b, 8) for b in data]
+        exprs = [b if isinstance(b, E.Expr) else E.const(b, 8) for b in data]
         result = exprs[0]
         for b in exprs[1:]:
             result = E.concat(b, result)
@@ -349,7 +351,7 @@ def decode(data: list[int | E.Expr] | bytes | bytearray, access: Access) -> Any:
     if kind is ValueKind.FLOAT:
         if not all(type(b) is int for b in data):
             raise SymbolicFloat("a floating-point value loaded from memory is symbolic")
-        return decode_float(bytes(data), access)
+        return decode_float(bytes(cast("list[int]", data)), access)
     return tuple(decode(data[offset:offset + part.size], part) for offset, part in access.parts)
 
 

@@ -29,7 +29,8 @@ The first ``fork``, ``pthread_create`` or blocking call makes one. From then on:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import immutables
 
@@ -346,7 +347,7 @@ def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
             forked.decide(decision)
         ex.record_fork(ForkKind.SCHEDULE, None, states)
         for forked, chosen in zip(states, candidates):
-            _switch(ex, forked, forked.threads, chosen.tid)  # type: ignore[arg-type]
+            _switch(ex, forked, forked.threads, chosen.tid)
         return
     _switch(ex, state, threads, candidates[0].tid)
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import collections
 import random
-from typing import Protocol, Sequence
+from typing import Protocol
+from collections.abc import Sequence
 
 from symex.core.state import State
 from symex.errors import ConfigError
@@ -139,7 +140,7 @@ class ExecutionTree:
             else:
                 root.node = forest  # type: ignore[union-attr]
             self.root = self._forest = root = forest
-        root.children += (state,)  # type: ignore[union-attr]
+        root.children += (state,)
         state.node = root
 
     def split(self, parent: State, child: State) -> None:

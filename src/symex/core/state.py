@@ -96,7 +96,9 @@ class State:
     def __init__(self, state_id: int, first_segment: int) -> None:
         self.id = state_id
         self.frames: list[Frame] = []
-        self.frame: Frame | None = None
+        #: the running frame (``frames[-1]``). Typed as always there, as it is whenever the
+        #: state runs: it is None only before the entry is called and once the path ended
+        self.frame: Frame = None  # type: ignore[assignment]
         self.objects: immutables.Map[int, ObjectState] = immutables.Map()
         #: objects that were freed (heap) or went out of scope (stack), for precise messages
         self.freed: immutables.Map[int, MemoryObject] = immutables.Map()
@@ -143,7 +145,7 @@ class State:
         frames = child.frames = self.frames.copy()  # sized exactly, unlike a comprehension
         for i, frame in enumerate(frames):
             frames[i] = frame.copy()
-        child.frame = child.frames[-1] if child.frames else None
+        child.frame = child.frames[-1] if child.frames else None  # type: ignore[assignment]
         child.objects = self.objects
         child.freed = self.freed
         child.constraints = self.constraints

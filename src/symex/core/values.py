@@ -3,7 +3,8 @@ when symbolic. Shared by the executor's closures (their slow paths), vectors and
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from symex import expr as E
 
@@ -217,11 +218,11 @@ def funnel(left: bool, a: Any, b: Any, s: Any, width: int) -> Any:
         if left:
             return (joined << amount >> width) & ((1 << width) - 1)
         return (joined >> amount) & ((1 << width) - 1)
-    joined = E.concat(as_expr(a, width), as_expr(b, width))
-    amount = E.zext(E.urem(as_expr(s, width), E.const(width, width)), 2 * width)
+    both = E.concat(as_expr(a, width), as_expr(b, width))
+    shift = E.zext(E.urem(as_expr(s, width), E.const(width, width)), 2 * width)
     if left:
-        return simplify(E.extract(E.shl(joined, amount), width, width))
-    return simplify(E.extract(E.lshr(joined, amount), 0, width))
+        return simplify(E.extract(E.shl(both, shift), width, width))
+    return simplify(E.extract(E.lshr(both, shift), 0, width))
 
 
 def threeway(is_signed: bool, a: Any, b: Any, operand_width: int, width: int) -> Any:

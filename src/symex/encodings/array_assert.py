@@ -12,7 +12,8 @@ through writes over the constant array, once per solver context level.
 
 from __future__ import annotations
 
-from typing import Any, Callable, MutableMapping
+from typing import Any
+from collections.abc import Callable, MutableMapping
 
 from symex.encodings.core import TermBuilder
 from symex.encodings.table import TableLayout, cached_layout, table_read

@@ -16,7 +16,8 @@ which the translator keeps (per solver session) next to its expression cache.
 
 from __future__ import annotations
 
-from typing import Any, Callable, MutableMapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, MutableMapping
 
 from symex.encodings.core import TermBuilder
 from symex.expr import Array, Expr

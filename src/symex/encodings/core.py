@@ -8,7 +8,8 @@ and lets every solver package plug in by implementing it (see symex.solvers.back
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Hashable, Sequence
 
 from symex.expr import Op
 

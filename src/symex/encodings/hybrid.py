@@ -15,7 +15,8 @@ a read goes to the encoding whose handle its array has. Measured in docs/benchma
 
 from __future__ import annotations
 
-from typing import Any, Callable, MutableMapping
+from typing import Any
+from collections.abc import Callable, MutableMapping
 
 from symex.encodings.array_assert import ArrayAssertEncoding
 from symex.encodings.core import TermBuilder

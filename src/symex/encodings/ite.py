@@ -10,7 +10,8 @@ chain over the index when it is symbolic (over the distinct values for a constan
 
 from __future__ import annotations
 
-from typing import Any, Callable, MutableMapping
+from typing import Any
+from collections.abc import Callable, MutableMapping
 
 from symex.encodings.core import TermBuilder
 from symex.encodings.table import TableLayout, cached_layout, table_read

@@ -7,7 +7,8 @@ measured this much slower than asserting the bytes; it is kept to compare agains
 
 from __future__ import annotations
 
-from typing import Any, Callable, MutableMapping
+from typing import Any
+from collections.abc import Callable, MutableMapping
 
 from symex.encodings.array_assert import read_through_stores
 from symex.encodings.core import TermBuilder

@@ -95,7 +95,11 @@ def table_layout(initial: bytes) -> TableLayout:
 class _TableHandle(Protocol):
     """An encoding's handle of a constant array: its bytes and their layout, once made."""
 
-    initial: bytes | None
+    @property
+    def initial(self) -> bytes | None:
+        """The array's bytes."""
+        ...
+
     layout: TableLayout | None
 
 

@@ -45,7 +45,8 @@ def fresh_value(ex: Executor, state: State, size: int, name: str) -> E.Expr:
     """A fresh symbolic value of ``size`` bytes backed by its own input object."""
     os = state.allocate(size, ObjectKind.ARGUMENT, name)
     make_symbolic(ex, state, os.obj.address, size, name)
-    data = os.read_bytes(0, size)
+    # the bytes were just made symbolic: each is an expression
+    data = [b for b in os.read_bytes(0, size) if isinstance(b, E.Expr)]
     value = data[0]
     for b in data[1:]:
         value = E.concat(b, value)

@@ -30,7 +30,8 @@ in ``runtime/libc/unistd.c`` (``open``, ``read``...) set ``errno`` and return -1
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import attrs
 import immutables
@@ -481,7 +482,7 @@ def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     world = world_of(state)
     path = _path(ex, state, args[0])
     node_id = world.names.get(path) if path is not None else None
-    if node_id is None:
+    if path is None or node_id is None:
         return -ENOENT
     if world.nodes[node_id].read_only:
         return -EACCES

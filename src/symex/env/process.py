@@ -76,7 +76,7 @@ def _exit(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None
 
 def _exit_now(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
     code = args[0] if args else 0
-    if type(code) is not int:
+    if not isinstance(code, int):
         code = ex.concretize(state, code, code.width, "exit status")
     # ends the process; the path ends with the last one (core.scheduling)
     scheduling.exit_process(ex, state, code & 0xFF)

@@ -8,7 +8,7 @@ and shifting by the width or more gives 0 (``shl``/``lshr``) or the sign fill (`
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from symex.expr.nodes import (
     ELEMENT_WIDTH,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from symex.expr.build import BINARY_SEMANTICS, to_signed
 from symex.expr.nodes import Array, Expr, Op, UpdateNode

@@ -14,7 +14,7 @@ program paths and must not hit Python's recursion limit.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 

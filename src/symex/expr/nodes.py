@@ -262,7 +262,7 @@ class UpdateList:
 _table: weakref.WeakValueDictionary[tuple[Any, ...], Expr] = weakref.WeakValueDictionary()
 # Looking up the underlying dict of weak references skips a Python-level method call on the
 # constructors' hot path; stale references (dead targets) are handled by the None check.
-_refs: dict[tuple[Any, ...], weakref.ref[Expr]] = _table.data
+_refs: dict[tuple[Any, ...], weakref.ref[Expr]] = _table.data  # type: ignore[attr-defined]
 
 
 def intern_expr(op: Op, width: int, args: tuple[Expr, ...], value: int = 0) -> Expr:

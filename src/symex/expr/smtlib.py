@@ -11,7 +11,7 @@ with the length of the path that produced a query.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -421,7 +421,11 @@ class _Reader:
             if cmd[1] == ":status" and len(cmd) > 2:
                 self.status = str(cmd[2])
             elif cmd[1] == _SIZE_INFO:
-                for name, size in _sexps(str(cmd[2])[1:-1].replace('""', '"')):
+                for pair in _sexps(str(cmd[2])[1:-1].replace('""', '"')):
+                    if not isinstance(pair, list) or len(pair) != 2:
+                        raise QueryFormatError(f"SMT-LIB: {_SIZE_INFO} holds {pair!r}, not a "
+                                               f"(name size) pair")
+                    name, size = pair
                     found = self.symbols.get(str(name))
                     if isinstance(found, UpdateList):
                         self.explicit[found.array] = int(str(size))

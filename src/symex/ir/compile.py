@@ -292,7 +292,8 @@ def compile_c(
                 f"{diagnostics}\nfix the errors above (or adjust the compiler flags) and retry"
             )
         if tmp_path.stat().st_size == 0:
-            raise CompileError(f"compiling {source_path} produced no output; compiler said:\n{_clean_stderr(proc.stderr)}")
+            raise CompileError(f"compiling {source_path} produced no output; compiler said:\n"
+                               f"{_clean_stderr(proc.stderr)}")
         return cache.store(tmp_path, _list_headers(compiler, final_flags, source_path, depfile))
     finally:
         tmp_path.unlink(missing_ok=True)

@@ -11,7 +11,6 @@ import math
 import re
 import struct
 from collections.abc import Callable
-from typing import Union
 
 import attrs
 
@@ -152,21 +151,21 @@ class BlockAddress:
 
 
 #: Any constant this module can parse.
-Constant = Union[
-    ConstInt,
-    ConstFloat,
-    ConstNull,
-    ConstZero,
-    ConstUndef,
-    ConstAggregate,
-    ConstBytes,
-    GlobalRef,
-    ConstExpr,
-    BlockAddress,
-]
+Constant = (
+    ConstInt
+    | ConstFloat
+    | ConstNull
+    | ConstZero
+    | ConstUndef
+    | ConstAggregate
+    | ConstBytes
+    | GlobalRef
+    | ConstExpr
+    | BlockAddress
+)
 
 #: What :func:`evaluate_constant` returns: ints, floats, and tuples of those for aggregates.
-EvaluatedValue = Union[int, float, tuple["EvaluatedValue", ...]]
+EvaluatedValue = int | float | tuple["EvaluatedValue", ...]
 
 _CAST_OPCODES = frozenset(
     {"trunc", "zext", "sext", "ptrtoint", "inttoptr", "bitcast", "addrspacecast",

@@ -59,7 +59,8 @@ _ATTACHMENT_RE = re.compile(r"!dbg !(\d+)")
 _GLOBAL_DBG_RE = re.compile(r'^@("(?:[^"\\]|\\.)*"|[-a-zA-Z$._0-9]+) = [^\n]*?!dbg !(\d+)\s*$', re.MULTILINE)
 # a local variable's address: `#dbg_declare(ptr %2, !22, ...)` (LLVM 19 and later) or
 # `call void @llvm.dbg.declare(metadata ptr %2, metadata !22, ...)`
-_DECLARE_RE = re.compile(r'(?:#dbg_declare\(|@llvm\.dbg\.declare\(metadata )ptr (%[-a-zA-Z$._0-9]+|%"(?:[^"\\]|\\.)*"), (?:metadata )?!(\d+)')
+_DECLARE_RE = re.compile(r'(?:#dbg_declare\(|@llvm\.dbg\.declare\(metadata )'
+                         r'ptr (%[-a-zA-Z$._0-9]+|%"(?:[^"\\]|\\.)*"), (?:metadata )?!(\d+)')
 _STRING_ESCAPE_RE = re.compile(r"\\([0-9A-Fa-f]{2}|\\)")
 
 #: Scope kinds whose ``scope:`` field leads further out towards the subprogram.
@@ -283,7 +284,7 @@ class DebugInfo:
             return found
         if self._subprograms_by_name is None:
             by_name: dict[str, int] = {}
-            for md_id, (kind, body) in self._records.items():
+            for md_id, (kind, _) in self._records.items():
                 if kind != "DISubprogram":
                     continue
                 fields = self._record_fields(md_id)

@@ -34,9 +34,16 @@ _REFERENCE = re.compile(r'@("[^"]+"|[-\w.$]+)')
 
 
 def runtime_sources() -> list[Path]:
-    """The C files of symex's library, in a fixed order."""
+    """The C files of symex's library, in a fixed order. A LoadError when there are none: an
+    installation without them would end every call to ``strlen`` as an unsupported external
+    call, silently."""
     root = Path(__file__).resolve().parent.parent / "runtime" / "libc"
-    return sorted(root.glob("*.c"))
+    sources = sorted(root.glob("*.c"))
+    if not sources:
+        raise LoadError(f"symex's C library is missing from this installation (no "
+                        f"runtime/libc/*.c in {root.parent}); reinstall symex (pip install "
+                        f"--force-reinstall symex), or load the program with libc=False")
+    return sources
 
 
 _ir_files: dict[tuple[Any, ...], list[Path]] = {}

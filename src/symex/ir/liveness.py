@@ -14,7 +14,8 @@ unparking starts from the template, which holds them.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from symex.ir.program import Block, Edge, Function, Instruction, Opcode
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ctypes
 import re
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import llvmlite.binding as llvm
 
@@ -64,7 +65,9 @@ _FLOAT_MATH = (
 )
 _INTRINSIC_NAME = re.compile(r"^llvm\.([a-z0-9_]+(?:\.[a-z_]+)*?)(?:\.(?:[ipvfs][0-9a-z]*|p0|f32|f64|f80))*$")
 _CASE = re.compile(r"(i\d+)\s+(-?\d+|true|false),\s*label\s+%")
-_META = re.compile(r",\s*!(?:dbg|tbaa|range|noundef|nonnull|llvm\.[\w.]+|prof|annotation|srcloc|DIAssignID|noalias|alias\.scope|heapallocsite|align|nosanitize|callees|mmra|invariant\.load|\w+)\s+!.*$")
+_META = re.compile(r",\s*!(?:dbg|tbaa|range|noundef|nonnull|llvm\.[\w.]+|prof|annotation|srcloc|DIAssignID"
+                   r"|noalias|alias\.scope|heapallocsite|align|nosanitize|callees|mmra|invariant\.load|\w+)"
+                   r"\s+!.*$")
 
 
 def _address(value: Any) -> int:
@@ -174,7 +177,9 @@ class Lowering:
             segment += 1
         for alias in C.parse_aliases(self.text, self.types):
             target = C.evaluate_constant(alias.target, self.layout, self._resolve)
-            self.addresses[alias.name] = int(target)
+            if not isinstance(target, int):
+                raise LoadError(f"alias @{alias.name} does not name an address")
+            self.addresses[alias.name] = target
         self.next_segment = segment
         declarations = self.debug.global_declarations()
         for g in global_defs:
@@ -353,16 +358,16 @@ class _FunctionContext:
         text = str(op).strip()
         try:
             const, _ = C.parse_typed_constant(text, self.L.types)
-            value = C.evaluate_constant(const, self.L.layout, self.L._resolve)
+            evaluated = C.evaluate_constant(const, self.L.layout, self.L._resolve)
         except LoadError:
             raise
         except Exception as exc:  # a constant form the parser does not know
             raise _Unsupported(f"unsupported constant '{text[:120]}': {exc}") from None
-        if isinstance(value, float):
+        if isinstance(evaluated, float):
             key: Any = ("float", text)
         else:
             key = ("const", text)
-        return self.constant_slot(key, value)
+        return self.constant_slot(key, evaluated)
 
     def edge(self, target_block: Any) -> Edge:
         target = self.block_ids[_address(target_block)]
@@ -376,13 +381,13 @@ class _FunctionContext:
         try:
             opcode, operands, width, aux = self._lower(ins, text)
         except _Unsupported as exc:
-            opcode, operands, width, aux = Opcode.UNSUPPORTED, (), 0, str(exc)
+            opcode, operands, width, aux = Opcode.UNSUPPORTED, [], 0, str(exc)
         except LoadError as exc:
-            opcode, operands, width, aux = Opcode.UNSUPPORTED, (), 0, str(exc)
+            opcode, operands, width, aux = Opcode.UNSUPPORTED, [], 0, str(exc)
         except (ValueError, KeyError, IndexError, AttributeError, TypeError, NameError) as exc:
             # a form of IR this lowering does not know: the path that reaches it ends as
             # unsupported (with this instruction's text), the rest of the program still runs
-            opcode, operands, width, aux = (Opcode.UNSUPPORTED, (), 0,
+            opcode, operands, width, aux = (Opcode.UNSUPPORTED, [], 0,
                                             f"cannot lower this instruction ({type(exc).__name__}: {exc})")
         return Instruction(opcode, dest, tuple(operands), width, aux, location, text)
 
@@ -709,10 +714,11 @@ def _shuffle_mask(text: str, L: Lowering) -> tuple[int, ...]:
     if len(pieces) < 3:
         raise _Unsupported("cannot read shufflevector mask")
     const, _ = C.parse_typed_constant(pieces[2].strip(), L.types)
+    count = const.type.count if isinstance(const.type, T.VectorType) else 0
     if isinstance(const, C.ConstUndef):
-        return tuple(-1 for _ in range(const.type.count))
+        return tuple(-1 for _ in range(count))
     if isinstance(const, C.ConstZero):
-        return tuple(0 for _ in range(const.type.count))
+        return tuple(0 for _ in range(count))
     mask = []
     for element in getattr(const, "elements", ()):
         mask.append(-1 if isinstance(element, C.ConstUndef) else int(element.value))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Union
 
 import attrs
 
@@ -190,7 +189,8 @@ class StructType:
         return self is other or (
             type(other) is StructType
             and self._hash == other._hash
-            and (self.fields, self.packed, self.name, self.opaque,) == (other.fields, other.packed, other.name, other.opaque,)
+            and (self.fields, self.packed, self.name, self.opaque)
+            == (other.fields, other.packed, other.name, other.opaque)
         )
 
     def __str__(self) -> str:
@@ -227,19 +227,19 @@ class FunctionType:
 
 
 #: Any LLVM IR type symex understands.
-IRType = Union[
-    IntType,
-    FloatType,
-    PointerType,
-    VoidType,
-    LabelType,
-    MetadataType,
-    TokenType,
-    ArrayType,
-    VectorType,
-    StructType,
-    FunctionType,
-]
+IRType = (
+    IntType
+    | FloatType
+    | PointerType
+    | VoidType
+    | LabelType
+    | MetadataType
+    | TokenType
+    | ArrayType
+    | VectorType
+    | StructType
+    | FunctionType
+)
 
 def format_type(t: IRType) -> str:
     """LLVM's spelling of ``t`` (named structs print as ``%name``)."""

@@ -16,7 +16,7 @@ import datetime
 import hashlib
 import os
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 import attrs
 

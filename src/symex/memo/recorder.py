@@ -8,16 +8,17 @@ nothing (it explores).
 Replaying a segment, the state takes every answer from the node's ``log`` (which sides of a
 condition are feasible, values chosen from its inputs) instead of the solver, and at the
 segment's end (a fork, the path's end, or the instruction where a limit cut it) compares the
-digest of what decided it with the recorded one: the kind and the structure of every
-condition and value it was answered on, where it forked or ended, and its instruction count
+digest of what decided it with the recorded one: the kind and the structure of every condition
+and value it was answered on, where it forked or ended, and its instruction count
 (:mod:`symex.expr.digest`). Every constraint a path gains comes from one of those (a fork's
-condition, an answered condition, a concretized value), so they are not hashed again. At a replayed fork, children whose subtrees hold nothing left to explore are
-pruned; the others replay their own segments, or explore where nothing was recorded. A state
-that reaches a cut segment's last recorded instruction explores on from there, recording into
-the same node. A mismatch is a divergence (the program or its environment changed): it is
-counted and reported, the recorded subtree below is dropped, and the state explores afresh,
-once the solver confirms that the path it followed is still feasible (the answers it took
-from the log are checked together with its constraints).
+condition, an answered condition, a concretized value), so they are not hashed again. At a
+replayed fork, children whose subtrees hold nothing left to explore are pruned; the others
+replay their own segments, or explore where nothing was recorded. A state that reaches a cut
+segment's last recorded instruction explores on from there, recording into the same node. A
+mismatch is a divergence (the program or its environment changed): it is counted and reported,
+the recorded subtree below is dropped, and the state explores afresh, once the solver confirms
+that the path it followed is still feasible (the answers it took from the log are checked
+together with its constraints).
 
 Determinism makes this work: the same program and inputs give the same states, expressions
 and array names in every process, and every choice that came from a model is in the log.
@@ -27,7 +28,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
@@ -332,7 +334,7 @@ class TreeRecorder:
                 if tag is DecisionTag.SPLIT and answer != SPLIT_BOTH:
                     if not cursor.assumptions:
                         cursor.assumptions = []
-                    cursor.assumptions.append(expr if answer == SPLIT_TRUE_ONLY  # type: ignore[union-attr]
+                    cursor.assumptions.append(expr if answer == SPLIT_TRUE_ONLY
                                               else E.bool_not(expr))
                 return answer
             node = cursor.recorded

@@ -13,7 +13,8 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
 
 from symex.errors import SymexError
 from symex.core.forks import ForkKind

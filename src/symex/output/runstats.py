@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
@@ -102,7 +103,7 @@ def _row(snapshot: Any) -> tuple[Any, ...]:
     values = []
     parts = {"memo": getattr(snapshot, "memo", None),
              "parallel": getattr(snapshot, "parallel", None)}
-    for name, (_, attribute) in COLUMNS.items():
+    for _, attribute in COLUMNS.values():
         if attribute is not None and "." in attribute:
             part, field = attribute.split(".")
             values.append(getattr(parts[part], field) if parts[part] is not None else 0)

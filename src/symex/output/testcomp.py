@@ -106,7 +106,7 @@ class TestCompWriter:
         except OSError as exc:
             raise SymexError(f"cannot write a Test-Comp suite for {program_source} into {directory}: "
                              f"{exc.strerror or exc} (check both paths)") from exc
-        created = datetime.datetime.now(datetime.timezone.utc).astimezone().isoformat(timespec="seconds")
+        created = datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
         fields = [
             ("sourcecodelang", "C"),
             ("producer", producer),

@@ -18,7 +18,8 @@ path (a persistent list shared between forks), so any live state can be sent on 
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 import attrs
 

@@ -17,7 +17,7 @@ import multiprocessing.connection
 import signal
 import traceback
 from collections.abc import Sequence
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 import attrs
 
@@ -49,7 +49,7 @@ class WorkerFailure:
     message: str
 
 
-Arrival = Union[WorkerReport, WorkerLost, WorkerFailure]
+Arrival = WorkerReport | WorkerLost | WorkerFailure
 
 
 @attrs.frozen

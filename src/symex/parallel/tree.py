@@ -24,7 +24,8 @@ rows for nodes that have one: they are the same rows, and are not written again.
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import attrs
 

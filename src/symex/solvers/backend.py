@@ -18,7 +18,8 @@ built on top of this protocol, so a new solver package only has to implement it 
 from __future__ import annotations
 
 import enum
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
 
 from symex.encodings.core import BOOL_OPS, BV_OPS, COMPARE_OPS, TermBuilder
 from symex.errors import SolverError

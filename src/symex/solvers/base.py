@@ -142,7 +142,7 @@ class Solver(Protocol):
         """A model of the constraints: for each array, ``array.size`` bytes, in order."""
         ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a solver holding nothing has nothing to release
         """Release the backend; the solver must not be used afterwards."""
         ...
 
@@ -315,5 +315,5 @@ class SolverBase(abc.ABC):
             )
         return model[1]
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a solver holding nothing has nothing to release
         """Release the backend; the solver must not be used afterwards."""

@@ -187,7 +187,7 @@ class ChainSolver(SolverBase):
         self._cex_models: deque[tuple[frozenset[Expr], _Model, _expr.Assignment]] = \
             deque(maxlen=cex_models)
         self._cex_unsat: deque[frozenset[Expr]] = deque(maxlen=cex_unsat)
-        self._arrays_of: weakref.WeakKeyDictionary[Expr, tuple[Array, ...]] = (
+        self._arrays_of: weakref.WeakKeyDictionary[Expr, tuple[_Element, ...]] = (
             weakref.WeakKeyDictionary())
 
     # -- helpers --------------------------------------------------------------------------
@@ -212,7 +212,7 @@ class ChainSolver(SolverBase):
             const = _expr.Op.CONST
             for node in _expr.postorder((e,)):
                 if node.op is read:
-                    array = node.updates.array
+                    array = node.updates.array  # type: ignore[union-attr]  # a read has its list
                     if array.initial is None:
                         index = node.args[0]
                         keys[(array, index.value if index.op is const else None)] = None
@@ -428,7 +428,7 @@ class ChainSolver(SolverBase):
         # it, so a model that fails usually fails the newest, and a miss (every model tried,
         # as on a worker whose caches are cold) then costs one evaluation per model.
         probe = tuple(reversed(ordered))
-        for index, (solved, model, assignment) in enumerate(models):
+        for index, (_, model, assignment) in enumerate(models):
             if assignment.memo_size > CEX_MEMO_LIMIT:
                 assignment.forget()
             if all(assignment.evaluate(c) for c in probe):
@@ -586,7 +586,7 @@ class ChainSolver(SolverBase):
                 found.setdefault(a, None)
         return tuple(found)
 
-    def _remember(self, cache: OrderedDict, key: object, value: object) -> None:  # type: ignore[type-arg]
+    def _remember(self, cache: OrderedDict, key: object, value: object) -> None:
         cache[key] = value
         if len(cache) > self._cache_size:
             cache.popitem(last=False)

@@ -361,7 +361,7 @@ def _drain_thread_results(
     results: queue.SimpleQueue[tuple[_ThreadMember, int, _Outcome]],
 ) -> list[tuple[_ThreadMember, int, _Outcome]]:
     """Take every reported thread outcome, marking its member idle."""
-    taken = []
+    taken: list[tuple[_ThreadMember, int, _Outcome]] = []
     while True:
         try:
             item = results.get_nowait()
@@ -684,8 +684,9 @@ class _Referee:
               query: tuple[Any, ...], running_workers: list[_ProcessMember],
               reasons: dict[str, str], deadline: float | None) -> None:
         workers = list(portfolio._members.processes)
-        portfolio._start_workers(seq, kind, *query, workers, [], running_workers, reasons,
-                                 deadline)
+        constraints, exprs, arrays = query
+        portfolio._start_workers(seq, kind, constraints, exprs, arrays, workers, [],
+                                 running_workers, reasons, deadline)
         outcome, winner = portfolio._collect(seq, [], running_workers, reasons, deadline,
                                              final=False, stop=lambda: self.leader_done)
         if outcome is not None and winner is not None:
@@ -732,8 +733,8 @@ class PortfolioSolver(SolverBase):
 
         ``stagger``: seconds the recently fastest member runs alone before the others join."""
         configs: list[SolverConfig] = []
-        for member in members:
-            parsed = parse_config(member)
+        for text in members:
+            parsed = parse_config(text)
             if not isinstance(parsed, SolverConfig):
                 raise SolverError(f"a portfolio member must be one configuration, not {parsed}; "
                                   "list the configurations directly")
@@ -841,8 +842,9 @@ class PortfolioSolver(SolverBase):
                 outcome, winner = self._collect(seq, running_threads, running_workers, reasons,
                                                 until, final=until == deadline)
                 if outcome is None and until != deadline:
-                    others = [m for m in (*members.threads, *members.processes)
-                              if m is not leader]
+                    others: list[_ThreadMember | _ProcessMember] = [
+                        m for m in members.threads if m is not leader]
+                    others += [m for m in members.processes if m is not leader]
                     self._launch(seq, kind, query, others, running_threads, running_workers,
                                  reasons, deadline)
                     outcome, winner = self._collect(seq, running_threads, running_workers,
@@ -853,9 +855,9 @@ class PortfolioSolver(SolverBase):
                 outcome, winner = self._collect(seq, running_threads, running_workers, reasons,
                                                 deadline)
             won = outcome is not None
-            for member in self._by_stats.values():
-                if member not in running_threads and member not in running_workers:
-                    member.pace *= _PACE_DECAY
+            for sitting in self._by_stats.values():
+                if sitting not in running_threads and sitting not in running_workers:
+                    sitting.pace *= _PACE_DECAY
         finally:
             # Losers of a won race may finish within _LOSER_GRACE. Whatever else ended the race
             # (the deadline, every member giving up, an exception such as Ctrl-C), nothing may
@@ -886,6 +888,7 @@ class PortfolioSolver(SolverBase):
             for worker in members.processes:
                 reasons.setdefault(worker.label, "no answer")
             raise SolverUnknown("; ".join(f"{label}: {why}" for label, why in reasons.items()))
+        assert winner is not None  # an outcome comes from a member
         winner.wins += 1
         if outcome[0] == _SAT:
             stats.sat += 1
@@ -1019,7 +1022,8 @@ class PortfolioSolver(SolverBase):
             remaining = None if deadline is None else deadline - time.perf_counter()
             if remaining is not None and remaining <= 0:
                 return
-            for conn in multiprocessing.connection.wait([w.conn for w in pending], remaining):
+            for conn in multiprocessing.connection.wait(
+                    [w.conn for w in pending if w.conn is not None], remaining):
                 for worker in pending:
                     if worker.conn is conn:
                         worker.receive()
@@ -1116,7 +1120,8 @@ class PortfolioSolver(SolverBase):
             # a worker finishing a lost query is waited for until its grace ends
             if any(w.lost_at is not None for w in pending):
                 remaining = _LOSER_GRACE if remaining is None else min(remaining, _LOSER_GRACE)
-            multiprocessing.connection.wait([w.conn for w in pending], remaining)
+            multiprocessing.connection.wait([w.conn for w in pending if w.conn is not None],
+                                            remaining)
 
     def close(self) -> None:
         """Stop every member thread and kill every worker process."""

@@ -13,7 +13,8 @@ import csv
 import os
 import time
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO
+from collections.abc import Sequence
 
 from symex.errors import ConfigError, SolverUnknown
 from symex.expr import Array, Expr

@@ -15,7 +15,8 @@ the other kind is needed; solvers reason better about real booleans.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import attrs
 from immutables import Map
@@ -312,7 +313,7 @@ class Translator:
                 array = e.updates.array  # type: ignore[union-attr]
                 handle = arrays.get(array, _MISSING)
                 if handle is _MISSING:
-                    handle, setup = encoding.declare(array, naming)  # type: ignore[arg-type]
+                    handle, setup = encoding.declare(array, naming)
                     arrays[array] = handle
                     new_setup.extend(setup)
                 term = encoding.read(e, handle, bv, builder, memo,  # type: ignore[arg-type]

@@ -10,7 +10,8 @@ thread.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Callable, Hashable
+from typing import Any
+from collections.abc import Hashable
 
 import z3
 
