@@ -106,11 +106,31 @@ int main(void) {
 
 def test_compile_errors_show_the_compilers_message(tmp_path: Path) -> None:
     source = tmp_path / "broken.c"
-    source.write_text("int main(void) { return y; }\n")
+    source.write_text("int main(void) {\n  return y;\n}\n")
     proc = symex("run", str(source), cwd=tmp_path)
     assert proc.returncode == 2
-    assert "use of undeclared identifier 'y'" in proc.stderr and "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    # symex's one line, then the compiler's output as it printed it
+    assert lines[0].startswith("symex: error: compiling ") and "broken.c failed" in lines[0]
+    assert any("use of undeclared identifier 'y'" in line for line in lines[1:])
+    # the caret stays under the y of "  return y;": the compiler's lines are not joined
+    quoted = next(i for i, line in enumerate(lines) if line.rstrip().endswith("return y;"))
+    assert lines[quoted + 1].index("^") == lines[quoted].index("y;")
+    assert "Traceback" not in proc.stderr
     assert not list(tmp_path.glob("symex-out-*"))
+
+
+def test_a_run_that_cannot_start_leaves_nothing_behind(tmp_path: Path) -> None:
+    """No main: an error, no output directory, and symex-last still names the last run."""
+    proc = symex("run", "-q", GET_SIGN, cwd=tmp_path)
+    assert proc.returncode == 0
+    library = tmp_path / "library.c"
+    library.write_text("int helper(int x) { return x + 1; }\n")
+    proc = symex("run", str(library), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("symex: error: ") and "no main function" in proc.stderr
+    assert sorted(p.name for p in tmp_path.glob("symex-out-*")) == ["symex-out-0"]
+    assert (tmp_path / "symex-last").resolve() == (tmp_path / "symex-out-0").resolve()
 
 
 def test_malformed_ir_is_one_clear_error(tmp_path: Path) -> None:

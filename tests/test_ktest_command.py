@@ -98,3 +98,23 @@ def test_missing_file_and_no_file(tmp_path: Path) -> None:
     assert len(proc.stderr.splitlines()) == 1
     proc = symex("ktest")
     assert proc.returncode == 2 and "required" in proc.stderr
+
+
+def test_an_output_directory_prints_every_test_in_order(tmp_path: Path) -> None:
+    out = tmp_path / "symex-out-0"
+    out.mkdir()
+    for number in (2, 10, 1):
+        write_ktest(out / f"test{number:06d}.ktest",
+                    KTest(args=("prog",), objects=(KTestObject("n", bytes([number])),)))
+    (out / "test000002.ptr.err").write_text("Error: out of bounds\n")
+    (out / "info").write_text("not a test\n")
+    proc = symex("ktest", str(out))
+    assert proc.returncode == 0, proc.stderr
+    one_by_one = "".join(
+        symex("ktest", str(out / f"test{n:06d}.ktest")).stdout for n in (1, 2, 10))
+    assert proc.stdout == one_by_one
+    assert proc.stdout.count("ktest file : ") == 3
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = symex("ktest", str(empty))
+    assert proc.returncode == 2 and "holds no .ktest files" in proc.stderr

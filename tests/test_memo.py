@@ -368,3 +368,24 @@ def test_new_node_ids_never_reuse_a_forks_unrecorded_child(tmp_path: Path) -> No
     store.flush()
     assert store.max_id() == 3
     store.close()
+
+
+def test_a_tree_continued_after_a_change_of_compiler_says_so(tmp_path: Path) -> None:
+    """The IR of the same source from another compiler differs (its !llvm.ident at least):
+    the run names both compilers instead of calling the program changed."""
+    from symex.ir.compile import compile_c
+
+    ll = compile_c(BRANCHES, ["-DN=3"]).read_text()
+    assert 'clang version' in ll and '!llvm.ident' in ll
+    program = tmp_path / "branches.ll"
+    program.write_text(ll)
+    proc = cli("run", "-q", "--record-tree", "branches.ll", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    ident = next(line for line in ll.splitlines() if line.startswith("!") and '!{!"' in line
+                 and "clang version" in line)
+    before = ident.split('"')[1]
+    program.write_text(ll.replace(ident, ident.replace(before, "Debian clang version 14.0.6")))
+    proc = cli("run", "-q", "--continue-with", "symex-out-0", "branches.ll", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (f"branches.ll was compiled by {before} when symex-out-0/tree.db was recorded and "
+            f"by Debian clang version 14.0.6 now, so its IR differs") in proc.stderr

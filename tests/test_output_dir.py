@@ -250,3 +250,16 @@ int main(void) {
     assert "<input>42</input>" in (suite / (err.name.split(".")[0] + ".xml")).read_text()
     assert (tmp_path / "out" / "coverage.info").read_text().startswith("TN:")
     assert "<html" in (tmp_path / "out" / "coverage.html").read_text()
+
+
+def test_a_discarded_directory_is_gone_and_the_last_link_restored(tmp_path: Path) -> None:
+    from symex.output.directory import OutputDirectory
+
+    first = OutputDirectory.create(parent=tmp_path)
+    second = OutputDirectory.create(parent=tmp_path)
+    assert (tmp_path / "symex-last").resolve() == second.path.resolve()
+    second.discard()
+    assert not second.path.exists()
+    assert (tmp_path / "symex-last").resolve() == first.path.resolve()
+    first.discard()
+    assert not first.path.exists() and not (tmp_path / "symex-last").is_symlink()

@@ -137,3 +137,32 @@ def test_bad_input_is_one_line_and_status_2(program: Path, tmp_path: Path) -> No
     proc = symex("replay", str(broken), good)
     assert proc.returncode == 2 and "nope" in proc.stderr and "undeclared" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_every_error_path_counts_not_only_those_with_err_files(tmp_path: Path) -> None:
+    """symex writes a .err file for the first error at a site only; the other paths that
+    ended there are errors too (tests.csv says so) and must reproduce as errors."""
+    source = tmp_path / "sites.c"
+    source.write_text(r"""
+#include <klee/klee.h>
+int table[4];
+int main(void) {
+  unsigned char k;
+  klee_make_symbolic(&k, sizeof k, "k");
+  int i = 0;
+  if (k > 10) i = 5;          /* two paths reach the read below out of bounds */
+  if (k > 20) i = 6;
+  return table[i];
+}
+""")
+    run = subprocess.run([sys.executable, "-m", "symex.cli", "run", "-q", "--output-dir", "out",
+                          str(source)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    out = tmp_path / "out"
+    assert len(list(out.glob("*.err"))) == 1  # one site
+    rows = (out / "tests.csv").read_text().splitlines()
+    assert rows[0] == "test,status,error,exit_code,instructions,reason"
+    assert sum(1 for row in rows[1:] if ",error,ptr," in row) == 2
+    proc = symex("replay", str(source), str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1] == "symex replay: 3 tests: 2 of 2 errors reproduced; 1 clean"

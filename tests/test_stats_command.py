@@ -106,3 +106,52 @@ def test_a_directory_that_is_not_an_output_directory_is_one_line_and_status_2(ru
         assert proc.returncode == 2
         assert len(proc.stderr.strip().splitlines()) == 1 and bad in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def _killed_run(work: Path, name: str, *, after_first_row: bool) -> Path:
+    """A `symex run` SIGKILLed once it wrote tests (and, if asked, its first run.stats row)."""
+    import signal
+    import sqlite3
+    import time
+
+    regexp = ROOT / "tests" / "programs" / "regexp.c"
+    process = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "-q", "--output-dir",
+                                name, "-DSIZE=10", str(regexp)], cwd=work,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = work / name
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            index = out / "tests.csv"
+            if index.is_file() and index.read_text().count("\n") > 3:
+                if not after_first_row:
+                    break
+                with sqlite3.connect(out / "run.stats") as db:
+                    if db.execute("SELECT COUNT(*) FROM stats").fetchone()[0]:
+                        break
+            time.sleep(0.01)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert not (out / "info").exists()
+    return out
+
+
+def test_a_killed_run_says_what_is_known(tmp_path: Path) -> None:
+    _killed_run(tmp_path, "early", after_first_row=False)
+    proc = symex("stats", "--csv", "early", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = parse_csv(proc.stdout)
+    assert rows[0]["Path"] == "early" and rows[0]["Instrs"] == ""  # not known, not zero
+    tests = len(list((tmp_path / "early").glob("*.ktest")))
+    note = proc.stderr.strip()
+    assert note.startswith("symex stats: early did not finish and wrote no progress row")
+    # the index counts every test whose line was flushed: all of them, or all but the last
+    assert f"its {tests} tests (" in note or f"its {tests - 1} tests (" in note
+
+    _killed_run(tmp_path, "later", after_first_row=True)
+    proc = symex("stats", "--csv", "later", cwd=tmp_path)
+    rows = parse_csv(proc.stdout)
+    assert int(rows[0]["Instrs"]) > 0
+    assert "later did not finish (it has no info file): its figures are from its last " \
+           "progress row" in proc.stderr

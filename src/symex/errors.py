@@ -13,7 +13,14 @@ class SymexError(Exception):
 
 
 class CompileError(SymexError):
-    """The C compiler rejected the program; the message holds the compiler's own output."""
+    """The C compiler rejected the program. ``headline`` says so in one line; ``diagnostics``
+    is the compiler's own output, verbatim (its ``^`` markers line up with the source lines
+    it quotes); the message holds both."""
+
+    def __init__(self, headline: str, diagnostics: str = "") -> None:
+        super().__init__(f"{headline}\n{diagnostics}" if diagnostics else headline)
+        self.headline = headline
+        self.diagnostics = diagnostics
 
 
 class CompilerNotFound(SymexError):

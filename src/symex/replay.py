@@ -26,6 +26,7 @@ from symex.errors import CompileError, SymexError
 from symex.ir.build_cache import DEPENDENCY_TARGET, BuildCache, read_dependency_file
 from symex.ir.compile import include_dir, shipped_headers_digest
 from symex.output.ktest import KTest, write_ktest
+from symex.output.test_index import TestEntry, read_test_index
 from symex.symargs import replay_argv
 
 __all__ = [
@@ -198,9 +199,9 @@ def build_native(
             raise CompileError(f"could not run gcc: {exc}") from exc
         if proc.returncode != 0:
             raise CompileError(
-                f"building {source_path} for native replay failed (gcc exited with {proc.returncode}):\n"
-                f"{(proc.stderr or proc.stdout).strip()}\nfix the errors above (or adjust the flags) and retry"
-            )
+                f"building {source_path} for native replay failed (gcc exited with "
+                f"{proc.returncode}); fix what gcc reports (or adjust the flags) and retry",
+                (proc.stderr or proc.stdout).strip())
         # the headers the program reads (the runtime's are fixed with gcc and symex)
         listed = subprocess.run([gcc, *command_flags, *user_flags, "-M", "-MF", str(depfile),
                                  "-MT", DEPENDENCY_TARGET, str(source_path)],
@@ -429,12 +430,18 @@ def describe_outcome(outcome: NativeOutcome) -> str:
     return f"exit {outcome.exit_code}"
 
 
-def expected_error_kind(ktest_path: Path) -> str | None:
-    """The error kind of a test case from the ``testNNNNNN.KIND.err`` file beside it, if any.
-
-    That is how KLEE and ``symex run`` mark tests that ended in an error.
-    """
+def expected_error_kind(ktest_path: Path,
+                        index: dict[int, TestEntry] | None = None) -> str | None:
+    """The error kind a test case ended in: from the directory's ``tests.csv`` (``index``, or
+    read here), which lists every test; else, for a directory without one (KLEE's), from the
+    ``testNNNNNN.KIND.err`` file beside it, which KLEE writes for the first error at a site."""
     stem = ktest_path.name[: -len(".ktest")] if ktest_path.name.endswith(".ktest") else ktest_path.stem
+    if index is None:
+        index = read_test_index(ktest_path.parent)
+    number = stem[len("test"):]
+    if index is not None and stem.startswith("test") and number.isdigit() \
+            and int(number) in index:
+        return index[int(number)].error
     kinds = sorted(
         p.name[len(stem) + 1 : -len(".err")]
         for p in ktest_path.parent.glob(f"{glob.escape(stem)}.*.err")
@@ -465,4 +472,5 @@ def find_replay_targets(path: str | os.PathLike[str]) -> list[ReplayTarget]:
         files = [target]
     else:
         raise SymexError(f"no such file or directory: {target} (pass a .ktest file or a symex-out-N directory)")
-    return [ReplayTarget(path=f, expected=expected_error_kind(f)) for f in files]
+    index = read_test_index(files[0].parent)
+    return [ReplayTarget(path=f, expected=expected_error_kind(f, index)) for f in files]

@@ -1,4 +1,6 @@
-"""``symex ktest [--trim-zeros] FILE...``: print ``.ktest`` files exactly as KLEE's ktest-tool does.
+"""``symex ktest [--trim-zeros] FILE|DIR...``: print ``.ktest`` files exactly as KLEE's
+ktest-tool does; an output directory (``symex-out-N``, ``klee-out-N``) stands for every test
+in it, in test order.
 
 The layout is ktest-tool's (KLEE 2.x/3.x) byte for byte, so scripts written against
 ktest-tool's output keep working: a header (file, args, number of objects), then per object
@@ -10,6 +12,7 @@ one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import os
 import string
 import sys
 from typing import TextIO
@@ -28,7 +31,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "ktest", help="print .ktest test cases (like KLEE's ktest-tool)",
         description="Print the arguments and symbolic objects of .ktest files, in the layout "
                     "of KLEE's ktest-tool.")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="a .ktest file")
+    parser.add_argument("files", nargs="+", metavar="FILE|DIR",
+                        help="a .ktest file, or an output directory (every test in it, in order)")
     parser.add_argument("--trim-zeros", action="store_true",
                         help="drop trailing zero bytes from data, hex and text")
 
@@ -65,12 +69,21 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     stream = out if out is not None else sys.stdout
     # Read everything first, so a malformed file gives one error line and no partial listing.
     tests: list[tuple[str, KTest]] = []
-    for path in options.files:
-        try:
-            tests.append((path, read_ktest(path)))
-        except KTestError as exc:
-            sys.stderr.write(f"symex ktest: {' '.join(str(exc).split())}\n")
-            return 2
+    for given in options.files:
+        paths = [given]
+        if os.path.isdir(given):
+            paths = [os.path.join(given, name) for name in sorted(os.listdir(given))
+                     if name.endswith(".ktest")]
+            if not paths:
+                sys.stderr.write(f"symex ktest: {given} holds no .ktest files; give a .ktest "
+                                 f"file or an output directory of symex or KLEE\n")
+                return 2
+        for path in paths:
+            try:
+                tests.append((path, read_ktest(path)))
+            except KTestError as exc:
+                sys.stderr.write(f"symex ktest: {' '.join(str(exc).split())}\n")
+                return 2
     for path, ktest in tests:
         stream.write(format_ktest(ktest, path, trim_zeros=options.trim_zeros))
     return 0

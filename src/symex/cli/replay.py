@@ -2,8 +2,9 @@
 
 The program is built by gcc with sanitizers and the replay runtime (:mod:`symex.replay`), then
 run once per test case with a time limit. Each test gets one line: how the run ended (``exit
-N``, ``signal N (NAME)``, ``timeout``) and, for a test symex marked with a ``.KIND.err`` file,
-whether the native run fails the same way. This is the check that reported bugs are real.
+N``, ``signal N (NAME)``, ``timeout``) and, for a test whose path symex saw end in an error
+(``tests.csv``; in a directory without it, a ``.KIND.err`` file), whether the native run
+fails the same way. This is the check that reported bugs are real.
 
 Exit status: 0 when every error test reproduces, 1 when some does not, 2 for bad input
 (missing program, not a ``.ktest`` file, gcc missing or failing).
@@ -15,6 +16,7 @@ import argparse
 import sys
 from typing import TextIO
 
+from symex.cli.errors import error_text
 from symex.errors import SymexError
 from symex.output.ktest import read_ktest
 from symex.replay import (NativeSandbox, build_native, describe_outcome, find_replay_targets,
@@ -74,8 +76,7 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
         ktests = [read_ktest(target.path) for target in targets]
         executable = build_native(options.program, flags)
     except SymexError as exc:
-        # gcc's diagnostics (several lines) are shown whole: they say what to fix
-        sys.stderr.write(f"symex replay: {exc}\n")
+        sys.stderr.write(error_text("symex replay", exc))
         return 2
 
     clean = crashed = reproduced = timeouts = 0
@@ -85,7 +86,7 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
             outcome = run_test(executable, target.path, ktest, timeout=options.timeout,
                                sandbox=sandbox)
         except SymexError as exc:
-            sys.stderr.write(f"symex replay: {exc}\n")
+            sys.stderr.write(error_text("symex replay", exc))
             return 2
         how = describe_outcome(outcome)
         name = target.path.name

@@ -30,6 +30,7 @@ from types import FrameType
 from typing import Any
 from collections.abc import Callable
 
+from symex.cli.errors import error_text
 from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
 from symex.description import RunDescription, portfolio_strategies
@@ -428,6 +429,10 @@ def main(options: argparse.Namespace) -> int:
             program = load(options.program)
         else:
             program = compile(options.program, flags)
+        entry = program.functions.get("main")
+        if entry is None or entry.is_declaration:
+            raise ConfigError(f"{options.program} has no main function to start from; "
+                              f"symex runs a whole program from its main")
         if options.continue_with:
             # every check before the output directory exists: bad input leaves nothing behind
             _check_tree(options, program, argv)
@@ -436,7 +441,7 @@ def main(options: argparse.Namespace) -> int:
                                      emit_all_errors=options.emit_all_errors,
                                      write_coverage=options.write_cov)
     except SymexError as exc:
-        sys.stderr.write(f"symex: error: {' '.join(str(exc).split())}\n")
+        sys.stderr.write(error_text("symex", exc))
         return 2
     except KeyboardInterrupt:  # before exploration started (e.g. while compiling)
         sys.stderr.write("symex: interrupted\n")
@@ -534,7 +539,9 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
             result = run_exploration(program, description, hooks=hooks)
         except SymexError as exc:
             display.close()
-            sys.stderr.write(f"symex: error: {' '.join(str(exc).split())}\n")
+            stats.close()
+            out.discard()  # a run that failed before its first test leaves nothing behind
+            sys.stderr.write(error_text("symex", exc))
             return 2
         except KeyboardInterrupt:
             # a second Ctrl-C while the engine was ending the open paths: no Result, but every
@@ -555,6 +562,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
             return 130
     finally:
         stats.close()
+        out.close()
 
 
 def _write_interrupted_info(out: OutputDirectory, snapshot: Any, started: datetime.datetime,

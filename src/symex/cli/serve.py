@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from symex.cli.errors import error_text
 from symex.errors import SymexError
 
 __all__ = ["add_parser", "main"]
@@ -56,12 +57,12 @@ def main(options: argparse.Namespace) -> int:
         try:
             check_reachable(options.cluster)
         except SymexError as exc:
-            print(f"symex serve: {exc}", file=sys.stderr)
+            sys.stderr.write(error_text("symex serve", exc))
             return 2
     try:
         store = ServiceStore(options.db)
     except SymexError as exc:
-        print(f"symex serve: {exc}", file=sys.stderr)
+        sys.stderr.write(error_text("symex serve", exc))
         return 2
     storage = Path(options.storage or f"{options.db}-files").resolve()
     storage.mkdir(parents=True, exist_ok=True)

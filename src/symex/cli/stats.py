@@ -17,8 +17,11 @@ import csv
 import sys
 from pathlib import Path
 
+from symex.cli.errors import error_text
 from symex.errors import SymexError
+from symex.output.rendering import counted
 from symex.output.runstats import RunStats, read_run_stats
+from symex.output.test_index import read_test_index
 
 __all__ = ["BASIC_COLUMNS", "WORKER_TABLE_COLUMNS", "add_parser", "main", "stats_table",
            "worker_table"]
@@ -57,6 +60,11 @@ def _layer_time_columns(runs: list[RunStats]) -> list[tuple[str, str]]:
 
 def _values(path: str, run: RunStats, print_all: bool,
             layer_columns: list[tuple[str, str]]) -> list[object]:
+    if not run.rows:
+        # killed before its first progress row: nothing but the tests on disk is known
+        width = len(BASIC_COLUMNS) + (len(_EXTRA_COLUMNS) + len(layer_columns)
+                                      + len(_MEMO_COLUMNS) + 1 if print_all else 0)
+        return [path] + [None] * (width - 1)
     last = run.last
     row: list[object] = [path, int(last["Instructions"]), round(last["WallTime"], 2),
                          round(run.instruction_coverage, 2), round(run.branch_coverage, 2),
@@ -75,6 +83,7 @@ def _values(path: str, run: RunStats, print_all: bool,
 
 
 def _total(rows: list[list[object]], runs: list[RunStats], print_all: bool) -> list[object]:
+    runs = [run for run in runs if run.rows]
     instrs = sum(int(r.last["Instructions"]) for r in runs)
     wall = sum(r.last["WallTime"] for r in runs)
     icount = sum(r.total_instructions for r in runs)
@@ -88,7 +97,7 @@ def _total(rows: list[list[object]], runs: list[RunStats], print_all: bool) -> l
         round(100.0 * solver / wall if wall else 0.0, 2)]
     if print_all:
         for column in range(len(BASIC_COLUMNS), len(rows[0])):
-            values = [row[column] for row in rows]
+            values = [row[column] for row in rows if row[column] is not None]
             summed = sum(v for v in values if isinstance(v, (int, float)))
             total.append(round(summed, 3) if isinstance(summed, float) else summed)
         # a ratio is not summed: the whole of the runs' bytes over the whole of their nodes
@@ -107,6 +116,33 @@ def _read_runs(directories: list[str]) -> list[RunStats]:
                              f"pass a directory written by 'symex run'")
         runs.append(read_run_stats(Path(directory) / "run.stats"))
     return runs
+
+
+def unfinished_notes(directories: list[str], runs: list[RunStats]) -> list[str]:
+    """A line for each run that did not finish (no ``info`` file: killed), saying what its
+    figures are and what its directory holds."""
+    notes = []
+    for directory, run in zip(directories, runs):
+        if (Path(directory) / "info").is_file():
+            continue
+        entries = read_test_index(directory)
+        if entries is not None:
+            counts = {status: sum(1 for e in entries.values() if e.status == status)
+                      for status in ("completed", "error", "partial")}
+            held = (f"its {counted(len(entries), 'test')} ({counts['completed']} completed, "
+                    f"{counted(counts['error'], 'error')}, {counts['partial']} partial) are on "
+                    f"disk (tests.csv)")
+        else:
+            held = f"{counted(len(list(Path(directory).glob('*.ktest'))), 'test')} are on disk"
+        if run.rows:
+            notes.append(f"{directory} did not finish (it has no info file): its figures are "
+                         f"from its last progress row, {run.last['WallTime']:.1f} s into the "
+                         f"run; {held}")
+        else:
+            notes.append(f"{directory} did not finish and wrote no progress row (one is "
+                         f"written every 2 s): its instructions, time and coverage are not "
+                         f"known; {held}")
+    return notes
 
 
 #: ``--workers`` columns: (title, run.stats ``workers`` column)
@@ -147,6 +183,8 @@ def stats_table(directories: list[str], print_all: bool = False) -> tuple[list[s
 
 
 def _text(value: object) -> str:
+    if value is None:
+        return "-"  # not known (a run killed before its first progress row)
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
@@ -157,14 +195,16 @@ def main(options: argparse.Namespace) -> int:
             header, rows = worker_table(options.directories)
         else:
             header, rows = stats_table(options.directories, options.print_all)
+        for note in unfinished_notes(options.directories, _read_runs(options.directories)):
+            sys.stderr.write(f"symex stats: {note}\n")
     except SymexError as exc:
-        sys.stderr.write(f"symex stats: error: {' '.join(str(exc).split())}\n")
+        sys.stderr.write(error_text("symex stats", exc))
         return 2
     try:
         if options.csv:
             writer = csv.writer(sys.stdout, lineterminator="\n")
             writer.writerow(header)
-            writer.writerows(rows)
+            writer.writerows([["" if value is None else value for value in row] for row in rows])
         elif sys.stdout.isatty():
             from rich.console import Console
             from rich.table import Table

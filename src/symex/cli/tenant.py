@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import Any
 
+from symex.cli.errors import error_text
 from symex.errors import SymexError
 
 __all__ = ["add_parser", "main"]
@@ -41,7 +42,7 @@ def main(options: argparse.Namespace) -> int:
         finally:
             store.close()
     except SymexError as exc:
-        print(f"symex tenant: {exc}", file=sys.stderr)
+        sys.stderr.write(error_text("symex tenant", exc))
         return 2
     print(token)
     return 0

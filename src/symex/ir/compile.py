@@ -288,9 +288,9 @@ def compile_c(
         if proc.returncode != 0:
             diagnostics = _clean_stderr(proc.stderr) or _clean_stderr(proc.stdout)
             raise CompileError(
-                f"compiling {source_path} failed ({compiler.kind} exited with {proc.returncode}):\n"
-                f"{diagnostics}\nfix the errors above (or adjust the compiler flags) and retry"
-            )
+                f"compiling {source_path} failed ({compiler.kind} exited with {proc.returncode}); "
+                f"fix what the compiler reports (or adjust the compiler flags) and retry",
+                diagnostics)
         if tmp_path.stat().st_size == 0:
             raise CompileError(f"compiling {source_path} produced no output; compiler said:\n"
                                f"{_clean_stderr(proc.stderr)}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
+import re
 from pathlib import Path
 from collections.abc import Sequence
 
@@ -25,7 +26,8 @@ from symex.memo.format import TREE_FILE
 from symex.memo.recorder import TreeRecorder
 from symex.memo.store import TreeFileError, TreeStore
 
-__all__ = ["TreeIdentity", "describe_inputs", "find_tree", "open_recorder", "open_store"]
+__all__ = ["TreeIdentity", "compiler_of", "describe_inputs", "find_tree", "open_recorder",
+           "open_store"]
 
 
 @attrs.frozen
@@ -38,12 +40,30 @@ class TreeIdentity:
     """SHA-256 of the program's LLVM IR text."""
     inputs: str
     """The inputs spec: entry function, arguments (KLEE's syntax), stdin, host files."""
+    compiler: str = ""
+    """What compiled the IR, as its ``!llvm.ident`` says (``clang version 22.1.8``); "" when
+    it does not say."""
 
     @classmethod
     def of(cls, program_path: str, ir_text: str, inputs: str) -> TreeIdentity:
         """The identity of a program (by its path and IR) run on ``inputs``."""
         return cls(os.path.basename(program_path),
-                   hashlib.sha256(ir_text.encode("utf-8", "surrogateescape")).hexdigest(), inputs)
+                   hashlib.sha256(ir_text.encode("utf-8", "surrogateescape")).hexdigest(), inputs,
+                   compiler_of(ir_text))
+
+
+_IDENT = re.compile(r"^!llvm\.ident = !\{([^}\n]*)\}", re.MULTILINE)
+_STRING_NODE = re.compile(r'^!(\d+) = !\{!"([^"\n]*)"\}$', re.MULTILINE)
+
+
+def compiler_of(ir_text: str) -> str:
+    """The compilers a module's ``!llvm.ident`` names (several after linking), in order."""
+    found = _IDENT.search(ir_text)
+    if found is None:
+        return ""
+    strings = {m.group(1): m.group(2) for m in _STRING_NODE.finditer(ir_text)}
+    names = [strings.get(ref.strip().lstrip("!"), "") for ref in found.group(1).split(",")]
+    return ", ".join(dict.fromkeys(name for name in names if name))
 
 
 def describe_inputs(entry: str, arguments: Sequence[str], stdin: bytes,
@@ -93,10 +113,15 @@ def check_identity(store: TreeStore, identity: TreeIdentity) -> list[str]:
                             f"{identity.ir_hash[:12]}); continue with the program it was "
                             f"recorded for, or record a new tree")
     if meta.get("program_hash") != identity.ir_hash:
-        return [f"symex: {identity.program} changed since {where} was recorded (IR "
-                f"{meta.get('program_hash', '?')[:12]} -> {identity.ir_hash[:12]}); explored "
-                f"paths are replayed to check them, and those that diverge from the recording "
-                f"are explored again"]
+        hashes = f"IR {meta.get('program_hash', '?')[:12]} -> {identity.ir_hash[:12]}"
+        recorded_by = meta.get("compiler", "")
+        if recorded_by and identity.compiler and recorded_by != identity.compiler:
+            why = (f"{identity.program} was compiled by {recorded_by} when {where} was "
+                   f"recorded and by {identity.compiler} now, so its IR differs ({hashes})")
+        else:
+            why = f"{identity.program} changed since {where} was recorded ({hashes})"
+        return [f"symex: {why}; explored paths are replayed to check them, and those that "
+                f"diverge from the recording are explored again"]
     return []
 
 
@@ -118,7 +143,8 @@ def open_recorder(identity: TreeIdentity, *, record_tree: str | os.PathLike[str]
                             stop_after_replay=stop_after_replay, check_explored=changed)
     if changed:
         # the tree is the new program's once a run has checked all of it
-        recorder.program_hash_when_checked = identity.ir_hash
+        recorder.meta_when_checked = {"program_hash": identity.ir_hash,
+                                      "compiler": identity.compiler}
     return recorder, messages
 
 
@@ -131,6 +157,7 @@ def open_store(identity: TreeIdentity, *, record_tree: str | os.PathLike[str] | 
         if record_tree is None:
             raise ConfigError("a recorded tree needs record_tree or continue_with")
         meta = {"program": identity.program, "program_hash": identity.ir_hash,
+                "compiler": identity.compiler,
                 "inputs": identity.inputs, "hash_constants": "1" if hash_constants else "0",
                 "created": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
         return TreeStore.create(record_tree, meta), []

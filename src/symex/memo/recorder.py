@@ -167,8 +167,9 @@ class TreeRecorder:
         #: program changed since the recording: no recorded subtree can be trusted unchecked);
         #: a checked path that matches is not explored again, one that diverges is
         self.check_explored = check_explored
-        #: written to the tree's meta when a run ends having checked the whole tree
-        self.program_hash_when_checked: str | None = None
+        #: written to the tree's meta (the new program's hash and compiler) when a run ends
+        #: having checked the whole tree
+        self.meta_when_checked: dict[str, str] | None = None
         self._checked_all = False
         self.hasher = StructureHasher(store.meta.get("hash_constants", "1") == "1")
         self.restart_all_states = restart_all_states
@@ -667,8 +668,8 @@ class TreeRecorder:
     def close(self) -> None:
         """Write everything and close the file."""
         try:
-            if self._checked_all and self.program_hash_when_checked is not None:
-                self.store.set_meta({"program_hash": self.program_hash_when_checked})
+            if self._checked_all and self.meta_when_checked is not None:
+                self.store.set_meta(self.meta_when_checked)
         finally:
             self.store.close()
 

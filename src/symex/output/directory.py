@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 from collections.abc import Iterable, Sequence
 
@@ -23,6 +24,7 @@ from symex.core.outcome import ProgramError, StackEntry, TestCase
 from symex.errors import SymexError
 from symex.output.atomic_write import write_atomically
 from symex.output.ktest import KTest, KTestObject
+from symex.output.test_index import TestIndexWriter
 
 __all__ = ["LAST_LINK", "OutputDirectory", "OutputDirectoryError", "RunSummary",
            "assembly_line", "read_info", "write_atomically"]
@@ -82,6 +84,9 @@ class OutputDirectory:
         self._error_sites: set[tuple[object, ...]] = set()
         self._assembly: list[str] | None = None
         self._sources: dict[str, list[str] | None] = {}
+        self._index: TestIndexWriter | None = None
+        #: the ``symex-last`` link this directory replaced: (link, its old target or None)
+        self._previous_link: tuple[Path, str | None] | None = None
 
     @classmethod
     def create(cls, requested: str | os.PathLike[str] | None = None, *,
@@ -134,7 +139,10 @@ class OutputDirectory:
         link = where / LAST_LINK
         try:
             if link.is_symlink():
+                self._previous_link = (link, os.readlink(link))
                 link.unlink()
+            elif not link.exists():
+                self._previous_link = (link, None)
             elif link.exists():
                 return  # a real file or directory of the user's: leave it alone
             target = self.path.name if self.path.parent.resolve() == where.resolve() \
@@ -146,13 +154,17 @@ class OutputDirectory:
     # -- per test ------------------------------------------------------------------------
 
     def add_test(self, test: TestCase) -> int:
-        """Write ``testNNNNNN.ktest`` (and ``.err``, ``.cov``) for the next test; its number."""
+        """Write ``testNNNNNN.ktest`` (and ``.err``, ``.cov``) for the next test, and its line
+        of ``tests.csv``; its number."""
         self.tests += 1
         number = self.tests
         stem = self.path / f"test{number:06d}"
         ktest = KTest(args=self.program_args,
                       objects=tuple(KTestObject(name, data) for name, data in test.objects.items()))
         write_atomically(stem.with_suffix(".ktest"), ktest.to_bytes())
+        if self._index is None:
+            self._index = TestIndexWriter(self.path)
+        self._index.add(number, test)
         error = test.error
         if error is not None and (self.emit_all_errors or error.site not in self._error_sites):
             self._error_sites.add(error.site)
@@ -210,6 +222,29 @@ class OutputDirectory:
         """``assembly.ll``: the IR the run executed (``.err`` files point into it)."""
         write_atomically(self.path / "assembly.ll", ir_text)
         self._assembly = ir_text.splitlines()
+
+    def close(self) -> None:
+        """Close the test index (every line is on disk already)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def discard(self) -> None:
+        """Remove the directory of a run that failed before it wrote any test, and point
+        ``symex-last`` back where it pointed: a run that never started leaves nothing."""
+        if self.tests:
+            return
+        self.close()
+        shutil.rmtree(self.path, ignore_errors=True)
+        if self._previous_link is not None:
+            link, target = self._previous_link
+            try:
+                if link.is_symlink():
+                    link.unlink()
+                if target is not None:
+                    link.symlink_to(target, target_is_directory=True)
+            except OSError:
+                pass  # the link is a convenience only
 
     def write_messages(self, messages: Iterable[str]) -> None:
         """``messages.txt``: the program's and symex's messages and warnings, one per line."""

@@ -168,6 +168,7 @@ class RunStatsWriter:
         """Write the held-back snapshot, if any, and close the database."""
         if self._pending is not None:
             self._write(self._pending)
+            self._pending = None
         self._db.close()
 
 

@@ -90,7 +90,8 @@ class RunJournal:
                 db.execute(statement)
             db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", [
                 ("format", JOURNAL_FORMAT), ("program", identity.program),
-                ("ir_hash", identity.ir_hash), ("inputs", identity.inputs)])
+                ("ir_hash", identity.ir_hash), ("inputs", identity.inputs),
+                ("compiler", identity.compiler)])
         return cls(where, db)
 
     @classmethod
@@ -142,6 +143,13 @@ class RunJournal:
                                             ("ir_hash", identity.ir_hash),
                                             ("inputs", identity.inputs))
                     if meta.get(name) != mine]
+        recorded_by = meta.get("compiler", "")
+        if mismatch == ["ir_hash"] and recorded_by and identity.compiler \
+                and recorded_by != identity.compiler:
+            raise JournalError(
+                f"{os.fspath(found)} belongs to {identity.program} compiled by {recorded_by}; "
+                f"it is compiled by {identity.compiler} now, so its IR differs; continue with "
+                f"the compiler of the first run (SYMEX_CC), or run it again")
         if mismatch:
             raise JournalError(
                 f"{os.fspath(found)} belongs to another run ({', '.join(mismatch)} differ: "
