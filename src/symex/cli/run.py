@@ -302,6 +302,8 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
 
 #: test lines printed at the end of a run; the rest are only in the output directory
 MAX_TEST_LINES = 50
+#: the run's warnings printed at its end; the rest are only in messages.txt
+MAX_WARNING_LINES = 10
 class _DeferredInterrupt:
     """Ctrl-C that waits for the output file being written: a hook runs to its end, then the
     interrupt is raised (in the exploration loop, which stops cleanly)."""
@@ -618,6 +620,13 @@ def _finish(options: argparse.Namespace, program: Any, out: OutputDirectory, res
         covered_branches=len(cov.covered_branches), total_branches=len(cov.total_branches)))
     for warning in warnings:
         sys.stderr.write(warning + "\n")
+    # what the run decided for the user (symbolic sizes it fixed, ...): also in messages.txt
+    decided = [m for m in result.messages if m.startswith("symex: warning:")]
+    for message in decided[:MAX_WARNING_LINES]:
+        sys.stderr.write(message + "\n")
+    if len(decided) > MAX_WARNING_LINES:
+        sys.stderr.write(f"symex: ... and {len(decided) - MAX_WARNING_LINES} more warnings in "
+                         f"{os.fspath(out.path / 'messages.txt')}\n")
     if result.statistics.memo is not None:
         # the tree's own news: a changed program, divergences (also in messages.txt)
         for message in result.messages:

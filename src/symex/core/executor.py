@@ -50,6 +50,7 @@ from symex.core.forks import (
     Site,
 )
 from symex.core import scheduling
+from symex.core.allocation_sizes import fix_allocation_size
 from symex.core.compiled_runs import compile_runs, runs_enabled
 from symex.core.outcome import (
     TIME_LIMIT_REASON,
@@ -74,7 +75,7 @@ from symex.ir.program import (
     Program,
     ValueKind,
 )
-from symex.solvers.base import Solver, Validity
+from symex.solvers.base import Query, Solver, Validity
 
 #: KLEE's default --max-stack-frames
 DEFAULT_MAX_STACK_FRAMES = 8192
@@ -145,6 +146,8 @@ class Executor:
         self.on_fork: Callable[[State, State], None] | None = None
         self.on_new_coverage: Callable[[State, Function, int], None] | None = None
         self.messages: list[str] = []
+        #: (what, program line) of the symbolic allocation sizes fixed so far (said once each)
+        self.fixed_sizes: set[tuple[str, str]] = set()
         #: the recorder of the execution tree (memo.TreeRecorder), None when not recording
         self.memo: DecisionMemo | None = None
         #: the state run() is executing, whose count of instructions lags (see live_instructions)
@@ -409,6 +412,58 @@ class Executor:
         v = self.get_value(state, value)
         state.add_constraint(E.eq(E.const(v, width), value), model=state.model)
         return v
+
+    def fork_on_values(self, state: State, value: E.Expr, width: int,
+                       choose: Callable[[State, E.Expr], list[int]]) -> int:
+        """Fix a symbolic value to each of the values ``choose(state, value)`` picks (feasible
+        ones, the first first): this state takes the first and the others get a state each,
+        which runs the instruction again with its value (``ForkKind.VALUES``). The values
+        are recorded as answers, so a replay forks the same way without the solver. With no
+        forks left, only the first value is kept."""
+        value = self.simplify(state, value)
+        if value.op is E.Op.CONST:
+            return value.value
+        memo = self.memo
+        values: list[int] | None = None
+        count = None if memo is None else memo.replayed_answer(state, DecisionTag.VALUE, value)
+        if count is not None:
+            values = []
+            for _ in range(count):
+                recorded = memo.replayed_answer(state, DecisionTag.VALUE, value)  # type: ignore[union-attr]
+                if recorded is None:  # the recording diverged: choose afresh
+                    values = None
+                    break
+                values.append(recorded)
+        if values is None:
+            values = choose(state, value)
+            if memo is not None:
+                memo.note_answer(state, DecisionTag.VALUE, value, len(values))
+                for v in values:
+                    memo.note_answer(state, DecisionTag.VALUE, value, v)
+        if len(values) == 1 or self.forks_exhausted():
+            state.add_constraint(E.eq(E.const(values[0], width), value))
+            return values[0]
+        states = [state] + [self.fork(state) for _ in values[1:]]
+        for index, (v, each) in enumerate(zip(values, states)):
+            each.add_constraint(E.eq(E.const(v, width), value))
+            each.decide(index)
+        self.record_fork(ForkKind.VALUES, value, states)
+        for child in states[1:]:
+            child.frame.pc -= 1  # runs the instruction again, with its value
+        return values[0]
+
+    def value_range(self, state: State, value: E.Expr, cap: int) -> tuple[int, int]:
+        """The least value ``value`` can take on the state's path, and the greatest one not
+        above ``cap`` (the least again when every value is above it)."""
+        width = value.width
+        capped = E.ule(value, E.const(cap, width))
+        try:
+            if self.solver.may_be_true(Query(state.constraints, capped)):
+                return self.solver.get_range(Query(state.constraints + (capped,), value))
+            low = self.solver.get_range(Query(state.constraints, value))[0]
+        except SolverUnknown as exc:
+            raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
+        return low, low
 
     def forks_exhausted(self) -> bool:
         """Whether ``max_forks`` forks happened (then no state splits any more)."""
@@ -1356,7 +1411,8 @@ def _build_alloca(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> 
     def step(state: State, frame: Frame, regs: list) -> None:
         count = regs[c]
         if type(count) is not int:
-            count = ex.concretize(state, count, count.width, "alloca size")
+            # a variable-length array of symbolic length: a few lengths, a path each
+            count = fix_allocation_size(ex, state, count, "variable-length array size")
         os = state.allocate(count * element_size, ObjectKind.STACK, variable, site=site)
         frame.allocas += (os.obj.segment,)
         regs[d] = os.obj.address

@@ -46,6 +46,9 @@ class ForkKind(enum.IntEnum):
     FRAGMENT = 8
     """How much of a sent segment one ``recv`` returns (decision: 0 for what it would return
     anyway, else the shorter length)."""
+    VALUES = 9
+    """A symbolic value fixed to each of a few values, one state each (a symbolic allocation
+    size: decision: the position of the state's value among them)."""
 
 
 class Site(NamedTuple):

@@ -8,6 +8,7 @@ from typing import Any
 
 from symex.core import scheduling
 from symex.core import values as V
+from symex.core.allocation_sizes import fix_allocation_size
 from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind
@@ -21,10 +22,8 @@ MAX_ALLOCATION = 1 << 28
 
 
 def _size(ex: Executor, state: State, value: Any, what: str) -> int:
-    if type(value) is int:
-        return value
-    # KLEE also concretizes symbolic sizes; the smallest feasible value keeps memory bounded
-    return ex.concretize(state, value, value.width, what)
+    # a symbolic size is explored at a few sizes, a path each (core.allocation_sizes)
+    return fix_allocation_size(ex, state, value, what)
 
 
 def _malloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
