@@ -788,3 +788,57 @@ def test_unreachable_cluster_is_one_clear_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "cannot reach the Ray cluster at '127.0.0.1:" in lines[0]
+
+
+class _CoordinatorKilled(BaseException):
+    """Stands for a SIGKILL of the coordinator, at a point the test chooses."""
+
+
+def _killed_then_resumed(program: symex.Program, journal: Path, kill_after: int,
+                         monkeypatch: pytest.MonkeyPatch,
+                         checkpoint_seconds: float) -> tuple[int, symex.Result]:
+    """Run with 2 in-process workers and a journal, stop dead (no halt, nothing more written)
+    once ``kill_after`` paths are in, then resume: (the paths the journal had finished, the
+    resumed run)."""
+    monkeypatch.setenv("SYMEX_CHECKPOINT_SECONDS", str(checkpoint_seconds))
+    seen: list[symex.TestCase] = []
+
+    def path_ended(test: symex.TestCase) -> None:
+        seen.append(test)
+        if len(seen) == kill_after:
+            raise _CoordinatorKilled
+
+    with pytest.raises(_CoordinatorKilled):
+        symex.explore(program, workers=2, parallel_backend="in-process", journal=journal,
+                      hooks=symex.Hooks(on_path_end=path_ended))
+    resumed = symex.explore(program, workers=2, parallel_backend="in-process",
+                            continue_with=journal, journal=journal.with_name("resumed.db"))
+    said = next(m for m in resumed.messages if "path(s) finished before" in m)
+    finished = int(said.split("open job(s), ")[1].split(" path(s)")[0])
+    # the paths of the report the kill interrupted were never committed
+    assert kill_after - 200 < finished <= kill_after
+    return finished, resumed
+
+
+def test_a_resumed_run_starts_from_the_last_checkpoint_not_from_whole_jobs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers report their frontier (a checkpoint, here at every step); after a kill the
+    journal holds those pieces instead of the jobs they came from, so the resumed run
+    explores again only what the last report before the kill found."""
+    program = symex.compile(PROGRAMS / "regexp.c")  # 5,204 paths
+    (tmp_path / "every").mkdir()
+    (tmp_path / "never").mkdir()
+    before, resumed = _killed_then_resumed(program, tmp_path / "every" / "jobs.db", 2000,
+                                           monkeypatch, checkpoint_seconds=0.0)
+    # the paths the journal had when the run died, plus the resumed ones, are all of them
+    assert resumed.paths.total + before == 5204
+    no_duplicates(resumed)
+    again = resumed.statistics.parallel.duplicate_paths
+    # only the paths of the report the kill interrupted (2000 was in its middle), at most
+    assert again < 200, again
+
+    # without checkpoints the jobs the workers held run again whole
+    before, whole_jobs = _killed_then_resumed(program, tmp_path / "never" / "jobs.db", 2000,
+                                              monkeypatch, checkpoint_seconds=float("inf"))
+    assert whole_jobs.paths.total + before == 5204
+    assert whole_jobs.statistics.parallel.duplicate_paths > 5 * max(again, 100)

@@ -262,7 +262,9 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
               f"balancing moves ({w.jobs_moved} jobs moved), {w.replayed_events} decisions "
               f"replayed, {w.shared_cache_hits} queries answered by other workers' "
               f"solutions" + (f"; {w.lost_workers} workers lost, {w.reissued_jobs} jobs "
-                              f"re-issued" if w.lost_workers else "") + "\n")
+                              f"re-issued" if w.lost_workers else "")
+              + (f"; {counted(w.duplicate_paths, 'path')} explored again and dropped"
+                 if w.duplicate_paths else "") + "\n")
         if len(w.per_strategy) > 1:
             for row in w.per_strategy:
                 workers = f"{row.workers} worker" + ("s" if row.workers != 1 else "")

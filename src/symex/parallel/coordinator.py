@@ -15,6 +15,7 @@ by the dead worker, once by the job's second run) are dropped by their decision 
 from __future__ import annotations
 
 import collections
+import os
 import signal
 import time
 from collections.abc import Iterable
@@ -55,6 +56,12 @@ STEP_SECONDS = 0.03
 SHORT_STEP_SECONDS = 0.02
 #: seconds the coordinator waits for reports before it looks at limits and progress again
 WAIT_SECONDS = 0.05
+#: seconds between two checkpoints of a worker's frontier into the journal (what a killed
+#: run's resumption explores again is about what was found since its last one) ...
+CHECKPOINT_SECONDS = 0.25
+#: ... and more per piece of its last checkpoint, so a wide frontier (thousands of states
+#: under bfs) is not described and written four times a second
+CHECKPOINT_SECONDS_PER_PIECE = 0.001
 #: shared solutions (and refutations, as many) the coordinator passes on; later ones stay with
 #: the worker that found them
 SHARED_SOLUTIONS_KEPT = 200_000
@@ -125,6 +132,13 @@ class Coordinator:
         #: the most live states of all workers together, as reported
         self.peak = 0
         self.start = time.monotonic()
+        #: when each worker's frontier is next asked for (with a journal), and how many
+        #: pieces its last one had
+        self.next_checkpoint = dict.fromkeys(range(self.size), 0.0)
+        self.frontier_size = dict.fromkeys(range(self.size), 0)
+        # SYMEX_CHECKPOINT_SECONDS=inf turns checkpoints off (benchmarks compare)
+        self.checkpoint_seconds = float(os.environ.get("SYMEX_CHECKPOINT_SECONDS",
+                                                      CHECKPOINT_SECONDS))
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -231,11 +245,24 @@ class Coordinator:
             elif jobs or self.loads[worker]:
                 seconds = SHORT_STEP_SECONDS if someone_idle else STEP_SECONDS
                 order = StepOrder(jobs=self._hand(worker, jobs), seconds=seconds,
-                                  time_left=self._time_left(), **self._news(worker))
+                                  time_left=self._time_left(),
+                                  checkpoint=self._checkpoint(worker), **self._news(worker))
             else:
                 continue
             self.busy.add(worker)
             self.pool.send(worker, order)
+
+    def _checkpoint(self, worker: int) -> bool:
+        """Whether ``worker``'s next order asks for its frontier (once a CHECKPOINT_SECONDS,
+        and only when there is a journal to keep it)."""
+        if self.journal is None:
+            return False
+        now = time.monotonic()
+        if now < self.next_checkpoint[worker]:
+            return False
+        self.next_checkpoint[worker] = now + max(
+            self.checkpoint_seconds, self.frontier_size[worker] * CHECKPOINT_SECONDS_PER_PIECE)
+        return True
 
     def _time_left(self) -> float | None:
         """Seconds until the run's time limit, for the workers' solvers (None: no limit)."""
@@ -277,15 +304,16 @@ class Coordinator:
             self.messages.append("symex: the run was finished: nothing is left to explore")
 
     def _record(self, opened: list[tuple[int, Job]], finished: Iterable[int],
-                tests: Iterable[TestCase]) -> None:
-        """Tell the journal (if any) about new jobs, finished ones and paths that ended for
-        good (not those a halt cut: their jobs stay open)."""
+                tests: Iterable[TestCase],
+                checkpoints: list[tuple[int, list[tuple[int, Job]]]] | None = None) -> None:
+        """Tell the journal (if any) about new jobs, finished ones, paths that ended for
+        good (not those a halt cut: their jobs stay open) and frontier checkpoints."""
         if self.journal is None:
             return
         halt = self.halting
         self.journal.record(opened, finished, (
             t for t in tests if not (t.status is PathStatus.PARTIAL and halt is not None
-                                     and t.reason == halt)))
+                                     and t.reason == halt)), checkpoints or ())
 
     def _add_pending(self, job: Job) -> tuple[int, Job]:
         entry = (self.next_job_id, job)
@@ -358,11 +386,23 @@ class Coordinator:
             # not take them for finished
             self.halting = arrival.stopped
         new_tests = [test for test in arrival.tests if self._test(test)]
+        checkpoints = []
+        if arrival.frontier:
+            self.frontier_size[worker] = sum(len(pieces) for _, pieces in arrival.frontier)
+        for job_id, pieces in arrival.frontier:
+            if job_id not in self.held[worker]:
+                continue  # finished, or re-issued since the worker looked
+            if self.tree is not None:
+                pieces = tuple(attrs.evolve(job, node=self.tree.node_of(worker, job.node))
+                               if job.node else job for job in pieces)
+            numbered = [(self.next_job_id + k, piece) for k, piece in enumerate(pieces)]
+            self.next_job_id += len(pieces)
+            checkpoints.append((job_id, numbered))
         if self.tree is not None:
             self.tree.commit(durable=self.journal is not None)
         # after the hooks (the tests' files are written): a kill before this commit costs
         # this report's paths a second exploration on resume, never a lost test
-        self._record(opened, arrival.finished_jobs, new_tests)
+        self._record(opened, arrival.finished_jobs, new_tests, checkpoints)
 
     def _test(self, test: TestCase) -> bool:
         """Take a reported path (False: one seen before, dropped)."""

@@ -212,13 +212,18 @@ class JobReplay:
 
     def job_of(self, state: State) -> Job:
         """``state`` as a job another worker can rebuild; it is no longer this worker's."""
+        job = self.describe(state)
+        self._release(state.memo.job)
+        return job
+
+    def describe(self, state: State) -> Job:
+        """``state`` as a job (a checkpoint's piece); it stays this worker's."""
         cursor: JobCursor = state.memo
         model = state.model
         inputs = None
         if model is not None:
             inputs = tuple((s.array.name, bytes(model.get(s.array, bytes(s.array.size))))
                            for s in state.symbolics)
-        self._release(cursor.job)
         return Job(encode_varints(cursor.all_events()), state.depth, inputs,
                    node=cursor.node or 0)
 

@@ -10,10 +10,12 @@ hooks (so after their files are written): a killed coordinator loses at most the
 was handling, whose paths are explored again on resume.
 
 Resuming re-issues every open job and drops, by decision sequence, every path the journal
-holds: the paths of the resumed run are those the first run did not finish, and the union
-of both runs is one uninterrupted run's. A job that was partly explored runs again whole
-(its finished paths are dropped as duplicates), as a lost worker's jobs do. Paths a halt
-(time, instruction limit, Ctrl-C) ended as partial are not finished: their jobs stay open.
+holds: the paths of the resumed run are those the first run did not finish, and the union of
+both runs is one uninterrupted run's. Workers report the frontier of each job they hold
+about once a second (a checkpoint: its exploring states, as jobs); the journal then holds
+those pieces instead of the job, so a resumed run explores from them and redoes only what
+the last second found. Paths a halt (time, instruction limit, Ctrl-C) ended as partial are
+not finished: their jobs stay open.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from symex.core.outcome import PathStatus, TestCase
@@ -45,14 +47,23 @@ _OLDER_FORMATS = {"symex-jobs 1", "symex-jobs 2"}
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # open jobs: events as varints (parallel/jobs.py), inputs as JSON [[name, hex], ...],
-    # the node of the run's recorded tree (0: none)
+    # the node of the run's recorded tree (0: none), and for a piece of a checkpointed job
+    # (one of its exploring states), that job's id
     "CREATE TABLE job (id INTEGER PRIMARY KEY, events BLOB NOT NULL, depth INTEGER NOT NULL, "
-    "inputs TEXT, node INTEGER NOT NULL DEFAULT 0)",
+    "inputs TEXT, node INTEGER NOT NULL DEFAULT 0, parent INTEGER)",
+    "CREATE INDEX job_parent ON job (parent)",
     # finished paths: the decision sequence as varints, the status (PathStatus value)
     "CREATE TABLE path (decisions BLOB PRIMARY KEY, status TEXT NOT NULL) WITHOUT ROWID",
 )
 
 _STATUS = {status.value: status for status in PathStatus}
+
+
+def _row(job: Job) -> tuple[bytes, int, str | None, int]:
+    """A job's events, depth, inputs (JSON) and node, as the job table holds them."""
+    inputs = (json.dumps([[name, data.hex()] for name, data in job.inputs])
+              if job.inputs is not None else None)
+    return job.events, job.depth, inputs, job.node
 
 
 class JournalError(SymexError):
@@ -105,12 +116,10 @@ class RunJournal:
             shutil.copyfile(found, where)
             found = where
         db = cls._connect(found)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(job)")}
-        if "node" not in columns:  # format 1
-            with db:
-                db.execute("BEGIN")
-                db.execute("ALTER TABLE job ADD COLUMN node INTEGER NOT NULL DEFAULT 0")
-                db.execute("UPDATE meta SET value = ? WHERE key = 'format'", (JOURNAL_FORMAT,))
+        with db:
+            # the pieces of a checkpointed job are jobs of their own in the resumed run
+            db.execute("BEGIN")
+            db.execute("UPDATE job SET parent = NULL")
         return cls(found, db)
 
     @staticmethod
@@ -204,21 +213,29 @@ class RunJournal:
     # -- writing (one transaction per report) ----------------------------------------------
 
     def record(self, opened: Iterable[tuple[int, Job]], finished: Iterable[int],
-               paths: Iterable[TestCase]) -> None:
-        """Jobs created, jobs done and paths that ended for good, in one transaction."""
+               paths: Iterable[TestCase],
+               checkpoints: Iterable[tuple[int, Sequence[tuple[int, Job]]]] = ()) -> None:
+        """Jobs created, jobs done, paths that ended for good, and checkpoints, in one
+        transaction. A checkpoint of job J replaces J (and its earlier pieces) by its pieces:
+        the exploring states of J's subtree, each a job with the id given (its parent J);
+        a resumed run then explores from them instead of from J. J done removes them too."""
         opened, finished, paths = list(opened), list(finished), list(paths)
-        if not (opened or finished or paths):
+        checkpoints = list(checkpoints)
+        if not (opened or finished or paths or checkpoints):
             return
         db = self._db
         with db:
             db.execute("BEGIN")
             db.executemany("INSERT OR REPLACE INTO job (id, events, depth, inputs, node) "
                            "VALUES (?, ?, ?, ?, ?)",
-                           [(job_id, job.events, job.depth,
-                             json.dumps([[name, data.hex()] for name, data in job.inputs])
-                             if job.inputs is not None else None, job.node)
-                            for job_id, job in opened])
-            db.executemany("DELETE FROM job WHERE id = ?", [(job_id,) for job_id in finished])
+                           [(job_id, *_row(job)) for job_id, job in opened])
+            for job_id, pieces in checkpoints:
+                db.execute("DELETE FROM job WHERE id = ? OR parent = ?", (job_id, job_id))
+                db.executemany("INSERT INTO job (id, events, depth, inputs, node, parent) "
+                               "VALUES (?, ?, ?, ?, ?, ?)",
+                               [(piece_id, *_row(piece), job_id) for piece_id, piece in pieces])
+            db.executemany("DELETE FROM job WHERE id = ? OR parent = ?",
+                           [(job_id, job_id) for job_id in finished])
             db.executemany("INSERT OR IGNORE INTO path (decisions, status) VALUES (?, ?)",
                            [(encode_varints(test.path), test.status.value) for test in paths])
 

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from symex.core.outcome import PathStatus, TestCase
+from symex.core.state import State
 from symex.description import RunDescription
 from symex.engine import Exploration, Hooks, resident_mb
 from symex.expr import Array
@@ -56,6 +57,8 @@ class StepOrder:
     time_left: float | None = None
     """Seconds until the run's time limit (None: no limit): a solver query still running
     then is cut, so the worker answers in time."""
+    checkpoint: bool = False
+    """Report the frontier with this step (``WorkerReport.frontier``)."""
 
 
 @attrs.frozen
@@ -96,6 +99,11 @@ class WorkerReport:
     """Constraint sets this worker's solver found unsatisfiable, for the others."""
     tree_rows: tuple[Row, ...] = ()
     """Segments of the run's recorded tree that ended since the last report."""
+    frontier: tuple[tuple[int, tuple[Job, ...]], ...] = ()
+    """Asked for with ``StepOrder.checkpoint``: for each job this worker holds whose states
+    all explore (none is still rebuilding it), those states as jobs, the job's id first. The
+    coordinator's journal keeps them in place of the job, so a resumed run starts from
+    them; the states stay this worker's."""
 
 
 class Worker:
@@ -154,7 +162,9 @@ class Worker:
             if stopped is not None:
                 exported += self._halt(stopped, finished)
         finished += self.replay.take_finished()
-        return self._report(exported, stopped, tuple(finished))
+        frontier = self._frontier() if order.checkpoint and order.halt is None \
+            and stopped is None else ()
+        return self._report(exported, stopped, tuple(finished), frontier)
 
     def _array_of(self, name: str, size: int, initial: bytes | None) -> Array:
         """This worker's array for another worker's (its input arrays are one per name)."""
@@ -200,8 +210,22 @@ class Worker:
         self.replay.take_finished()  # cut, not finished
         return frontier
 
+    def _frontier(self) -> tuple[tuple[int, tuple[Job, ...]], ...]:
+        """The exploring states of each job held, as jobs (see ``WorkerReport.frontier``)."""
+        by_job: dict[int, list[State]] = {}
+        rebuilding: set[int] = set()
+        for state in self.exploration.states.values():
+            cursor = state.memo
+            if cursor.recorded is not None:
+                rebuilding.add(cursor.job)
+            else:
+                by_job.setdefault(cursor.job, []).append(state)
+        return tuple((job, tuple(self.replay.describe(s) for s in states))
+                     for job, states in sorted(by_job.items()) if job not in rebuilding)
+
     def _report(self, exported: tuple[Job, ...], stopped: str | None,
-                finished: tuple[int, ...]) -> WorkerReport:
+                finished: tuple[int, ...],
+                frontier: tuple[tuple[int, tuple[Job, ...]], ...] = ()) -> WorkerReport:
         run = self.exploration
         tests = tuple(run.tests)
         run.tests.clear()
@@ -228,7 +252,7 @@ class Worker:
             solutions=self.shared.take_found(),
             shared_hits=self.shared.hits + self.shared.refutation_hits,
             refutations=self.shared.take_refuted(),
-            tree_rows=self.replay.take_rows())
+            tree_rows=self.replay.take_rows(), frontier=frontier)
 
     def close(self) -> None:
         """Release the solver."""
