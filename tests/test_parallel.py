@@ -842,3 +842,18 @@ def test_a_resumed_run_starts_from_the_last_checkpoint_not_from_whole_jobs(
                                               monkeypatch, checkpoint_seconds=float("inf"))
     assert whole_jobs.paths.total + before == 5204
     assert whole_jobs.statistics.parallel.duplicate_paths > 5 * max(again, 100)
+
+
+def test_checkpoints_with_a_recorded_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint names the tree nodes its pieces are in without using up the workers'
+    names for them (a state checkpointed, then handed over or ended, still finds its node);
+    the tree is whole, and a resumed run's pieces continue it."""
+    monkeypatch.setenv("SYMEX_CHECKPOINT_SECONDS", "0")
+    program = symex.compile(PROGRAMS / "regexp.c")
+    result = symex.explore(program, workers=2, parallel_backend="in-process",
+                           journal=tmp_path / "jobs.db", record_tree=tmp_path / "tree.db")
+    assert result.paths.total == 5204
+    replayed = symex.explore(program, continue_with=tmp_path / "tree.db",
+                             restart_all_states=True, stop_after_replay=True)
+    assert replayed.paths.total == 5204
+    assert replayed.statistics.memo is not None and replayed.statistics.memo.diverged_states == 0

@@ -378,13 +378,18 @@ def test_the_python_client(service: Service, tmp_path: Path) -> None:
     program = tmp_path / "two_bugs.c"
     program.write_text(TWO_BUGS)
     with symex.service.Client(service.url, service.alice) as client:
-        job = client.submit(program, goal="crashes", max_time=30)
+        job = client.submit(program, goal="first-crash", max_time=30)
         state = job.wait(timeout=240)
-        # goal "crashes": the run stops at the first error it finds
+        # goal "first-crash": the run stops at the first error it finds
         assert state["status"] == "done" and state["summary"]["errors"] == 1
         results = job.results()
         assert len(results.crashes) == 1 and results.crashes[0]["replayed"] is True
         assert results.crashes[0]["test"] in results.tests
+        # tests are the .ktest files; the .err reports come apart
+        assert results.tests and all(name.endswith(".ktest") for name in results.tests)
+        assert list(results.reports) == [results.crashes[0]["test"].replace(
+            ".ktest", f".{results.crashes[0]['kind']}.err")]
+        assert results.reports[next(iter(results.reports))].startswith("Error: ")
         assert results.coverage is not None and "two_bugs.c" in results.coverage
         assert job.id in [j["id"] for j in client.jobs()]
         with pytest.raises(ServiceError, match="400: unknown goal"):
@@ -542,3 +547,204 @@ def test_an_older_database_is_migrated_and_a_newer_one_refused(tmp_path: Path) -
     sqlite3.connect(newer).execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
     with pytest.raises(ConfigError, match="newer symex"):
         ServiceStore(newer)
+
+
+#: one division helper called from two places, and an out-of-bounds read: three distinct
+#: crashes by kind and stack, two of them at the same line
+THREE_CRASHES = """\
+#include <klee/klee.h>
+int table[4];
+int divide(int a, int b) { return a / b; }
+int main(void) {
+  int x, y;
+  klee_make_symbolic(&x, sizeof x, "x");
+  klee_make_symbolic(&y, sizeof y, "y");
+  if (x == 1)
+    return divide(10, y);
+  if (x == 2)
+    return divide(20, y) + 1;
+  if (x == 3 && y > 0 && y < 6)
+    return table[y];
+  return 0;
+}
+"""
+
+
+def test_goal_crashes_finds_every_distinct_crash_and_first_crash_stops(service: Service) -> None:
+    with service.client(service.alice) as client:
+        every = _submit(client, THREE_CRASHES, "three.c", goal="crashes")
+        first = _submit(client, THREE_CRASHES, "three.c", goal="first-crash")
+        state = _wait(client, every)
+        assert state["status"] == "done" and state["reason"] == "all paths explored", state
+        crashes = client.get(f"/api/jobs/{every}/crashes").json()
+        assert sorted(c["kind"] for c in crashes) == ["div", "div", "ptr"]
+        callers = sorted(c["stack"][2] for c in crashes if c["kind"] == "div")
+        assert callers == ["#001 in main at three.c:11", "#001 in main at three.c:9"]
+        assert all(c["replayed"] is True for c in crashes)
+        state = _wait(client, first)
+        assert state["reason"].startswith("exit-on-error"), state
+        assert len(client.get(f"/api/jobs/{first}/crashes").json()) == 1
+
+
+def test_no_server_path_leaves_a_job(service: Service) -> None:
+    """Every download of a finished, a failed and a running job names files by their names:
+    the server's storage directory appears in none."""
+    storage = str((service.root / "symex.db-files").resolve())
+    with service.client(service.alice) as client:
+        done = _submit(client, TWO_BUGS, "two_bugs.c", goal="crashes")
+        failed = client.post("/api/jobs", files={"program": ("bad.ll", b"not IR at all\n")},
+                             data={"inputs": "--sym-stdin 2"}).json()["id"]
+        assert _wait(client, done)["status"] == "done"
+        assert _wait(client, failed)["status"] == "failed"
+        for job in (done, failed):
+            texts = [client.get(f"/api/jobs/{job}{route}").text
+                     for route in ("", "/crashes", "/coverage.info", "/coverage.html",
+                                   "/progress", "/events")]
+            texts.append(client.get("/api/jobs").text)
+            for route in ("/tests.zip", "/test-suite.zip"):
+                archive = zipfile.ZipFile(io.BytesIO(client.get(f"/api/jobs/{job}{route}").content))
+                texts += [archive.read(n).decode("utf-8", "replace") for n in archive.namelist()]
+            for crash in client.get(f"/api/jobs/{job}/crashes").json():
+                texts.append(client.get(f"/api/jobs/{job}/tests/{crash['test']}").content
+                             .decode("latin-1"))
+            for text in texts:
+                assert storage not in text and "symex.db-files" not in text, text[:2000]
+        info = client.get(f"/api/jobs/{done}/coverage.info").text
+        assert "SF:two_bugs.c" in info
+        assert "bad.ll" in client.get(f"/api/jobs/{failed}").json()["reason"]
+
+
+def test_job_ids_are_never_reused(service: Service) -> None:
+    with service.client(service.alice) as client:
+        job = _submit(client, TWO_BUGS, "two_bugs.c")
+        _wait(client, job)
+        assert client.delete(f"/api/jobs/{job}").status_code == 204
+        after = _submit(client, TWO_BUGS, "two_bugs.c")
+        assert after > job
+        assert client.get(f"/api/jobs/{job}").status_code == 404
+        _wait(client, after)
+
+
+def test_random_bytes_are_not_bitcode(service: Service) -> None:
+    with service.client(service.alice) as client:
+        response = client.post("/api/jobs", files={"program": ("prog.bc", os.urandom(4096))},
+                               data={"inputs": "--sym-stdin 4"})
+        assert response.status_code == 400
+        assert "not LLVM bitcode" in response.json()["detail"]
+
+
+def test_progress_comes_a_row_a_second_and_the_job_list_shows_it(service: Service) -> None:
+    with service.client(service.alice) as client:
+        job = _submit(client, ENDLESS, "endless.c", max_time="5")
+        shown = []
+        while True:
+            listed = next(j for j in client.get("/api/jobs").json() if j["id"] == job)
+            if listed["status"] in ("done", "failed", "cancelled"):
+                break
+            if listed["progress"]:
+                shown.append(listed["progress"])
+            time.sleep(0.3)
+        # the list carries a running job's paths, errors and coverage as it goes
+        assert shown and shown[-1]["completed"] > 0 and shown[-1]["total_lines"] > 0
+        rows = client.get(f"/api/jobs/{job}/progress").json()
+        gaps = [b["elapsed"] - a["elapsed"] for a, b in zip(rows, rows[1:])]
+        assert len(rows) >= 4 and max(gaps[:-1]) < 1.5, gaps
+
+
+def test_serve_says_where_it_listens(tmp_path: Path) -> None:
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-m", "symex.cli", "serve", "--db",
+                                str(tmp_path / "s.db"), "--port", str(port)], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        assert line.startswith(f"symex serve: serving on http://127.0.0.1:{port} "), line
+        assert httpx.get(f"http://127.0.0.1:{port}/openapi.json", timeout=5).status_code == 200
+    finally:
+        process.terminate()
+        process.wait(20)
+    helped = _symex("serve", "--help", cwd=tmp_path)
+    assert "default 127.0.0.1" in helped.stdout and "default 8080" in helped.stdout
+
+
+def test_tenant_list_and_set_say_what_they_did(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    assert _symex("tenant", "add", "ann", "--db", db, "--max-jobs", "2", cwd=tmp_path).returncode == 0
+    assert _symex("tenant", "add", "ben", "--db", db, cwd=tmp_path).returncode == 0
+    changed = _symex("tenant", "set", "ann", "--db", db, "--worker-seconds", "500", cwd=tmp_path)
+    assert changed.stdout.strip() == "tenant ann: worker-seconds no limit -> 500"
+    lifted = _symex("tenant", "set", "ann", "--db", db, "--max-jobs", "none", cwd=tmp_path)
+    assert lifted.stdout.strip() == "tenant ann: max jobs 2 -> no limit"
+    listed = _symex("tenant", "list", "--db", db, cwd=tmp_path).stdout.splitlines()
+    assert listed[0].split() == ["tenant", "max", "jobs", "worker-seconds", "held", "jobs"]
+    assert listed[1].split() == ["ann", "no", "limit", "500", "0", "none"]
+    assert listed[2].split() == ["ben", "no", "limit", "no", "limit", "0", "none"]
+
+
+def test_the_page_talks_back(service: Service, tmp_path: Path) -> None:
+    """What the page says on its own: a hint without a token, a message for a submission
+    without a file and for a refused one (kept past the page's refreshes), a running job's
+    paths and coverage in the table, crash inputs as `symex run` shows them, and a plot for
+    a job with a single progress row."""
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Debian's chromium is not installed (the README's set-up installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    broken = tmp_path / "broken.c"
+    broken.write_text("#include <klee/klee.h>\nint main(void) {\n  int x;\n"
+                      "  klee_make_symbolic(&x, sizeof x, \"x\");\n  return nope;\n}\n")
+    endless = tmp_path / "endless.c"
+    endless.write_text(ENDLESS)
+    with service.client(service.bob) as client:
+        crashed = _submit(client, TWO_BUGS, "two_bugs.c", goal="crashes")
+        _wait(client, crashed)
+        rows = client.get(f"/api/jobs/{crashed}/progress").json()
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"])
+        try:
+            page = browser.new_page()
+            page.goto(service.url + "/")
+            assert "Paste your API token" in page.inner_text("#hint")
+            page.click("#submit button[type=submit]")
+            assert "paste your API token" in page.inner_text("#message")
+            page.fill("#token", service.bob)
+            page.click("#save-token")
+            page.wait_for_function("document.getElementById('hint').textContent === ''")
+            page.click("#submit button[type=submit]")          # no file chosen
+            assert "choose a program to submit first" in page.inner_text("#message")
+            page.set_input_files("#program", str(broken))
+            page.click("#submit button[type=submit]")
+            page.wait_for_function(
+                "document.getElementById('message').textContent.includes('does not compile')",
+                timeout=30_000)
+            time.sleep(2.5)                                     # two refreshes later
+            assert "not submitted: 400: the program does not compile" in \
+                page.inner_text("#message")
+            # a running job's row fills in as it runs
+            page.fill("input[name=max_time]", "6")
+            page.set_input_files("#program", str(endless))
+            page.click("#submit button[type=submit]")
+            page.wait_for_function(
+                "document.getElementById('message').textContent.includes('submitted')")
+            row = page.locator("tr.job", has_text="endless.c").last
+            deadline = time.monotonic() + 60
+            while not (row.locator("td").nth(2).inner_text() == "running"
+                       and row.locator("td").nth(3).inner_text().isdigit()
+                       and int(row.locator("td").nth(3).inner_text()) > 0):
+                assert time.monotonic() < deadline, row.inner_text()
+                time.sleep(0.2)
+            assert row.locator("td").nth(5).inner_text().endswith("%")
+            # the crash's inputs as symex run shows them: x = 7 and y = 0 are numbers
+            page.locator(f"#job-{crashed}").click()
+            box = page.locator("#crashes .crash", has_text="[div]")
+            box.wait_for(timeout=30_000)
+            assert box.locator("pre.input").inner_text().splitlines() == ["x = 7", "y = 0"]
+            if len(rows) == 1:
+                points = page.get_attribute("#coverage-line", "points") or ""
+                assert len(points.split()) == 2                # a line, not nothing
+            assert page.locator("#plot circle.point").count() == len(rows)
+        finally:
+            browser.close()

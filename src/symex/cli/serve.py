@@ -22,8 +22,10 @@ def add_parser(commands: Any) -> None:
                         help="the service's database (default symex.db)")
     parser.add_argument("--storage", metavar="DIR",
                         help="where uploads and results go (default: DB's name + '-files')")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=int, default=8080, help="port to listen on")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8080,
+                        help="port to listen on (default 8080; 0: any free port)")
     parser.add_argument("--max-running", type=int, default=2, metavar="N",
                         help="jobs that run at once (default 2)")
     parser.add_argument("--max-workers", type=int, metavar="N",
@@ -33,6 +35,24 @@ def add_parser(commands: Any) -> None:
                         help="run the workers of jobs that ask for more than one on this Ray "
                         "cluster ('auto', HOST:PORT or ray://HOST:PORT; pip install "
                         "'symex[ray]'); default: local processes")
+
+
+def _Server(config: Any, where: str) -> Any:
+    """A uvicorn server that says where it listens once it does."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                for server in self.servers:
+                    for sock in server.sockets:
+                        host, port = sock.getsockname()[:2]
+                        shown = f"[{host}]" if ":" in host else host
+                        print(f"symex serve: serving on http://{shown}:{port} ({where}); "
+                              f"Ctrl-C stops", flush=True)
+
+    return Server(config)
 
 
 def main(options: argparse.Namespace) -> int:
@@ -47,9 +67,9 @@ def main(options: argparse.Namespace) -> int:
         print(f"symex serve: {exc.name} is not installed; install the service with: "
               f"pip install 'symex[service]'", file=sys.stderr)
         return 2
-    if options.max_running < 1 or not 0 < options.port < 65536 or \
+    if options.max_running < 1 or not 0 <= options.port < 65536 or \
             (options.max_workers is not None and options.max_workers < 1):
-        print("symex serve: --max-running and --max-workers must be at least 1 and --port 1 "
+        print("symex serve: --max-running and --max-workers must be at least 1 and --port 0 "
               "to 65535", file=sys.stderr)
         return 2
     if options.cluster is not None and options.cluster != "auto":
@@ -68,6 +88,9 @@ def main(options: argparse.Namespace) -> int:
     storage.mkdir(parents=True, exist_ok=True)
     app = create_app(store, storage, Scheduler(store, storage, options.max_running,
                                                options.cluster, options.max_workers))
-    uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
+    server = _Server(uvicorn.Config(app, host=options.host, port=options.port,
+                                    log_level="warning"),
+                     f"database {options.db}, files in {storage}")
+    server.run()
     store.close()
-    return 0
+    return 0 if server.started else 2

@@ -393,7 +393,7 @@ class Coordinator:
             if job_id not in self.held[worker]:
                 continue  # finished, or re-issued since the worker looked
             if self.tree is not None:
-                pieces = tuple(attrs.evolve(job, node=self.tree.node_of(worker, job.node))
+                pieces = tuple(attrs.evolve(job, node=self.tree.peek_node(worker, job.node))
                                if job.node else job for job in pieces)
             numbered = [(self.next_job_id + k, piece) for k, piece in enumerate(pieces)]
             self.next_job_id += len(pieces)

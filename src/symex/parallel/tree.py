@@ -205,6 +205,13 @@ class RunTree:
             return -ref
         return self._refs[worker].pop(ref)
 
+    def peek_node(self, worker: int, ref: int) -> int:
+        """The id of the node a worker names ``ref``, the ref kept (a checkpoint names the
+        node of a state the worker still explores); 0 when it is not known yet."""
+        if ref < 0:
+            return -ref
+        return self._refs.get(worker, {}).get(ref, 0)
+
     def merge(self, worker: int, rows: Sequence[Row]) -> None:
         """Write a report's rows (queued: :meth:`commit` writes them)."""
         if not rows:

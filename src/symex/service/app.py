@@ -37,6 +37,8 @@ EVENT_SECONDS = 0.5
 #: a job id in a route: SQLite's integers are 64-bit
 JobId = Annotated[int, PathParam(ge=1, le=2**63 - 1, description="the job's id")]
 _TEST_NAME = re.compile(r"^test[0-9]{6}\.ktest$")
+#: how LLVM bitcode starts: raw, or in the wrapper Darwin tools write
+_BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
 #: names that make a program's inputs symbolic without input options
 _SYMBOLIC_MARKERS = (b"klee_make_symbolic", b"__VERIFIER_nondet", b"klee_int", b"klee_range")
 
@@ -93,6 +95,10 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         if len(data) > MAX_PROGRAM_BYTES:
             raise HTTPException(413, f"the program is over {MAX_PROGRAM_BYTES} bytes; upload "
                                      f"the source of the part to test")
+        if name.endswith(".bc") and not data.startswith(_BITCODE_MAGICS):
+            raise HTTPException(400, "the program is not LLVM bitcode (a .bc file starts with "
+                                     "the bytes 'BC' 0xC0 0xDE): upload the output of clang "
+                                     "-c -emit-llvm, or the C source")
         if not spec.inputs and not any(marker in data for marker in _SYMBOLIC_MARKERS):
             raise HTTPException(400, "the program has no symbolic input: call "
                                      "klee_make_symbolic (or __VERIFIER_nondet_*) in it, or "
@@ -125,16 +131,27 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         scheduler.wake()
         return {"id": job_id}
 
+    def shown(job: JobRecord) -> dict[str, Any]:
+        """A job as the API shows it: with its latest progress row while it runs."""
+        state = job.as_json()
+        state["progress"] = None
+        if not job.status.final:
+            out = _last_run(job_dir(storage, job))
+            rows = progress(out) if out is not None else []
+            state["progress"] = rows[-1] if rows else None
+        return state
+
     @app.get("/api/jobs")
     def list_jobs(who: Tenant = Depends(tenant)) -> list[dict[str, Any]]:
-        """This tenant's jobs, oldest first."""
-        return [job.as_json() for job in store.jobs(who.id)]
+        """This tenant's jobs, oldest first (each running one with its latest progress row
+        under ``progress``: paths, errors and coverage so far)."""
+        return [shown(job) for job in store.jobs(who.id)]
 
     @app.get("/api/jobs/{job_id}")
     def get_job(job_id: JobId, who: Tenant = Depends(tenant)) -> dict[str, Any]:
-        """One job: its status (queued, running, done, failed, cancelled) and why it
-        stopped."""
-        return own_job(job_id, who).as_json()
+        """One job: its status (queued, running, done, failed, cancelled), why it stopped,
+        and while it runs its latest progress row (``progress``)."""
+        return shown(own_job(job_id, who))
 
     @app.post("/api/jobs/{job_id}/cancel")
     def cancel(job_id: JobId, who: Tenant = Depends(tenant)) -> dict[str, Any]:
@@ -178,18 +195,21 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
     @app.get("/api/jobs/{job_id}/coverage.info")
     def get_coverage(job_id: JobId, who: Tenant = Depends(tenant)) -> PlainTextResponse:
         """The job's line and branch coverage as lcov ``.info`` (404 until it has one)."""
-        out = _last_run(job_dir(storage, own_job(job_id, who)))
+        where = job_dir(storage, own_job(job_id, who))
+        out = _last_run(where)
         if out is None or not (out / "coverage.info").is_file():
             raise HTTPException(404, "no coverage yet: the job has not ended")
-        return PlainTextResponse((out / "coverage.info").read_text())
+        return PlainTextResponse(_without_server_paths((out / "coverage.info").read_text(),
+                                                       where))
 
     @app.get("/api/jobs/{job_id}/coverage.html", response_class=HTMLResponse)
     def get_coverage_page(job_id: JobId, who: Tenant = Depends(tenant)) -> str:
         """The job's coverage as one self-contained HTML page (404 until the job ends)."""
-        out = _last_run(job_dir(storage, own_job(job_id, who)))
+        where = job_dir(storage, own_job(job_id, who))
+        out = _last_run(where)
         if out is None or not (out / "coverage.html").is_file():
             raise HTTPException(404, "no coverage yet: the job has not ended")
-        return (out / "coverage.html").read_text(errors="replace")
+        return _without_server_paths((out / "coverage.html").read_text(errors="replace"), where)
 
     @app.get("/api/jobs/{job_id}/progress")
     def get_progress(job_id: JobId, who: Tenant = Depends(tenant)) -> list[dict[str, float]]:
@@ -225,11 +245,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                 job = store.job(job_id, who.id)
                 if job is None:
                     return
-                state = job.as_json()
-                out = _last_run(job_dir(storage, job))
-                rows = progress(out) if out is not None and not job.status.final else []
-                state["progress"] = rows[-1] if rows else None
-                now = json.dumps(state)
+                now = json.dumps(shown(job))
                 if now != last:
                     yield f"data: {now}\n\n"
                     last = now
@@ -250,6 +266,14 @@ def _compile_problem(source: Path, flags: tuple[str, ...]) -> str | None:
     except CompileError as exc:
         return str(exc).replace(str(source.parent.resolve()) + os.sep, "")
     return None
+
+
+def _without_server_paths(text: str, where: Path) -> str:
+    """``text`` with the job's directory taken out of the paths it names (the program's file
+    by its name): no server path leaves the job."""
+    for directory in {str(where), str(where.resolve())}:
+        text = text.replace(directory + os.sep, "").replace(directory, ".")
+    return text
 
 
 def _last_run(where: Path) -> Path | None:

@@ -32,9 +32,11 @@ class JobResults:
     crashes: list[dict[str, Any]]
     """Most severe first: kind, message, location, stack, test, input, replayed."""
     tests: dict[str, bytes]
-    """``.ktest`` (and ``.err``) files by name."""
+    """The ``.ktest`` files by name."""
     coverage: str | None
     """lcov ``.info`` text (None when the run wrote none)."""
+    reports: dict[str, str] = attrs.field(factory=dict)
+    """The ``.err`` reports by name (``testNNNNNN.KIND.err``: message, location, stack)."""
 
 
 class RemoteJob:
@@ -70,11 +72,14 @@ class RemoteJob:
         crashes = self.client._json("GET", f"/api/jobs/{self.id}/crashes")
         archive = zipfile.ZipFile(io.BytesIO(
             self.client._request("GET", f"/api/jobs/{self.id}/tests.zip").content))
-        tests = {name: archive.read(name) for name in archive.namelist()}
+        tests = {name: archive.read(name) for name in archive.namelist()
+                 if name.endswith(".ktest")}
+        reports = {name: archive.read(name).decode("utf-8", "replace")
+                   for name in archive.namelist() if name.endswith(".err")}
         response = self.client._request("GET", f"/api/jobs/{self.id}/coverage.info",
                                         allowed=(404,))
         coverage = response.text if response.status_code == 200 else None
-        return JobResults(self.status(), crashes, tests, coverage)
+        return JobResults(self.status(), crashes, tests, coverage, reports)
 
 
 class Client:

@@ -25,6 +25,7 @@ import attrs
 from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
 from symex.errors import ConfigError
 from symex.output.ktest import KTestError, read_ktest
+from symex.output.rendering import show_object
 from symex.output.testcomp import TestCompWriter
 
 __all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "Policy", "crashes", "progress",
@@ -67,7 +68,9 @@ class Goal(enum.Enum):
     ALL_PATHS = "all-paths"
     """Every path explored."""
     CRASHES = "crashes"
-    """The first error found."""
+    """Every distinct crash (by kind and stack) the budget finds, or every one there is."""
+    FIRST_CRASH = "first-crash"
+    """The first error found: the job stops there."""
     LINE_COVERAGE = "line-coverage"
     """``line-coverage:N``: N % of the program's lines covered."""
     BRANCH_COVERAGE = "branch-coverage"
@@ -82,8 +85,8 @@ class Goal(enum.Enum):
 
 
 #: how a goal is written, for error messages
-GOAL_FORMS = ("all-paths, crashes, line-coverage:N, branch-coverage:N (N a percentage), "
-              "reach:FUNCTION or reach:FILE:LINE")
+GOAL_FORMS = ("all-paths, crashes, first-crash, line-coverage:N, branch-coverage:N (N a "
+              "percentage), reach:FUNCTION or reach:FILE:LINE")
 
 
 @attrs.frozen
@@ -243,8 +246,11 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
                "--progress-interval", f"{PROGRESS_SECONDS:g}"]
     if cluster is not None:
         command += ["--cluster", cluster]
-    if spec.goal is Goal.CRASHES:
+    if spec.goal is Goal.FIRST_CRASH:
         command.append("--exit-on-error")
+    elif spec.goal is Goal.CRASHES:
+        # every error path gets its report: crashes() tells them apart by kind and stack
+        command.append("--emit-all-errors")
     if spec.location is not None:
         command += ["--stop-at", spec.location]
     if continue_with is not None:
@@ -273,6 +279,9 @@ class Crash:
     """The test's objects, name -> hex bytes."""
     replayed: bool | None = None
     """Whether the native build of the program failed the same way (None: not tried)."""
+    shown: dict[str, str] = attrs.field(factory=dict)
+    """The test's objects as ``symex run`` shows them (a number, text or cut hex), name ->
+    value (:func:`symex.output.rendering.show_object`)."""
 
     def as_json(self) -> dict[str, Any]:
         """The crash as the API shows it."""
@@ -280,8 +289,10 @@ class Crash:
 
 
 def crashes(out_dir: Path) -> list[Crash]:
-    """The errors of a finished run, most severe first (then in the order found)."""
+    """The distinct errors of a finished run (one per kind and stack), most severe first,
+    then in the order found."""
     found = []
+    seen: set[tuple[str, tuple[str, ...]]] = set()
     for err in sorted(out_dir.glob("test*.*.err")):
         test_name, kind, _ = err.name.split(".", 2)
         lines = err.read_text(errors="replace").splitlines()
@@ -290,15 +301,22 @@ def crashes(out_dir: Path) -> list[Crash]:
         # files by their names: the server's directories are none of the tenant's business
         stack = tuple(_FRAME_PATH.sub(r" at \1", line.strip())
                       for line in lines if line.startswith("\t"))
+        key = (kind, tuple(frame for frame in stack if frame.startswith("#")))
+        if key in seen:
+            continue  # the same crash on another path (with --emit-all-errors)
+        seen.add(key)
         ktest = out_dir / f"{test_name}.ktest"
-        objects: dict[str, str] = {}
+        objects: dict[str, bytes] = {}
         try:
-            objects = {o.name: o.data.hex() for o in read_ktest(ktest).objects}
+            objects = {o.name: o.data for o in read_ktest(ktest).objects}
         except (KTestError, OSError):
             pass
         found.append(Crash(kind, fields.get("Error", ""),
                            f"{Path(fields.get('File', '?')).name}:{fields.get('Line', '?')}",
-                           stack, ktest.name, objects))
+                           stack, ktest.name, {n: d.hex() for n, d in objects.items()},
+                           shown={n: show_object(n, d).split("=", 1)[1]
+                                  for n, d in objects.items()
+                                  if not n.endswith("-stat") and n != "model_version"}))
     rank = {kind: i for i, kind in enumerate(SEVERITY)}
     return sorted(found, key=lambda c: rank.get(c.kind, len(SEVERITY)))
 

@@ -21,18 +21,21 @@ tr.job{cursor:pointer} tr.job:hover{background:#f4f4f4} tr.selected{background:#
 .crash{border-left:4px solid #c33;padding:.3em .8em;margin:.6em 0;background:#fff7f7}
 pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:20em}
 .status-done{color:#070} .status-failed{color:#b00} .status-running{color:#06c}
-form>*{margin-right:.6em} #error{color:#b00}
+form>*{margin-right:.6em} #error,#message.bad{color:#b00} #message.good{color:#070}
+#hint{color:#555;font-style:italic}
 </style></head><body>
 <h1>symex: symbolic execution as a service</h1>
 <p><label>Token <input id="token" type="password" size="50"></label>
 <button id="save-token">Use token</button></p>
+<p id="hint"></p>
 <form id="submit"><input type="file" id="program" name="program" accept=".c,.ll,.bc">
 <label>goal <input name="goal" value="all-paths" size="16" list="goals"></label>
-<datalist id="goals"><option value="all-paths"><option value="crashes">
+<datalist id="goals"><option value="all-paths"><option value="crashes"><option value="first-crash">
 <option value="line-coverage:90"><option value="branch-coverage:90"></datalist>
 <label>max time <input name="max_time" value="60" size="4"> s</label>
 <label>inputs <input name="inputs" placeholder="--sym-stdin 8" size="14"></label>
 <button type="submit">Submit</button></form>
+<p id="message" role="status"></p>
 <p id="error"></p>
 <table><thead><tr><th>job</th><th>program</th><th>status</th><th>paths</th><th>errors</th>
 <th>line coverage</th><th>reason</th></tr></thead><tbody id="jobs"></tbody></table>
@@ -46,7 +49,10 @@ let token = localStorage.getItem("symex-token") || "";
 let selected = null;
 const $ = (id) => document.getElementById(id);
 $("token").value = token;
-$("save-token").onclick = () => { token = $("token").value.trim();
+// what the user's last action gave (kept until the next one: the refresh leaves it alone)
+function say(text, good) { $("message").textContent = text;
+  $("message").className = text ? (good ? "good" : "bad") : ""; }
+$("save-token").onclick = () => { say(""); token = $("token").value.trim();
   localStorage.setItem("symex-token", token); refresh(); };
 async function api(path, options = {}) {
   options.headers = Object.assign({Authorization: "Bearer " + token}, options.headers || {});
@@ -54,19 +60,28 @@ async function api(path, options = {}) {
   if (!response.ok) {
     let detail = response.statusText;
     try { detail = (await response.json()).detail; } catch (e) {}
+    if (Array.isArray(detail))  // FastAPI's validation errors: say which fields
+      detail = detail.map((d) => (d.loc || []).slice(-1)[0] + ": " + d.msg).join("; ");
     throw new Error(response.status + ": " + (typeof detail === "string" ? detail : JSON.stringify(detail)));
   }
   return response;
 }
 $("submit").onsubmit = async (event) => {
   event.preventDefault();
+  say("");
+  if (!token) { say("paste your API token above and press Use token first"); return; }
+  if (!$("program").files.length) {
+    say("choose a program to submit first: a .c, .ll or .bc file"); return; }
   const form = new FormData($("submit"));
   try { const job = await (await api("/api/jobs", {method: "POST", body: form})).json();
-        $("error").textContent = ""; selected = job.id; refresh(); }
-  catch (e) { $("error").textContent = e.message; }
+        say("job " + job.id + " submitted", true); selected = job.id; refresh(); }
+  catch (e) { say("not submitted: " + e.message); }
 };
 function text(value) { return value === null || value === undefined ? "" : String(value); }
+function percent(part, whole) { return whole ? (100 * part / whole).toFixed(1) + "%" : ""; }
 async function refresh() {
+  $("hint").textContent = token ? "" : "Paste your API token (symex tenant add NAME " +
+    "prints one) and press Use token to see your jobs and submit programs.";
   if (!token) return;
   let jobs;
   try { jobs = await (await api("/api/jobs")).json(); $("error").textContent = ""; }
@@ -75,8 +90,12 @@ async function refresh() {
   for (const job of jobs) {
     const row = body.insertRow(); row.className = "job" + (job.id === selected ? " selected" : "");
     row.id = "job-" + job.id;
-    const s = job.summary || {};
-    for (const cell of [job.id, job.program, job.status, s.paths, s.errors, s.line_coverage, job.reason]) {
+    // a finished job's summary, a running one's latest progress row
+    const s = job.summary || {}; const p = job.progress;
+    const paths = p ? p.completed + p.errors + p.partial : s.paths;
+    const errors = p ? p.errors : s.errors;
+    const coverage = p ? percent(p.covered_lines, p.total_lines) : s.line_coverage;
+    for (const cell of [job.id, job.program, job.status, paths, errors, coverage, job.reason]) {
       row.insertCell().textContent = text(cell);
     }
     row.cells[2].className = "status-" + job.status;
@@ -101,8 +120,9 @@ async function detail(job) {
     title.textContent = "[" + crash.kind + "] " + crash.message + " at " + crash.location +
       (crash.replayed === true ? " (reproduced natively)" : crash.replayed === false ? " (not reproduced natively)" : "");
     const stack = document.createElement("pre"); stack.textContent = crash.stack.join("\\n");
-    const input = document.createElement("pre");
-    input.textContent = Object.entries(crash.input).map(([k, v]) => k + " = " + v).join("\\n");
+    const input = document.createElement("pre"); input.className = "input";
+    // as symex run shows them: numbers, text, or hex
+    input.textContent = Object.entries(crash.shown || crash.input).map(([k, v]) => k + " = " + v).join("\\n");
     const link = document.createElement("button"); link.textContent = "download " + crash.test;
     link.className = "download";
     link.onclick = async () => {
@@ -124,11 +144,15 @@ function plot(rows) {
   const tmax = Math.max(rows[rows.length - 1].elapsed, 1e-9);
   const points = rows.map((r) => [r.elapsed / tmax * (w - 40) + 30,
     h - 20 - (r.total_lines ? r.covered_lines / r.total_lines : 0) * (h - 30)]);
+  const marks = points.map((p) => '<circle class="point" cx="' + p[0] + '" cy="' + p[1] +
+    '" r="2" fill="#06c"/>').join("");
+  // one row: a line from the start at its coverage, so the plot is not empty
+  if (points.length === 1) points.unshift([30, points[0][1]]);
   svg.innerHTML = '<line x1="30" y1="' + (h - 20) + '" x2="' + w + '" y2="' + (h - 20) + '" stroke="#999"/>' +
     '<line x1="30" y1="10" x2="30" y2="' + (h - 20) + '" stroke="#999"/>' +
     '<text x="0" y="14" font-size="10">100%</text><text x="' + (w - 60) + '" y="' + (h - 5) + '" font-size="10">' +
     tmax.toFixed(1) + ' s</text><polyline id="coverage-line" fill="none" stroke="#06c" stroke-width="2" points="' +
-    points.map((p) => p.join(",")).join(" ") + '"/>';
+    points.map((p) => p.join(",")).join(" ") + '"/>' + marks;
 }
 setInterval(refresh, 1000); refresh();
 </script></body></html>

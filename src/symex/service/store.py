@@ -55,6 +55,29 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE tenant ADD COLUMN worker_seconds REAL;
     ALTER TABLE job ADD COLUMN used_seconds REAL NOT NULL DEFAULT 0;
     """,
+    # job ids never come back: a plain INTEGER PRIMARY KEY gives the id of a deleted newest
+    # job to the next one, and a stale link or client would reach another job
+    """
+    CREATE TABLE job_new (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tenant INTEGER NOT NULL REFERENCES tenant(id),
+        status TEXT NOT NULL,
+        reason TEXT,
+        program_name TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        created REAL NOT NULL,
+        started REAL,
+        finished REAL,
+        summary TEXT,
+        used_seconds REAL NOT NULL DEFAULT 0
+    );
+    INSERT INTO job_new SELECT id, tenant, status, reason, program_name, spec, created,
+        started, finished, summary, used_seconds FROM job;
+    DROP TABLE job;
+    ALTER TABLE job_new RENAME TO job;
+    CREATE INDEX job_tenant ON job(tenant, id);
+    CREATE INDEX job_status ON job(status, id);
+    """,
 )
 
 
@@ -183,17 +206,38 @@ class ServiceStore:
         return token
 
     def set_quotas(self, name: str, max_jobs: int | None,
-                   worker_seconds: float | None) -> None:
-        """Change tenant ``name``'s quotas (None: no limit)."""
+                   worker_seconds: float | None) -> tuple[Tenant, Tenant]:
+        """Change tenant ``name``'s quotas (None: no limit); the tenant before and after."""
         if (max_jobs is not None and max_jobs < 1) or \
                 (worker_seconds is not None and worker_seconds <= 0):
             raise ConfigError("quotas are positive: --max-jobs at least 1, --worker-seconds "
                               "above 0")
         with self._lock:
-            cursor = self._db.execute("UPDATE tenant SET max_jobs = ?, worker_seconds = ? "
-                                      "WHERE name = ?", (max_jobs, worker_seconds, name))
-        if cursor.rowcount == 0:
-            raise ConfigError(f"no tenant {name!r}; add it with: symex tenant add {name}")
+            row = self._db.execute("SELECT id, name, max_jobs, worker_seconds FROM tenant "
+                                   "WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise ConfigError(f"no tenant {name!r}; add it with: symex tenant add {name}")
+            self._db.execute("UPDATE tenant SET max_jobs = ?, worker_seconds = ? "
+                             "WHERE name = ?", (max_jobs, worker_seconds, name))
+        before = Tenant(*row)
+        return before, attrs.evolve(before, max_jobs=max_jobs, worker_seconds=worker_seconds)
+
+    def tenants(self) -> list[Tenant]:
+        """Every tenant, in the order they were added."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, name, max_jobs, worker_seconds FROM tenant "
+                                    "ORDER BY id").fetchall()
+        return [Tenant(*row) for row in rows]
+
+    def job_counts(self) -> dict[int, dict[str, int]]:
+        """Jobs of each tenant by status (tenant id -> status -> count)."""
+        with self._lock:
+            rows = self._db.execute("SELECT tenant, status, COUNT(*) FROM job "
+                                    "GROUP BY tenant, status").fetchall()
+        counts: dict[int, dict[str, int]] = {}
+        for tenant, status, count in rows:
+            counts.setdefault(tenant, {})[status] = count
+        return counts
 
     def tenant_of(self, token: str) -> Tenant | None:
         """The tenant whose token this is (None: no such token)."""
