@@ -12,6 +12,7 @@ import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -472,6 +473,15 @@ def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:
 CHROMIUM = "/usr/bin/chromium"
 
 
+def _launch(playwright: Any) -> Any:
+    """Debian's chromium, headless, with nothing that reaches for the network."""
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update",
+              "--disable-sync"])
+
+
 def test_the_page_in_a_real_browser(service: Service, tmp_path: Path) -> None:
     # Debian's chromium, driven by Playwright: submit a job, watch it change, open a crash
     if not Path(CHROMIUM).is_file():
@@ -480,11 +490,7 @@ def test_the_page_in_a_real_browser(service: Service, tmp_path: Path) -> None:
     program = tmp_path / "two_bugs.c"
     program.write_text(TWO_BUGS)
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"])
+        browser = _launch(playwright)
         try:
             page = browser.new_page()
             page.goto(service.url + "/")
@@ -699,11 +705,7 @@ def test_the_page_talks_back(service: Service, tmp_path: Path) -> None:
         _wait(client, crashed)
         rows = client.get(f"/api/jobs/{crashed}/progress").json()
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"])
+        browser = _launch(playwright)
         try:
             page = browser.new_page()
             page.goto(service.url + "/")
