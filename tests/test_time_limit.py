@@ -17,7 +17,7 @@ import pytest
 import symex
 from symex.core.outcome import TIME_LIMIT_REASON, PathStatus
 from symex.description import RunDescription
-from symex.engine import HALT_SOLVING_GRACE, Exploration, Hooks
+from symex.engine import HALT_SOLVING_GRACE, Exploration, Hooks, run_exploration
 from symex.solvers import create_solver
 
 HARD_QUERY = r"""
@@ -110,4 +110,7 @@ def test_halted_states_get_a_bounded_time_for_their_inputs(tmp_path: Path) -> No
     assert all(t.objects for t in tested)
     assert any(f"{stats.untested_paths} of the {len(open_states)} paths still open ended "
                "without a test" in m for m in result.messages)
+    # the same solver serves a later run with no time limit: the deadline went with the run
+    again = run_exploration(program, RunDescription.build(), solver=solver)
+    assert again.paths.completed == 2 ** 12 and again.paths.partial == 0
     solver.close()

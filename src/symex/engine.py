@@ -439,9 +439,10 @@ class Exploration:
         starts here)."""
         self.start = time.monotonic()
         self.next_progress = self.start + self.progress_interval
-        if self.max_time is not None:
-            # a query still running when the time is up is cut there (a limit: resumable)
-            self.set_solver_deadline(self.start + self.max_time)
+        # a query still running when the time is up is cut there (a limit: resumable); a
+        # solver object used before may hold an earlier run's deadline: this run's replaces it
+        self.set_solver_deadline(self.start + self.max_time if self.max_time is not None
+                                 else None)
         inputs = self.description.inputs
         self.entry = self.program.functions[inputs.entry]
         self.args = inputs.argv
@@ -512,6 +513,7 @@ class Exploration:
         elif self.memo is not None:
             self.memo.run_completed()
         result = self._result(self.start, halted)
+        self.set_solver_deadline(None)  # the solver may serve another run
         if self.hooks.on_progress is not None:
             self.hooks.on_progress(self._snapshot(time.monotonic(), final=True))
         return result
@@ -725,7 +727,7 @@ class Exploration:
         self.replaying.clear()
         self.states.clear()
 
-    def set_solver_deadline(self, deadline: float) -> None:
+    def set_solver_deadline(self, deadline: float | None) -> None:
         """Cut the solver's checks at ``deadline`` (a solver object a user passed may not
         know deadlines: its checks then run to their end)."""
         set_deadline = getattr(self.solver, "set_deadline", None)
