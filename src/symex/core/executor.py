@@ -12,7 +12,6 @@ new state, so the engine can consult its searcher. Both are caught by the engine
 from __future__ import annotations
 
 import math
-import os
 import struct
 import sys
 import time
@@ -332,17 +331,21 @@ class Executor:
         try:
             values = self.solver.get_initial_values(state.constraints + extra, arrays)
         except SolverUnknown as exc:
-            past_deadline = getattr(self.solver, "past_deadline", None)
-            if past_deadline is not None and past_deadline():
-                # the run's time is up, not the solver's fault: a limit, resumable later
-                raise PathTerminated(PathStatus.PARTIAL, TIME_LIMIT_REASON, limit=True) from None
-            raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
+            raise self.unanswered(exc) from None
         except SolverError:
             return None  # get_initial_values raises exactly when the constraints are unsatisfiable
         finally:
             if self.memo is not None:
                 self.memo.solver_used(state, time.perf_counter() - started)
         return dict(zip(arrays, values))
+
+    def unanswered(self, exc: SolverUnknown) -> PathTerminated:
+        """How a path ends when the solver could not answer for it: at the run's time limit
+        (the deadline cut the query; resumable later), else as partial, saying why."""
+        past_deadline = getattr(self.solver, "past_deadline", None)
+        if past_deadline is not None and past_deadline():
+            return PathTerminated(PathStatus.PARTIAL, TIME_LIMIT_REASON, limit=True)
+        return PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}")
 
     def model_of(self, state: State) -> dict[E.Array, bytes]:
         """The state's satisfying inputs, computed if unknown."""
@@ -416,10 +419,11 @@ class Executor:
     def fork_on_values(self, state: State, value: E.Expr, width: int,
                        choose: Callable[[State, E.Expr], list[int]]) -> int:
         """Fix a symbolic value to each of the values ``choose(state, value)`` picks (feasible
-        ones, the first first): this state takes the first and the others get a state each,
-        which runs the instruction again with its value (``ForkKind.VALUES``). The values
-        are recorded as answers, so a replay forks the same way without the solver. With no
-        forks left, only the first value is kept."""
+        ones, the first first; an unknown answer of the solver while it picks ends the path
+        as :meth:`unanswered` says): this state takes the first and the others get a state
+        each, which runs the instruction again with its value (``ForkKind.VALUES``). The
+        values are recorded as answers, so a replay forks the same way without the solver.
+        With no forks left, only the first value is kept."""
         value = self.simplify(state, value)
         if value.op is E.Op.CONST:
             return value.value
@@ -435,7 +439,10 @@ class Executor:
                     break
                 values.append(recorded)
         if values is None:
-            values = choose(state, value)
+            try:
+                values = choose(state, value)
+            except SolverUnknown as exc:
+                raise self.unanswered(exc) from None
             if memo is not None:
                 memo.note_answer(state, DecisionTag.VALUE, value, len(values))
                 for v in values:
@@ -454,15 +461,12 @@ class Executor:
 
     def value_range(self, state: State, value: E.Expr, cap: int) -> tuple[int, int]:
         """The least value ``value`` can take on the state's path, and the greatest one not
-        above ``cap`` (the least again when every value is above it)."""
-        width = value.width
-        capped = E.ule(value, E.const(cap, width))
-        try:
-            if self.solver.may_be_true(Query(state.constraints, capped)):
-                return self.solver.get_range(Query(state.constraints + (capped,), value))
-            low = self.solver.get_range(Query(state.constraints, value))[0]
-        except SolverUnknown as exc:
-            raise PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}") from None
+        above ``cap`` (the least again when every value is above it). For a ``choose`` of
+        :meth:`fork_on_values`, which turns SolverUnknown into the path's end."""
+        capped = E.ule(value, E.const(cap, value.width))
+        if self.solver.may_be_true(Query(state.constraints, capped)):
+            return self.solver.get_range(Query(state.constraints + (capped,), value))
+        low = self.solver.get_range(Query(state.constraints, value))[0]
         return low, low
 
     def forks_exhausted(self) -> bool:
@@ -649,13 +653,15 @@ class Executor:
 
     def program_site(self, state: State) -> str:
         """``file:line`` (the file's base name) of the program line running now, for naming
-        where an object was made; "" without debug info."""
-        instruction = self.current_instruction(state)
-        if instruction is not None and instruction.location is not None:
-            location: tuple[str, int] | None = (instruction.location.file, instruction.location.line)
-        else:
-            location = _program_location(instruction, self.stack_of(state.frames))
-        return f"{os.path.basename(location[0])}:{location[1]}" if location is not None else ""
+        where an object was made: the current instruction's, or inside symex's C library
+        (no debug info) that of the nearest caller that has one; "" without debug info."""
+        for frame in reversed(state.frames):
+            index = max(frame.pc - 1, 0)
+            instructions = frame.block.instructions
+            location = instructions[index].location if index < len(instructions) else None
+            if location is not None:
+                return location.site
+        return ""
 
     def stack_of(self, frames: list[Frame], *, blocked: bool = False) -> tuple[StackEntry, ...]:
         """The call stack of ``frames``, innermost first, as (function, file, line) entries

@@ -7,7 +7,7 @@ native replay consumes objects in order, as ``klee-replay`` does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from symex import expr as E
 from symex.core import values as V
@@ -46,7 +46,7 @@ def fresh_value(ex: Executor, state: State, size: int, name: str) -> E.Expr:
     os = state.allocate(size, ObjectKind.ARGUMENT, name)
     make_symbolic(ex, state, os.obj.address, size, name)
     # the bytes were just made symbolic: each is an expression
-    data = [b for b in os.read_bytes(0, size) if isinstance(b, E.Expr)]
+    data = cast("list[E.Expr]", os.read_bytes(0, size))
     value = data[0]
     for b in data[1:]:
         value = E.concat(b, value)

@@ -52,6 +52,7 @@ __all__ = [
     "parse_constant",
     "parse_globals",
     "parse_typed_constant",
+    "to_signed",
 ]
 
 
@@ -588,7 +589,8 @@ def parse_constant(text: str, type: IRType, types: TypeParser) -> Constant:
 # Evaluation
 
 
-def _signed(value: int, bits: int) -> int:
+def to_signed(value: int, bits: int) -> int:
+    """An unsigned ``bits``-bit pattern as the two's-complement number it holds."""
     return value - (1 << bits) if value >> (bits - 1) & 1 else value
 
 
@@ -661,7 +663,7 @@ def _gep_offset(expr: ConstExpr, indices: list[int], layout: DataLayout) -> int:
     assert expr.source_type is not None
     index_types = [op.type for op in expr.operands[1:]]
     signed = [
-        _signed(v, t.bits) if isinstance(t, IntType) else v for v, t in zip(indices, index_types)
+        to_signed(v, t.bits) if isinstance(t, IntType) else v for v, t in zip(indices, index_types)
     ]
     if not signed:
         return 0
@@ -698,7 +700,7 @@ def _apply_expr(
         if op in ("trunc", "ptrtoint", "inttoptr", "zext", "addrspacecast") and isinstance(v, int):
             return v & _int_mask(t, layout)
         if op == "sext" and isinstance(v, int) and isinstance(src_t, IntType):
-            return _signed(v, src_t.bits) & _int_mask(t, layout)
+            return to_signed(v, src_t.bits) & _int_mask(t, layout)
         if op == "bitcast":
             if isinstance(t, FloatType) and isinstance(v, int):
                 return _bits_to_float(v, t)
@@ -712,7 +714,7 @@ def _apply_expr(
         if op == "uitofp" and isinstance(v, int):
             return float(v)
         if op == "sitofp" and isinstance(v, int) and isinstance(src_t, IntType):
-            return float(_signed(v, src_t.bits))
+            return float(to_signed(v, src_t.bits))
         raise LoadError(f"unsupported constant cast {op} from {src_t} to {t}")
     if op == "icmp":
         a, b = args
@@ -720,7 +722,7 @@ def _apply_expr(
         if not isinstance(a, int) or not isinstance(b, int):
             raise LoadError("vector icmp constant expressions are not supported")
         bits = operand_t.bits if isinstance(operand_t, IntType) else layout.bit_width(operand_t)
-        sa, sb = _signed(a, bits), _signed(b, bits)
+        sa, sb = to_signed(a, bits), to_signed(b, bits)
         result = {
             "eq": a == b, "ne": a != b, "ugt": a > b, "uge": a >= b, "ult": a < b, "ule": a <= b,
             "sgt": sa > sb, "sge": sa >= sb, "slt": sa < sb, "sle": sa <= sb,
@@ -750,14 +752,14 @@ def _apply_expr(
         if op == "lshr":
             return a >> b if b < t.bits else 0
         if op == "ashr":
-            return (_signed(a, t.bits) >> min(b, t.bits - 1)) & mask
+            return (to_signed(a, t.bits) >> min(b, t.bits - 1)) & mask
         if b == 0:
             raise LoadError(f"constant expression {op} divides by zero")
         if op == "udiv":
             return a // b
         if op == "urem":
             return a % b
-        sa, sb = _signed(a, t.bits), _signed(b, t.bits)
+        sa, sb = to_signed(a, t.bits), to_signed(b, t.bits)
         quotient = abs(sa) // abs(sb) * (1 if (sa < 0) == (sb < 0) else -1)
         if op == "sdiv":
             return quotient & mask

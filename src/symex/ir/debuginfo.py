@@ -34,6 +34,15 @@ class SourceLocation:
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
 
+    @property
+    def site(self) -> str:
+        """``file:line`` with the file's base name (messages; no directory leaks)."""
+        return _site(self.file, self.line)
+
+
+def _site(file: str, line: int) -> str:
+    return f"{posixpath.basename(file)}:{line}" if file else ""
+
 
 @attrs.frozen
 class Declaration:
@@ -46,8 +55,8 @@ class Declaration:
 
     @property
     def site(self) -> str:
-        """``file:line`` with the file's base name (error messages; no directory leaks)."""
-        return f"{posixpath.basename(self.file)}:{self.line}" if self.file else ""
+        """``file:line`` with the file's base name (messages; no directory leaks)."""
+        return _site(self.file, self.line)
 
 
 _RECORD_RE = re.compile(r"^!(\d+) = (?:distinct )?!(DI\w+)\((.*)\)\s*$", re.MULTILINE)

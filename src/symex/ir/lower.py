@@ -631,9 +631,7 @@ def constant_int(op: Any, bits: int, signed: bool = False) -> int:
     constants (``i32 -1`` comes back as 4294967295), so every constant is read unsigned here
     and its sign taken from its own width."""
     value = int(op.get_constant_value(signed_int=False)) & ((1 << bits) - 1)
-    if signed and value >> (bits - 1):
-        value -= 1 << bits
-    return value
+    return C.to_signed(value, bits) if signed else value
 
 
 class _Unsupported(Exception):
