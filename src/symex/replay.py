@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 
 from symex.errors import CompileError, SymexError
-from symex.ir.build_cache import DEPENDENCY_TARGET, BuildCache, read_dependency_file
+from symex.ir.build_cache import BuildCache, list_headers
 from symex.ir.compile import include_dir, shipped_headers_digest
 from symex.output.ktest import KTest, write_ktest
 from symex.output.test_index import TestEntry, read_test_index
@@ -203,12 +203,8 @@ def build_native(
                 f"{proc.returncode}); fix what gcc reports (or adjust the flags) and retry",
                 (proc.stderr or proc.stdout).strip())
         # the headers the program reads (the runtime's are fixed with gcc and symex)
-        listed = subprocess.run([gcc, *command_flags, *user_flags, "-M", "-MF", str(depfile),
-                                 "-MT", DEPENDENCY_TARGET, str(source_path)],
-                                capture_output=True, check=False)
-        headers = (read_dependency_file(depfile, source_path, Path.cwd())
-                   if listed.returncode == 0 and depfile.is_file() else None)
-        return cache.store(tmp_path, headers)
+        return cache.store(tmp_path, list_headers([gcc, *command_flags, *user_flags],
+                                                  source_path, depfile))
     finally:
         tmp_path.unlink(missing_ok=True)
         depfile.unlink(missing_ok=True)

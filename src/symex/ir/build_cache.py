@@ -16,11 +16,12 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["DEPENDENCY_TARGET", "BuildCache", "read_dependency_file"]
+__all__ = ["DEPENDENCY_TARGET", "BuildCache", "list_headers", "read_dependency_file"]
 
 #: the make target name builds write their dependency file for (``-MT``)
 DEPENDENCY_TARGET = "symex-build"
@@ -38,6 +39,22 @@ def read_dependency_file(depfile: Path, source: Path, cwd: Path) -> list[str]:
             paths[os.path.normpath(os.path.join(cwd, raw.replace("\\ ", " ")))] = None
     paths.pop(str(source), None)
     return list(paths)
+
+
+def list_headers(compiler: Sequence[str], source: Path, depfile: Path) -> list[str] | None:
+    """The files a compile of ``source`` by ``compiler`` (its command and flags) reads besides
+    it, from a preprocessor-only run of it (``-M``, dependencies into ``depfile``): zig cc
+    writes no output file when asked for a dependency file in the compile itself, and gcc
+    would list the runtime a replay build links too. None if that run fails."""
+    command = [*compiler, "-M", "-MF", str(depfile), "-MT", DEPENDENCY_TARGET, str(source),
+               "-o", os.devnull]
+    try:
+        proc = subprocess.run(command, capture_output=True, check=False)
+    except OSError:
+        return None
+    if proc.returncode != 0 or not depfile.is_file():
+        return None
+    return read_dependency_file(depfile, source, Path.cwd())
 
 
 def _contents_digest(paths: Sequence[str]) -> str | None:

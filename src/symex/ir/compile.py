@@ -21,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from symex.errors import CompileError, CompilerNotFound
-from symex.ir.build_cache import DEPENDENCY_TARGET, BuildCache, read_dependency_file
+from symex.ir.build_cache import BuildCache, list_headers
 
 __all__ = [
     "DEFAULT_FLAGS",
@@ -224,22 +224,6 @@ def _clean_stderr(stderr: str) -> str:
     return _ZIG_UNUSED_C_WARNING.sub("", stderr).strip()
 
 
-def _list_headers(compiler: Compiler, flags: Sequence[str], source: Path,
-                  depfile: Path) -> list[str] | None:
-    """The files a compile of ``source`` with ``flags`` reads besides it, from a
-    preprocessor-only run (``-M``): zig cc writes no output file when asked for a dependency
-    file in the compile itself. None if that run fails."""
-    command = [*compiler.command, *flags, "-M", "-MF", str(depfile), "-MT", DEPENDENCY_TARGET,
-               str(source), "-o", os.devnull]
-    try:
-        proc = subprocess.run(command, capture_output=True, check=False)
-    except OSError:
-        return None
-    if proc.returncode != 0 or not depfile.is_file():
-        return None
-    return read_dependency_file(depfile, source, Path.cwd())
-
-
 def compile_c(
     source: str | os.PathLike[str],
     flags: Sequence[str] = (),
@@ -294,7 +278,8 @@ def compile_c(
         if tmp_path.stat().st_size == 0:
             raise CompileError(f"compiling {source_path} produced no output; compiler said:\n"
                                f"{_clean_stderr(proc.stderr)}")
-        return cache.store(tmp_path, _list_headers(compiler, final_flags, source_path, depfile))
+        return cache.store(tmp_path, list_headers([*compiler.command, *final_flags],
+                                                  source_path, depfile))
     finally:
         tmp_path.unlink(missing_ok=True)
         depfile.unlink(missing_ok=True)
