@@ -43,7 +43,7 @@ from symex.memo.opening import check_identity, find_tree
 from symex.memo.store import TreeStore
 from symex.output.directory import OutputDirectory, RunSummary
 from symex.output.progress import ProgressDisplay, ProgressMode
-from symex.output.rendering import counted, share, show_object
+from symex.output.rendering import counted, share, shown_objects
 from symex.output.runstats import RunStatsWriter
 from symex.parallel.journal import JOURNAL_FILE, RunJournal
 from symex.solvers.config import parse_config
@@ -291,8 +291,7 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
             write(f"    #{depth} {function} at {at}\n")
     shown = result.tests[:MAX_TEST_LINES]
     for number, test in enumerate(shown, 1):
-        objects = " ".join(show_object(name, data) for name, data in test.objects.items()
-                           if not name.endswith("-stat") and name != "model_version")
+        objects = " ".join(f"{name}={value}" for name, value in shown_objects(test.objects).items())
         status = test.error.kind.value if test.error else test.status.value
         extra = f" exit {test.exit_code}" if test.exit_code is not None else ""
         reason = f" ({test.reason})" if test.status.value == "partial" else ""

@@ -12,8 +12,10 @@ it is a printable C string, else as hex, cut after :data:`MAX_OBJECT_BYTES` byte
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-__all__ = ["MAX_OBJECT_BYTES", "counted", "is_text_object", "share", "show_object"]
+__all__ = ["MAX_OBJECT_BYTES", "counted", "is_text_object", "share", "show_object", "show_value",
+           "shown_objects"]
 
 #: bytes of a non-text object shown (as hex) before the rest is cut
 MAX_OBJECT_BYTES = 16
@@ -75,13 +77,22 @@ def _as_number(data: bytes) -> str:
     return str(value)
 
 
-def show_object(name: str, data: bytes) -> str:
-    """A test object as ``name=value`` (module docstring for the rules); ``symex ktest``
-    shows the whole bytes."""
-    if is_text_object(name):
-        text = _as_text(data)
-        return f"{name}={text if text is not None else _as_hex(data)}"
-    if len(data) in _NUMBER_SIZES:
-        return f"{name}={_as_number(data)}"
+def show_value(name: str, data: bytes) -> str:
+    """The bytes of test object ``name`` as a person reads them (module docstring for the
+    rules); ``symex ktest`` shows the whole bytes."""
+    if len(data) in _NUMBER_SIZES and not is_text_object(name):
+        return _as_number(data)
     text = _as_text(data)
-    return f"{name}={text if text is not None else _as_hex(data)}"
+    return text if text is not None else _as_hex(data)
+
+
+def show_object(name: str, data: bytes) -> str:
+    """A test object as ``name=value``."""
+    return f"{name}={show_value(name, data)}"
+
+
+def shown_objects(objects: Mapping[str, bytes]) -> dict[str, str]:
+    """A test's objects as a person reads them, name -> value, in order, without those that
+    only describe the environment (``A-data-stat``, ``stdin-stat``, ``model_version``)."""
+    return {name: show_value(name, data) for name, data in objects.items()
+            if not name.endswith("-stat") and name != "model_version"}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -23,8 +22,9 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response, Streami
 
 from symex.errors import CompileError, SymexError
 from symex.ir.compile import compile_c
-from symex.service.jobs import (MAX_PROGRAM_BYTES, JobSpec, check_program_name, progress,
-                                test_suite_zip, tests_zip)
+from symex.service.jobs import (MAX_PROGRAM_BYTES, JobSpec, check_program_name,
+                                latest_progress, progress, test_suite_zip, tests_zip,
+                                without_job_paths)
 from symex.service.page import PAGE
 from symex.service.scheduler import (CHECKING_MARKER, JOB_CRASHES_FILE, Scheduler, job_dir,
                                      job_runs)
@@ -137,8 +137,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         state["progress"] = None
         if not job.status.final:
             out = _last_run(job_dir(storage, job))
-            rows = progress(out) if out is not None else []
-            state["progress"] = rows[-1] if rows else None
+            state["progress"] = latest_progress(out) if out is not None else None
         return state
 
     @app.get("/api/jobs")
@@ -199,7 +198,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         out = _last_run(where)
         if out is None or not (out / "coverage.info").is_file():
             raise HTTPException(404, "no coverage yet: the job has not ended")
-        return PlainTextResponse(_without_server_paths((out / "coverage.info").read_text(),
+        return PlainTextResponse(without_job_paths((out / "coverage.info").read_text(),
                                                        where))
 
     @app.get("/api/jobs/{job_id}/coverage.html", response_class=HTMLResponse)
@@ -209,7 +208,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         out = _last_run(where)
         if out is None or not (out / "coverage.html").is_file():
             raise HTTPException(404, "no coverage yet: the job has not ended")
-        return _without_server_paths((out / "coverage.html").read_text(errors="replace"), where)
+        return without_job_paths((out / "coverage.html").read_text(errors="replace"), where)
 
     @app.get("/api/jobs/{job_id}/progress")
     def get_progress(job_id: JobId, who: Tenant = Depends(tenant)) -> list[dict[str, float]]:
@@ -264,16 +263,8 @@ def _compile_problem(source: Path, flags: tuple[str, ...]) -> str | None:
     try:
         compile_c(source, list(flags))
     except CompileError as exc:
-        return str(exc).replace(str(source.parent.resolve()) + os.sep, "")
+        return without_job_paths(str(exc), source.parent)
     return None
-
-
-def _without_server_paths(text: str, where: Path) -> str:
-    """``text`` with the job's directory taken out of the paths it names (the program's file
-    by its name): no server path leaves the job."""
-    for directory in {str(where), str(where.resolve())}:
-        text = text.replace(directory + os.sep, "").replace(directory, ".")
-    return text
 
 
 def _last_run(where: Path) -> Path | None:

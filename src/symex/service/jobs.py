@@ -25,11 +25,11 @@ import attrs
 from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
 from symex.errors import ConfigError
 from symex.output.ktest import KTestError, read_ktest
-from symex.output.rendering import show_object
+from symex.output.rendering import shown_objects
 from symex.output.testcomp import TestCompWriter
 
-__all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "Policy", "crashes", "progress",
-           "run_command", "tests_zip"]
+__all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "Policy", "crashes", "latest_progress",
+           "progress", "run_command", "tests_zip", "without_job_paths"]
 
 #: seconds between two rows of a job's progress (its run.stats)
 PROGRESS_SECONDS = 1.0
@@ -314,18 +314,23 @@ def crashes(out_dir: Path) -> list[Crash]:
         found.append(Crash(kind, fields.get("Error", ""),
                            f"{Path(fields.get('File', '?')).name}:{fields.get('Line', '?')}",
                            stack, ktest.name, {n: d.hex() for n, d in objects.items()},
-                           shown={n: show_object(n, d).split("=", 1)[1]
-                                  for n, d in objects.items()
-                                  if not n.endswith("-stat") and n != "model_version"}))
+                           shown=shown_objects(objects)))
     rank = {kind: i for i, kind in enumerate(SEVERITY)}
     return sorted(found, key=lambda c: rank.get(c.kind, len(SEVERITY)))
+
+
+def without_job_paths(text: str, job_dir: Path) -> str:
+    """``text`` with the job's directory taken out of the paths it names (the program's file
+    by its name): no server path leaves the job."""
+    for directory in {str(job_dir), str(job_dir.resolve())}:
+        text = text.replace(directory + os.sep, "").replace(directory, ".")
+    return text
 
 
 def test_suite_zip(out_dir: Path, program: Path) -> bytes:
     """The run's tests as a Test-Comp suite (``metadata.xml`` and one ``testNNNNNN.xml`` a
     test, the values of its ``__VERIFIER_nondet_*`` calls), made from its ``.ktest`` files
     when asked for (writing it during the run cost a file per path)."""
-    prefix = str(program.parent.resolve()) + os.sep
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="symex-suite-") as scratch, \
             zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -345,7 +350,7 @@ def test_suite_zip(out_dir: Path, program: Path) -> bytes:
         for path in sorted(suite.glob("*.xml")):
             text = path.read_text()
             if path.name == "metadata.xml":
-                text = text.replace(prefix, "")   # the program by its name, not the server's path
+                text = without_job_paths(text, program.parent)
             archive.writestr(f"test-suite/{path.name}", text)
     return buffer.getvalue()
 
@@ -353,14 +358,14 @@ def test_suite_zip(out_dir: Path, program: Path) -> bytes:
 def tests_zip(out_dir: Path) -> bytes:
     """Every ``.ktest`` of a run (and its ``.err`` reports, the job's directory taken out of
     their paths) as a zip file."""
-    prefix = str(out_dir.parent.resolve()) + os.sep
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(out_dir.glob("test*")):
             if path.suffix == ".ktest":
                 archive.write(path, path.name)
             elif path.suffix == ".err":
-                archive.writestr(path.name, path.read_text(errors="replace").replace(prefix, ""))
+                archive.writestr(path.name, without_job_paths(path.read_text(errors="replace"),
+                                                              out_dir.parent))
     return buffer.getvalue()
 
 
@@ -375,6 +380,17 @@ _PROGRESS_COLUMNS = {"WallTime": "elapsed", "CompletedPaths": "completed",
 
 def progress(out_dir: Path) -> list[dict[str, float]]:
     """The progress rows a run has written so far (one a second), oldest first."""
+    return _progress_rows(out_dir, "ORDER BY Row")
+
+
+def latest_progress(out_dir: Path) -> dict[str, float] | None:
+    """The last progress row a run has written (None: none yet), without reading the others:
+    the job list asks for it every second."""
+    rows = _progress_rows(out_dir, "ORDER BY Row DESC LIMIT 1")
+    return rows[0] if rows else None
+
+
+def _progress_rows(out_dir: Path, order: str) -> list[dict[str, float]]:
     stats = out_dir / "run.stats"
     if not stats.is_file():
         return []
@@ -382,7 +398,7 @@ def progress(out_dir: Path) -> list[dict[str, float]]:
         db = sqlite3.connect(f"file:{stats.resolve()}?mode=ro", uri=True, timeout=2)
         try:
             rows = db.execute(f"SELECT {', '.join(_PROGRESS_COLUMNS)} FROM stats "
-                              f"ORDER BY Row").fetchall()
+                              f"{order}").fetchall()
         finally:
             db.close()
     except sqlite3.Error:

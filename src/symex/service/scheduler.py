@@ -33,7 +33,8 @@ import attrs
 from symex.core.outcome import TIME_LIMIT_REASON
 from symex.output.directory import read_info
 from symex.service.job_process import CRASHES_FILE
-from symex.service.jobs import JobSpec, Policy, crashes, progress, run_command
+from symex.service.jobs import (JobSpec, Policy, crashes, progress, run_command,
+                                without_job_paths)
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
 __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs"]
@@ -237,7 +238,7 @@ class Scheduler:
                 self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled")
                 return
             log = (where / "log.txt").read_text(errors="replace")
-            tail = log.replace(str(where) + os.sep, "").strip().splitlines()[-3:]
+            tail = without_job_paths(log, where).strip().splitlines()[-3:]
             self.store.set_status(job.id, JobStatus.FAILED,
                                   " / ".join(tail) or f"symex run exited with status {code}")
             return
