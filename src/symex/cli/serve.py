@@ -37,7 +37,7 @@ def add_parser(commands: Any) -> None:
                         "'symex[ray]'); default: local processes")
 
 
-def _Server(config: Any, where: str) -> Any:
+def _announcing_server(config: Any, where: str) -> Any:
     """A uvicorn server that says where it listens once it does."""
     import uvicorn
 
@@ -88,7 +88,7 @@ def main(options: argparse.Namespace) -> int:
     storage.mkdir(parents=True, exist_ok=True)
     app = create_app(store, storage, Scheduler(store, storage, options.max_running,
                                                options.cluster, options.max_workers))
-    server = _Server(uvicorn.Config(app, host=options.host, port=options.port,
+    server = _announcing_server(uvicorn.Config(app, host=options.host, port=options.port,
                                     log_level="warning"),
                      f"database {options.db}, files in {storage}")
     server.run()

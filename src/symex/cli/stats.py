@@ -153,24 +153,26 @@ WORKER_TABLE_COLUMNS = (("Worker", "Worker"), ("Searcher", "Searcher"),
                         ("Replayed", "ReplayedEvents"), ("SharedHits", "SharedCacheHits"))
 
 
-def worker_table(directories: list[str]) -> tuple[list[str], list[list[object]]]:
+def worker_table(directories: list[str], runs: list[RunStats] | None = None
+                 ) -> tuple[list[str], list[list[object]]]:
     """Header and a row per worker of each directory's run (none for a run without workers).
 
     Raises :class:`SymexError` as :func:`stats_table` does."""
     header = ["Path"] + [title for title, _ in WORKER_TABLE_COLUMNS]
     rows: list[list[object]] = []
-    for directory, run in zip(directories, _read_runs(directories)):
+    for directory, run in zip(directories, runs if runs is not None else _read_runs(directories)):
         for worker in run.workers:
             rows.append([directory] + [round(worker[column], 2) if column == "SolverTime"
                                        else worker[column] for _, column in WORKER_TABLE_COLUMNS])
     return header, rows
 
 
-def stats_table(directories: list[str], print_all: bool = False) -> tuple[list[str], list[list[object]]]:
+def stats_table(directories: list[str], print_all: bool = False,
+                runs: list[RunStats] | None = None) -> tuple[list[str], list[list[object]]]:
     """Header and rows (a ``Total`` row last when several directories) for ``directories``.
 
     Raises :class:`SymexError` naming the first directory that is not a symex output directory."""
-    runs = _read_runs(directories)
+    runs = runs if runs is not None else _read_runs(directories)
     layer_columns = _layer_time_columns(runs) if print_all else []
     header = list(BASIC_COLUMNS)
     if print_all:
@@ -191,11 +193,12 @@ def _text(value: object) -> str:
 def main(options: argparse.Namespace) -> int:
     """Run ``symex stats`` with parsed ``options``; the exit status."""
     try:
+        runs = _read_runs(options.directories)
         if options.workers:
-            header, rows = worker_table(options.directories)
+            header, rows = worker_table(options.directories, runs)
         else:
-            header, rows = stats_table(options.directories, options.print_all)
-        for note in unfinished_notes(options.directories, _read_runs(options.directories)):
+            header, rows = stats_table(options.directories, options.print_all, runs)
+        for note in unfinished_notes(options.directories, runs):
             sys.stderr.write(f"symex stats: {note}\n")
     except SymexError as exc:
         sys.stderr.write(error_text("symex stats", exc))

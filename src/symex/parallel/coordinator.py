@@ -366,12 +366,11 @@ class Coordinator:
             targets = self.giving.pop(worker)
         if arrival.exported and worker not in self.halt_sent and arrival.stopped is None:
             self.counters["jobs_moved"] += len(arrival.exported)
-        exported = arrival.exported
         if self.tree is not None:
             self.tree.merge(worker, arrival.tree_rows)
-            # the jobs' nodes by their ids in the tree, not the worker's names for them
-            exported = tuple(attrs.evolve(job, node=self.tree.node_of(worker, job.node))
-                             if job.node else job for job in exported)
+        # the jobs' nodes by their ids in the tree, not the worker's names for them (a moved
+        # state's name is used up)
+        exported = self._in_tree(worker, arrival.exported, moved=True)
         opened = []
         for index, job in enumerate(exported):
             entry = (self.next_job_id, job)
@@ -392,9 +391,7 @@ class Coordinator:
         for job_id, pieces in arrival.frontier:
             if job_id not in self.held[worker]:
                 continue  # finished, or re-issued since the worker looked
-            if self.tree is not None:
-                pieces = tuple(attrs.evolve(job, node=self.tree.peek_node(worker, job.node))
-                               if job.node else job for job in pieces)
+            pieces = self._in_tree(worker, pieces, moved=False)  # the state stays
             numbered = [(self.next_job_id + k, piece) for k, piece in enumerate(pieces)]
             self.next_job_id += len(pieces)
             checkpoints.append((job_id, numbered))
@@ -403,6 +400,15 @@ class Coordinator:
         # after the hooks (the tests' files are written): a kill before this commit costs
         # this report's paths a second exploration on resume, never a lost test
         self._record(opened, arrival.finished_jobs, new_tests, checkpoints)
+
+    def _in_tree(self, worker: int, jobs: tuple[Job, ...], *, moved: bool) -> tuple[Job, ...]:
+        """``jobs`` with the worker's names for their tree nodes replaced by the nodes' ids
+        (``moved``: the states left the worker, and their names are used up)."""
+        if self.tree is None:
+            return jobs
+        name = self.tree.node_of if moved else self.tree.peek_node
+        return tuple(attrs.evolve(job, node=name(worker, job.node)) if job.node else job
+                     for job in jobs)
 
     def _test(self, test: TestCase) -> bool:
         """Take a reported path (False: one seen before, dropped)."""

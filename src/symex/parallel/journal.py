@@ -12,9 +12,9 @@ was handling, whose paths are explored again on resume.
 Resuming re-issues every open job and drops, by decision sequence, every path the journal
 holds: the paths of the resumed run are those the first run did not finish, and the union of
 both runs is one uninterrupted run's. Workers report the frontier of each job they hold
-about once a second (a checkpoint: its exploring states, as jobs); the journal then holds
+about every 0.25 s (a checkpoint: its exploring states, as jobs); the journal then holds
 those pieces instead of the job, so a resumed run explores from them and redoes only what
-the last second found. Paths a halt (time, instruction limit, Ctrl-C) ended as partial are
+was found since the last checkpoint. Paths a halt (time, instruction limit, Ctrl-C) ended as partial are
 not finished: their jobs stay open.
 """
 
