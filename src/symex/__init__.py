@@ -9,32 +9,65 @@
 
 from __future__ import annotations
 
-from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
-from symex.engine import (
-    Coverage,
-    Hooks,
-    PathCounts,
-    ProgressSnapshot,
-    Result,
-    Statistics,
-    explore,
-    run_exploration,
-)
-from symex.description import RunDescription
-from symex.errors import (
-    CompileError,
-    CompilerNotFound,
-    ConfigError,
-    LoadError,
-    SolverError,
-    SolverUnknown,
-    SymexError,
-)
-from symex.loading import compile, load
-from symex.solvers import create_solver as solver
+import importlib
+from typing import TYPE_CHECKING, Any
 
-#: The error a path ended in (the name used in the user documentation)
-Error = ProgramError
+if TYPE_CHECKING:
+    from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
+    from symex.core.outcome import ProgramError as Error
+    from symex.description import RunDescription
+    from symex.engine import (
+        Coverage,
+        Hooks,
+        PathCounts,
+        ProgressSnapshot,
+        Result,
+        Statistics,
+        explore,
+        run_exploration,
+    )
+    from symex.errors import (
+        CompileError,
+        CompilerNotFound,
+        ConfigError,
+        LoadError,
+        SolverError,
+        SolverUnknown,
+        SymexError,
+    )
+    from symex.loading import compile, load
+    from symex.solvers import create_solver as solver
+
+# Loaded on first use (PEP 562): `symex cc`, which a build runs thousands of times, imports
+# symex.ir.build_driver without paying for the engine and the solvers.
+_EXPORTS: dict[str, tuple[str, str]] = {
+    **{name: ("symex.core.outcome", name) for name in ("ErrorKind", "PathStatus", "ProgramError", "TestCase")},
+    "Error": ("symex.core.outcome", "ProgramError"),
+    "RunDescription": ("symex.description", "RunDescription"),
+    **{name: ("symex.engine", name) for name in ("Coverage", "Hooks", "PathCounts", "ProgressSnapshot",
+                                                 "Result", "Statistics", "explore", "run_exploration")},
+    **{name: ("symex.errors", name) for name in ("CompileError", "CompilerNotFound", "ConfigError",
+                                                 "LoadError", "SolverError", "SolverUnknown", "SymexError")},
+    "compile": ("symex.loading", "compile"),
+    "load": ("symex.loading", "load"),
+    "solver": ("symex.solvers", "create_solver"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported when first asked for."""
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'symex' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __version__ = "0.1.0"
 

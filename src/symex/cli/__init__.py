@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "stats": "stats",
     "serve": "serve",
     "tenant": "tenant",
+    "cc": "cc",
 }
 
 
@@ -51,8 +52,15 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``symex`` command."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["cc"]:
+        # a build runs the compiler thousands of times: no other command is imported
+        from symex.cli.cc import run_cc  # noqa: PLC0415
+        return run_cc(arguments[1:])
     parser, modules = _parser()
-    options = parser.parse_args(argv)
+    options = parser.parse_args(arguments)
+    # `symex run a.c -- b.c`: argparse drops the `--`; run needs to know where it was
+    options.command_line = arguments
     if options.command is None:
         parser.print_help(sys.stderr)
         return 2

@@ -37,7 +37,7 @@ from symex.description import RunDescription, portfolio_strategies
 from symex.engine import Hooks, Result, run_exploration, tree_identity
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError, SymexError
-from symex.loading import compile, load
+from symex.loading import compile
 from symex.memo.format import TREE_FILE
 from symex.memo.opening import check_identity, find_tree
 from symex.memo.store import TreeStore
@@ -116,7 +116,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="explore a program's paths and generate tests",
                               description="Explore PROGRAM (.c, .ll or .bc) symbolically; tests, "
                                           "errors and statistics go to an output directory.")
-    run.add_argument("program", help="a C source file, or LLVM IR (.ll) or bitcode (.bc)")
+    run.add_argument("program", help="a C source file, LLVM IR (.ll) or bitcode (.bc), or a "
+                     "program built with CC='symex cc'; more .c/.ll/.bc/.o/.a files right after "
+                     "it are linked with it ('--' ends them)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
     environment = run.add_argument_group(
         "symbolic arguments (also accepted among the program's arguments, in place, as KLEE)")
@@ -382,8 +384,32 @@ def _validate(options: argparse.Namespace) -> None:
                               f"(it has {JOURNAL_FILE}, no {TREE_FILE}); continue it with "
                               f"--workers N")
     parse_config(options.solver)
-    if not os.path.exists(options.program):
-        raise ConfigError(f"{options.program}: no such file; give a .c, .ll or .bc file")
+    for program in options.programs:
+        if not os.path.exists(program):
+            raise ConfigError(f"{program}: no such file; give a .c, .ll or .bc file, or a "
+                              f"program built with CC='symex cc'")
+
+
+#: Files after PROGRAM with these suffixes are more of the program, not its arguments.
+PROGRAM_SUFFIXES: tuple[str, ...] = (".c", ".ll", ".bc", ".o", ".a")
+
+
+def _split_program_files(options: argparse.Namespace) -> None:
+    """Move the files that follow PROGRAM and are part of it (``a.c b.c lib.a``) from
+    ``options.args`` to ``options.programs``; ``--`` ends them explicitly, so a program may
+    still be given a file named ``x.c`` as an argument."""
+    programs = [options.program]
+    args = list(options.args)
+    # argparse has taken the `--` out: how many arguments came before it
+    line = list(getattr(options, "command_line", None) or [])
+    before = len(args)
+    if options.program in line and "--" in line[line.index(options.program):]:
+        start = line.index(options.program)
+        before = line.index("--", start) - start - 1
+    while len(programs) <= before and args and args[0].endswith(PROGRAM_SUFFIXES) and os.path.isfile(args[0]):
+        programs.append(args.pop(0))
+    options.programs = programs
+    options.args = args
 
 
 def _stdin_bytes(options: argparse.Namespace) -> bytes | None:
@@ -425,12 +451,10 @@ def main(options: argparse.Namespace) -> int:
     if options.optimize:
         flags.append(f"-O{options.optimize}")
     try:
+        _split_program_files(options)
         _validate(options)
         argv = _command_line(options)
-        if options.program.endswith((".ll", ".bc")):
-            program = load(options.program)
-        else:
-            program = compile(options.program, flags)
+        program = compile(options.programs, flags)
         entry = program.functions.get("main")
         if entry is None or entry.is_declaration:
             raise ConfigError(f"{options.program} has no main function to start from; "
