@@ -181,16 +181,24 @@ def test_a_program_whose_bitcode_is_gone_says_so(project: Path) -> None:
 
 
 def test_preprocessing_and_configure_style_checks_pass_through(tmp_path: Path) -> None:
-    (tmp_path / "conftest.c").write_text("#include <stdio.h>\n#define ANSWER 42\n"
-                                         "int main(void) { return ANSWER - 42; }\n")
-    pre = symex_cc("-E", "conftest.c", cwd=tmp_path)
+    source = "#include <stdio.h>\n#define ANSWER 42\nint main(void) { return ANSWER - 42; }\n"
+    (tmp_path / "hello.c").write_text(source)
+    pre = symex_cc("-E", "hello.c", cwd=tmp_path)
     assert pre.returncode == 0 and "return 42 - 42;" in pre.stdout and pre.stderr == ""
-    # compile and link in one step (configure's "does the compiler work" check): a working
-    # executable, and its bitcode named in it
-    link = symex_cc("conftest.c", "-o", "conftest", cwd=tmp_path)
+    # compile and link in one step: a working executable, and its bitcode named in it
+    link = symex_cc("hello.c", "-o", "hello", cwd=tmp_path)
     assert link.returncode == 0 and link.stderr == "", link.stderr
+    assert subprocess.run([str(tmp_path / "hello")], timeout=60).returncode == 0
+    assert len(bitcode_paths(tmp_path / "hello")) == 1
+    # configure's checks (conftest.c) are compiled natively only: their programs are
+    # never explored, and configure runs thousands of them
+    (tmp_path / "conftest.c").write_text(source)
+    check = symex_cc("conftest.c", "-o", "conftest", cwd=tmp_path)
+    assert check.returncode == 0 and check.stderr == "", check.stderr
     assert subprocess.run([str(tmp_path / "conftest")], timeout=60).returncode == 0
-    assert len(bitcode_paths(tmp_path / "conftest")) == 1
+    assert not list(tmp_path.glob(".conftest*"))
+    with pytest.raises(LoadError, match="not built by symex cc"):
+        bitcode_paths(tmp_path / "conftest")
     # a compile error is the compiler's, with its status
     (tmp_path / "broken.c").write_text("int main(void) { return missing; }\n")
     broken = symex_cc("-c", "broken.c", cwd=tmp_path)

@@ -23,6 +23,7 @@ from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
 from symex.core.memory import ObjectKind
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, make_searcher
+from symex.core.shortfalls import Shortfall
 from symex.core.state import State
 from symex.env import default_externals
 from symex.description import DEFAULT_CHAIN, RunDescription, error_kinds_to_exit_on
@@ -30,6 +31,7 @@ from symex.env.posix import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings
 from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
+from symex.ir.musl import LIBC_START
 from symex.memo.opening import TreeIdentity, describe_inputs, open_recorder
 from symex.memo.recorder import MemoStatistics
 from symex.solvers import create_core_solver, with_chain
@@ -248,6 +250,9 @@ class Result:
     halted: str | None
     """Why exploration stopped before exhausting all paths (a limit), or None."""
     messages: tuple[str, ...] = ()
+    shortfalls: tuple[Shortfall, ...] = ()
+    """Symbolic values fixed to one value and calls to unmodelled functions, counted by
+    program line, the most frequent first."""
 
 
 @attrs.define
@@ -445,6 +450,11 @@ class Exploration:
                                  else None)
         inputs = self.description.inputs
         self.entry = self.program.functions[inputs.entry]
+        start = self.program.functions.get(LIBC_START)
+        if inputs.entry == "main" and start is not None and not start.is_declaration:
+            # a program linked with musl starts as a C library starts it: environment,
+            # then exit(main(...)), so atexit handlers run and stdio is flushed
+            self.entry = start
         self.args = inputs.argv
         self.posix = inputs.posix
 
@@ -856,6 +866,7 @@ class Exploration:
             halted=halted,
             messages=tuple(self.executor.messages) + (
                 tuple(self.memo.messages) if self.memo is not None else ()),
+            shortfalls=self.executor.shortfalls.items(),
         )
 
 

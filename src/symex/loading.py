@@ -6,23 +6,41 @@ import os
 from pathlib import Path
 from collections.abc import Sequence
 
-from symex.errors import CompilerNotFound, LoadError
+from symex.errors import CompilerNotFound, ConfigError, LoadError
 from symex.ir.compile import compile_c, find_compiler
-from symex.ir.link import link_runtime
+from symex.ir.link import index_files, link_libraries, link_runtime, runtime_ir_files, runtime_sources
+from symex.ir.musl import LIBC_START, musl_library, musl_tree, program_flags
 from symex.ir.lower import Lowering
 from symex.ir.program import Program
 from symex.ir.whole_program import bitcode_paths, is_native_build, link_modules, parse_module
 
 
-def load(path: str | os.PathLike[str], *, libc: bool = True) -> Program:
+#: the C libraries a program can be linked with: symex's own small one (the default), musl
+#: (a real C library, built on first use, with the environment modelled at its system calls),
+#: or none
+LIBRARIES = ("symex", "musl", "none")
+
+
+def _library(libc: bool | str) -> str:
+    choice = {True: "symex", False: "none"}.get(libc, libc) if isinstance(libc, bool) else libc
+    if choice not in LIBRARIES:
+        raise ConfigError(f"unknown C library {libc!r}: choose one of {', '.join(LIBRARIES)}")
+    return choice
+
+
+def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
     """Load an LLVM module from a ``.ll`` (text) or ``.bc`` (bitcode) file, or the whole
     program of a native build made with ``symex cc`` (an executable, object or archive: the
     bitcode of every object it was linked from, linked into one module).
 
-    With ``libc`` (the default), the functions of symex's C library the module calls and
-    does not define (``strlen``, ``atoi``, ``isdigit`` ...) are linked in first; this needs a
-    C compiler once (the library's IR is cached). Without a compiler the module loads as it
-    is, and calls to those functions end their paths as unsupported."""
+    With ``libc`` (True or "symex", the default), the functions of symex's C library the
+    module calls and does not define (``strlen``, ``atoi``, ``isdigit`` ...) are linked in
+    first; this needs a C compiler once (the library's IR is cached). Without a compiler the
+    module loads as it is, and calls to those functions end their paths as unsupported.
+    ``libc="musl"`` links musl instead (see :mod:`symex.ir.musl`; the module should have
+    been compiled against musl's headers, as ``compile(..., libc="musl")`` does), keeping
+    symex's allocator, string and number functions; ``libc=False`` links nothing."""
+    library = _library(libc)
     p = Path(path)
     if not p.is_file():
         raise LoadError(f"no such file: {p}")
@@ -30,7 +48,12 @@ def load(path: str | os.PathLike[str], *, libc: bool = True) -> Program:
     if is_native_build(p):
         source = link_modules(bitcode_paths(p), name=p.name)
     module = parse_module(source)
-    if libc:
+    if library == "musl":
+        compiler = find_compiler()
+        runtime = [f for source, f in zip(runtime_sources(), index_files(runtime_ir_files(compiler)))
+                   if source.stem not in _NOT_WITH_MUSL]
+        link_libraries(module, [runtime, musl_library(compiler)], keep=frozenset({LIBC_START}))
+    elif library == "symex":
         try:
             compiler = find_compiler()
         except CompilerNotFound:
@@ -42,12 +65,19 @@ def load(path: str | os.PathLike[str], *, libc: bool = True) -> Program:
     return Lowering(module, str(module), str(p)).run()
 
 
+#: symex's library files a musl program does not get: its stdio (musl's FILE is another)
+_NOT_WITH_MUSL = frozenset({"stdio"})
+
+
 def program_ir(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-               flags: Sequence[str] = ()) -> Path:
+               flags: Sequence[str] = (), *, libc: bool | str = True) -> Path:
     """One IR file holding the whole program of ``sources``: each C file compiled (with
     ``flags``), ``.ll``/``.bc`` files and ``symex cc`` builds taken as they are, all linked
     into one module when there are several."""
     files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    if _library(libc) == "musl":
+        # the program sees musl's headers (its FILE, its struct layouts), not the system's
+        flags = [*program_flags(musl_tree()), *flags]
     if not files:
         raise LoadError("no program given: name at least one .c, .ll or .bc file")
     parts: list[Path] = []
@@ -72,15 +102,16 @@ def program_ir(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
 
 
 def compile(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],  # noqa: A001
-            flags: Sequence[str] = ()) -> Program:
+            flags: Sequence[str] = (), *, libc: bool | str = True) -> Program:
     """Compile a C program (one file or several, clang else zig cc) with symex's headers,
     link its parts and load the result.
 
     ``sources`` are C files, or ``.ll``/``.bc`` files and ``symex cc`` builds to link with
     them. Default flags are ``-O0 -g -Xclang -disable-O0-optnone``; ``flags`` pass through
     to every C file (``-O2``, ``-DNAME=1``, ``-Iinclude``). The IR is cached by source,
-    flags, compiler and included headers."""
-    program = load(program_ir(sources, flags))
+    flags, compiler and included headers. ``libc``: as for :func:`load`; with "musl" the C
+    files are compiled against musl's headers."""
+    program = load(program_ir(sources, flags, libc=libc), libc=libc)
     first = sources if isinstance(sources, (str, os.PathLike)) else next(iter(sources))
     program.path = str(Path(first))
     return program

@@ -37,7 +37,7 @@ from symex.description import RunDescription, portfolio_strategies
 from symex.engine import Hooks, Result, run_exploration, tree_identity
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError, SymexError
-from symex.loading import compile
+from symex.loading import LIBRARIES, compile
 from symex.memo.format import TREE_FILE
 from symex.memo.opening import check_identity, find_tree
 from symex.memo.store import TreeStore
@@ -229,6 +229,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                          help="compiler optimisation level for C input (e.g. -O2)")
     solving.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
     solving.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
+    solving.add_argument("--libc", choices=LIBRARIES, default="symex",
+                         help="the C library linked with the program: symex's own (default), "
+                              "musl (a real one, built on first use; the environment is modelled "
+                              "at its system calls), or none")
 
 
 def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> None:
@@ -454,7 +458,7 @@ def main(options: argparse.Namespace) -> int:
         _split_program_files(options)
         _validate(options)
         argv = _command_line(options)
-        program = compile(options.programs, flags)
+        program = compile(options.programs, flags, libc=options.libc)
         entry = program.functions.get("main")
         if entry is None or entry.is_declaration:
             raise ConfigError(f"{options.program} has no main function to start from; "
@@ -632,7 +636,8 @@ def _finish(options: argparse.Namespace, program: Any, out: OutputDirectory, res
                 shutil.rmtree(staging, ignore_errors=True)
         except (SymexError, OSError) as exc:
             warnings.append(f"symex: warning: coverage report incomplete: {exc}")
-    out.write_messages([*result.messages, *warnings])
+    out.write_messages([*result.messages, *(shortfall.describe() for shortfall in result.shortfalls),
+                        *warnings])
     p = result.paths
     out.write_info(RunSummary(
         command_line=("symex", *sys.argv[1:]), working_directory=os.getcwd(),
@@ -648,6 +653,7 @@ def _finish(options: argparse.Namespace, program: Any, out: OutputDirectory, res
         sys.stderr.write(warning + "\n")
     # what the run decided for the user (symbolic sizes it fixed, ...): also in messages.txt
     decided = [m for m in result.messages if m.startswith("symex: warning:")]
+    decided += [shortfall.describe() for shortfall in result.shortfalls]
     for message in decided[:MAX_WARNING_LINES]:
         sys.stderr.write(message + "\n")
     if len(decided) > MAX_WARNING_LINES:

@@ -60,6 +60,7 @@ from symex.core.outcome import (
     ProgramError,
     StackEntry,
 )
+from symex.core.shortfalls import ShortfallKind, ShortfallTally
 from symex.core.state import Frame, State
 from symex.core.constraints import substitute
 from symex.errors import SolverError, SolverUnknown
@@ -93,6 +94,8 @@ ExternalHandler = Callable[["Executor", State, list[Any], Instruction], Any]
 
 #: Functions intercepted even when the program defines them (SV-COMP programs define these)
 ALWAYS_INTERCEPTED = frozenset({"reach_error", "__VERIFIER_error"})
+#: values concretize() fixes without counting a shortfall: the path ends with them
+_NOT_SHORTFALLS = frozenset({"exit code", "exit status"})
 
 _ONE = E.const(1, 1)
 _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
@@ -145,6 +148,8 @@ class Executor:
         self.on_fork: Callable[[State, State], None] | None = None
         self.on_new_coverage: Callable[[State, Function, int], None] | None = None
         self.messages: list[str] = []
+        #: concretizations and unmodelled calls, by program line (messages.txt lists them)
+        self.shortfalls = ShortfallTally()
         #: (what, program line) of the symbolic allocation sizes fixed so far (said once each)
         self.fixed_sizes: set[tuple[str, str]] = set()
         #: the recorder of the execution tree (memo.TreeRecorder), None when not recording
@@ -409,11 +414,19 @@ class Executor:
         return result
 
     def concretize(self, state: State, value: Any, width: int, why: str) -> int:
-        """Fix a symbolic value to one possible value, recording the choice as a constraint."""
+        """Fix a symbolic value to one possible value, recording the choice as a constraint.
+        ``why`` names the value in the run's shortfalls (except an exit status: the path
+        ends there, so no code goes unexplored)."""
         if type(value) is int:
             return value
+        # a value the path's equalities settle is not a choice (and not a shortfall)
+        value = self.simplify(state, value)
+        if value.op is E.Op.CONST:
+            return value.value
         v = self.get_value(state, value)
         state.add_constraint(E.eq(E.const(v, width), value), model=state.model)
+        if why not in _NOT_SHORTFALLS:
+            self.shortfalls.add(ShortfallKind.CONCRETIZED, why, self.program_site(state))
         return v
 
     def fork_on_values(self, state: State, value: E.Expr, width: int,
@@ -735,6 +748,7 @@ class Executor:
                 if not fn.is_declaration:
                     self.push_frame(state, fn, args, ins.dest, ins)
                     return
+                self.shortfalls.add(ShortfallKind.UNMODELLED, fn.name, self.program_site(state))
                 raise PathTerminated(
                     PathStatus.PARTIAL,
                     f"unsupported: call to external function '{fn.name}' ({_where(ins)})")
@@ -1860,7 +1874,7 @@ def _build_call(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
     info = ins.aux
     operands = ins.operands
     if info.callee is not None:
-        callee = ex.program.functions.get(info.callee)
+        callee = ex.program.callee(info.callee)
         if callee is None:
             return _unsupported_step(f"call to unknown function '{info.callee}'")
         call = ex.call

@@ -38,6 +38,7 @@ import immutables
 
 from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import ObjectKind
+from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
 from symex.env.klee import make_symbolic
 from symex.errors import ConfigError
@@ -56,6 +57,7 @@ O_ACCMODE, O_WRONLY, O_RDWR = 3, 1, 2
 O_CREAT, O_EXCL, O_TRUNC, O_APPEND = 0o100, 0o200, 0o1000, 0o2000
 AT_FDCWD = -100
 ENOENT, EBADF, EACCES, EEXIST, EINVAL, EMFILE, ENOTTY, ESPIPE = 2, 9, 13, 17, 22, 24, 25, 29
+ENOSYS = 38
 
 #: descriptors a state may hold open at once
 MAX_FDS = 1024
@@ -490,6 +492,17 @@ def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
+def _unmodelled_syscall(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    """``__symex_unmodelled_syscall(number)`` (musl's system calls, runtime/musl/glue.c): one
+    the model does not answer returns -ENOSYS, counted in the run's shortfalls by program
+    line, and the path goes on (as under KLEE's POSIX runtime)."""
+    from symex.ir.musl import syscall_name  # noqa: PLC0415 (only programs linked with musl)
+
+    number = concrete_int(ex, state, args[0], 64, "system call number")
+    ex.shortfalls.add(ShortfallKind.UNMODELLED_SYSCALL, syscall_name(number), ex.program_site(state))
+    return -ENOSYS
+
+
 def returning(width: int, handler: ExternalHandler) -> ExternalHandler:
     """``handler`` with its (possibly negative) result as the C return type's bits."""
     mask = (1 << width) - 1
@@ -508,4 +521,5 @@ def handlers() -> dict[str, ExternalHandler]:
     longs = {"__symex_read": _read, "__symex_write": _write, "__symex_lseek": _lseek}
     table = {name: returning(32, handler) for name, handler in ints.items()}
     table.update({name: returning(64, handler) for name, handler in longs.items()})
+    table["__symex_unmodelled_syscall"] = returning(64, _unmodelled_syscall)
     return table

@@ -18,12 +18,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 import llvmlite.binding as llvm
 
 from symex.errors import LoadError
 from symex.ir.compile import Compiler, compile_c, find_compiler
 
-__all__ = ["RUNTIME_FLAGS", "link_runtime", "runtime_ir_files", "runtime_sources"]
+__all__ = ["RUNTIME_FLAGS", "LibraryFile", "index_files", "link_libraries", "link_runtime", "runtime_ir_files",
+           "runtime_sources"]
 
 #: How the library is compiled (after the defaults of :func:`compile_c`). ``-g0``: no debug
 #: locations (not program coverage). ``-fno-builtin``: the compiler must not turn the byte
@@ -47,10 +50,10 @@ def runtime_sources() -> list[Path]:
 
 
 _ir_files: dict[tuple[Any, ...], list[Path]] = {}
-_defined_names: dict[Path, frozenset[str]] = {}
 _DEFINE = re.compile(r'^define\b[^@\n]*@("[^"]+"|[-\w.$]+)\(', re.MULTILINE)
 # a global variable definition (not an `external global` declaration), e.g. `@stdout = weak global`
-_DEFINE_GLOBAL = re.compile(r'^@("[^"]+"|[-\w.$]+) = (?![^\n]*\bexternal\b)[^\n]*\bglobal\b',
+_DEFINE_ALIAS = re.compile(r'^@("[^"]+"|[-\w.$]+) = [^\n]*\balias\b', re.MULTILINE)
+_DEFINE_GLOBAL = re.compile(r'^@("[^"]+"|[-\w.$]+) = (?![^\n]*\bexternal\b)[^\n]*\b(?:global|constant)\b',
                             re.MULTILINE)
 
 
@@ -64,31 +67,6 @@ def runtime_ir_files(compiler: Compiler | None = None) -> list[Path]:
     if files is None:
         files = _ir_files[key] = [compile_c(source, RUNTIME_FLAGS, compiler=compiler) for source in sources]
     return files
-
-
-def _defines(path: Path) -> frozenset[str]:
-    """Names of the functions a library ``.ll`` defines, read from its text (no parse)."""
-    names = _defined_names.get(path)
-    if names is None:
-        text = path.read_text()
-        names = _defined_names[path] = frozenset(
-            m.group(1).strip('"') for pattern in (_DEFINE, _DEFINE_GLOBAL)
-            for m in pattern.finditer(text))
-    return names
-
-
-def _library_closure(paths: list[Path], every: list[Path]) -> list[Path]:
-    """``paths`` plus the library files defining what they call (strdup needs strlen ...)."""
-    chosen = list(paths)
-    changed = True
-    while changed:
-        changed = False
-        referenced = {m.group(1).strip('"') for path in chosen for m in _REFERENCE.finditer(path.read_text())}
-        for path in every:
-            if path not in chosen and referenced & _defines(path):
-                chosen.append(path)
-                changed = True
-    return chosen
 
 
 def _parse(path: Path) -> Any:
@@ -115,32 +93,90 @@ def _global_dce(module: Any) -> None:
     manager.run(module, _pass_builder[0])
 
 
+@attrs.frozen
+class LibraryFile:
+    """One ``.ll`` file of a library: the names it defines and the names it refers to, read
+    from its text once (no parse)."""
+
+    path: Path
+    defines: frozenset[str]
+    references: frozenset[str]
+
+    @classmethod
+    def read(cls, path: Path) -> LibraryFile:
+        """Index ``path``."""
+        text = path.read_text()
+        defines = frozenset(m.group(1).strip('"') for pattern in (_DEFINE, _DEFINE_GLOBAL, _DEFINE_ALIAS)
+                            for m in pattern.finditer(text))
+        references = frozenset(m.group(1).strip('"') for m in _REFERENCE.finditer(text)) - defines
+        return cls(path, defines, references)
+
+
+_indexed: dict[Path, LibraryFile] = {}
+
+
+def index_files(paths: list[Path]) -> list[LibraryFile]:
+    """The files indexed (each file once per process)."""
+    files = []
+    for path in paths:
+        entry = _indexed.get(path)
+        if entry is None:
+            entry = _indexed[path] = LibraryFile.read(path)
+        files.append(entry)
+    return files
+
+
 def link_runtime(module: Any, compiler: Compiler | None = None) -> list[str]:
     """Link into ``module`` the library functions it calls and does not define, with
     everything they need. Returns the names of the functions linked, sorted."""
     declared = {f.name for f in module.functions if f.is_declaration}
-    # a program may use only `stderr` (with fprintf, a Python handler): the library file that
-    # defines the global must come in too
     declared_globals = {g.name for g in module.global_variables if g.is_declaration}
     if not declared and not declared_globals:
         return []
     # parsing the library costs milliseconds: only when the module calls one of its functions
-    every = runtime_ir_files(compiler)
-    paths = [path for path in every if (declared | declared_globals) & _defines(path)]
-    if not paths:
+    return link_libraries(module, [index_files(runtime_ir_files(compiler))])
+
+
+def link_libraries(module: Any, tiers: list[list[LibraryFile]], *, keep: frozenset[str] = frozenset()) -> list[str]:
+    """Link into ``module`` what it calls (or names) and does not define, from the first of
+    ``tiers`` defining each name, with everything that needs; and the names in ``keep``
+    (an entry point the library provides). Returns the functions linked, sorted."""
+    declared = {f.name for f in module.functions if f.is_declaration}
+    # a program may use only `stderr` (with fprintf, a Python handler): the library file that
+    # defines the global must come in too
+    declared_globals = {g.name for g in module.global_variables if g.is_declaration}
+    provider: dict[str, LibraryFile] = {}
+    for tier in tiers:
+        for entry in tier:
+            for name in entry.defines:
+                provider.setdefault(name, entry)
+    chosen: list[LibraryFile] = []
+    taken: set[Path] = set()
+    pending = sorted(declared | declared_globals | keep)
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        found = provider.get(name)
+        if found is None or found.path in taken:
+            continue
+        taken.add(found.path)
+        chosen.append(found)
+        pending.extend(found.references - seen)
+    if not chosen:
         return []
-    library = None
-    for path in _library_closure(paths, every):
-        part = _parse(path)
-        if library is None:
-            library = part
-        else:
-            library.link_in(part)
-    if library is None:
-        return []
+    library = _parse(chosen[0].path)
+    for entry in chosen[1:]:
+        try:
+            library.link_in(_parse(entry.path))
+        except RuntimeError as exc:
+            raise LoadError(f"linking the C library's {entry.path.name} failed: {str(exc).strip()} "
+                            "(delete the IR cache directory and retry)") from None
     definitions: dict[str, Any] = {f.name: f for f in library.functions if not f.is_declaration}
     # what each library definition refers to (functions and globals, by name)
-    wanted = sorted(declared & definitions.keys())
+    wanted = sorted((declared | keep) & definitions.keys())
     # functions the wanted globals' initializers refer to stay too
     for variable in library.global_variables:
         if variable.name in declared_globals and not variable.is_declaration:

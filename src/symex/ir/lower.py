@@ -175,11 +175,15 @@ class Lowering:
         for g in global_defs:
             self.addresses[g.name] = segment << SEGMENT_SHIFT
             segment += 1
+        function_names = {self.addresses[f.name]: f.name for f in fn_refs}
+        aliases: dict[str, str] = {}
         for alias in C.parse_aliases(self.text, self.types):
             target = C.evaluate_constant(alias.target, self.layout, self._resolve)
             if not isinstance(target, int):
                 raise LoadError(f"alias @{alias.name} does not name an address")
             self.addresses[alias.name] = target
+            if target in function_names:
+                aliases[alias.name] = function_names[target]
         self.next_segment = segment
         declarations = self.debug.global_declarations()
         for g in global_defs:
@@ -207,6 +211,7 @@ class Lowering:
             data_layout=self.module.data_layout,
             source_files=tuple(files),
             ir_text=self.text,
+            function_aliases=aliases,
         )
 
     def _resolve(self, name: str) -> int:

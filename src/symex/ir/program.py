@@ -240,10 +240,19 @@ class Program:
     source_files: tuple[str, ...]
     #: the `.ll` text the program was lowered from (for assembly.ll and error reports)
     ir_text: str = ""
+    #: names that are aliases of functions (musl's weak_alias), by the function's name
+    function_aliases: dict[str, str] = attrs.field(factory=dict)
 
     def function(self, name: str) -> Function:
         """The function called ``name`` (KeyError when absent)."""
         return self.functions[name]
+
+    def callee(self, name: str) -> Function | None:
+        """The function a direct call to ``name`` reaches (through an alias too), or None."""
+        found = self.functions.get(name)
+        if found is None and name in self.function_aliases:
+            found = self.functions.get(self.function_aliases[name])
+        return found
 
     @property
     def instruction_count(self) -> int:

@@ -25,6 +25,7 @@ import attrs
 
 from symex.core.coverage import CoverageMap, reach_targets, reached_location
 from symex.core.outcome import TIME_LIMIT_REASON, PathStatus, TestCase
+from symex.core.shortfalls import merge_shortfalls
 from symex.engine import (
     Coverage,
     ErrorSites,
@@ -539,6 +540,8 @@ class Coordinator:
                 halted_paths=sum(1 for test in self.tests if halted is not None
                                  and test.status is PathStatus.PARTIAL
                                  and test.reason == halted)),
-            halted=halted, messages=tuple(self.messages))
+            halted=halted, messages=tuple(self.messages),
+            shortfalls=merge_shortfalls(s for report in [*self.reports.values(), *self.retired]
+                                        for s in report.shortfalls))
 
 

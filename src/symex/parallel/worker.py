@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from symex.core.outcome import PathStatus, TestCase
+from symex.core.shortfalls import Shortfall
 from symex.core.state import State
 from symex.description import RunDescription
 from symex.engine import Exploration, Hooks, resident_mb
@@ -89,6 +90,9 @@ class WorkerReport:
     stopped: str | None = None
     """Why the worker stopped on its own (exit-on-error, max-memory), which halts the run."""
     messages: tuple[str, ...] = ()
+    shortfalls: tuple[Shortfall, ...] = ()
+    """The worker's concretizations and unmodelled calls so far (all of them: the
+    coordinator keeps each worker's latest)."""
     searcher: str = ""
     """The worker's search strategy (they differ in a portfolio)."""
     solutions: tuple[Solution, ...] = ()
@@ -249,6 +253,7 @@ class Worker:
             forks=run.executor.forks, solver_queries=queries, solver_time=solver_time,
             replayed_events=self.replay.replayed_events, memory_mb=resident_mb(),
             stopped=stopped, messages=new_messages, searcher=self.searcher,
+            shortfalls=run.executor.shortfalls.items(),
             solutions=self.shared.take_found(),
             shared_hits=self.shared.hits + self.shared.refutation_hits,
             refutations=self.shared.take_refuted(),

@@ -1,0 +1,214 @@
+/* What joins musl (built into IR by ir/musl.py) to symex: the program's start, its one thread
+ * block, and every system call, answered by symex's POSIX model (env/posix.py and
+ * env/network.py, the __symex_* handlers, which return -errno as the kernel does).
+ *
+ * A system call the model does not answer returns -ENOSYS and is reported once per program
+ * line (__symex_unmodelled_syscall); the path goes on, as under KLEE's POSIX runtime. */
+
+#define _GNU_SOURCE /* AT_EMPTY_PATH */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include "libc.h"
+#include "pthread_impl.h"
+#include "syscall.h"
+
+int __symex_open(const char *path, int flags, int mode);
+int __symex_openat(int dirfd, const char *path, int flags, int mode);
+int __symex_close(int fd);
+long __symex_read(int fd, void *buf, size_t count);
+long __symex_write(int fd, const void *buf, size_t count);
+long __symex_lseek(int fd, long offset, int whence);
+int __symex_stat(const char *path, struct stat *buf);
+int __symex_fstat(int fd, struct stat *buf);
+int __symex_access(const char *path, int mode);
+int __symex_isatty(int fd);
+int __symex_dup(int fd);
+int __symex_dup2(int fd, int target);
+int __symex_unlink(const char *path);
+int __symex_waitpid(int pid, int *status, int options);
+int __symex_socket(int family, int type, int protocol);
+int __symex_socketpair(int family, int type, int protocol, int *fds);
+int __symex_pipe(int *fds, int flags);
+int __symex_bind(int fd, const void *address, unsigned length);
+int __symex_listen(int fd, int backlog);
+int __symex_connect(int fd, const void *address, unsigned length);
+int __symex_accept(int fd, void *address, unsigned *length, int flags);
+int __symex_shutdown(int fd, int how);
+int __symex_getsockname(int fd, void *address, unsigned *length);
+int __symex_getpeername(int fd, void *address, unsigned *length);
+int __symex_setsockopt(int fd, int level, int name, const void *value, unsigned length);
+int __symex_getsockopt(int fd, int level, int name, void *value, unsigned *length);
+long __symex_recvfrom(int fd, void *buffer, size_t length, int flags, void *address, unsigned *address_length);
+long __symex_sendto(int fd, const void *buffer, size_t length, int flags, const void *address,
+                    unsigned address_length);
+int __symex_fcntl(int fd, int command, long argument);
+int __symex_poll(void *fds, unsigned long count, int timeout);
+int __symex_select(int nfds, void *readfds, void *writefds, void *exceptfds, void *timeout);
+long __symex_unmodelled_syscall(long number);
+_Noreturn void _exit(int status);
+int getpid(void);
+int getppid(void);
+extern char **__environ;
+
+/* the clock every path sees (runtime/libc/unistd.c's time() too): 2020-01-01 00:00:00 UTC */
+#define SYMEX_TIME 1577836800L
+
+/* the program's one thread block: errno lives in symex's own library, locale is C */
+struct pthread __symex_thread = {
+	.self = &__symex_thread,
+	.tid = 1,
+	.locale = &libc.global_locale,
+};
+
+static size_t no_auxv[2];
+
+void __libc_exit_fini(void) {}
+
+int main();
+
+/* The entry symex starts the program at: what __libc_start_main does, without the TLS and
+ * auxiliary vector a kernel would have made, then exit(main(...)) so atexit handlers run
+ * and stdio's buffers are flushed. */
+void __symex_start(int argc, char **argv, char **envp)
+{
+	__environ = envp;
+	libc.auxv = no_auxv;
+	libc.page_size = 4096;
+	if (argc > 0 && argv[0]) {
+		char *name = argv[0];
+		__progname = __progname_full = name;
+		for (; *name; name++)
+			if (*name == '/')
+				__progname = name + 1;
+	}
+	exit(main(argc, argv, envp));
+}
+
+static long vector_io(long fd, const struct iovec *vector, long count, int writing)
+{
+	long total = 0;
+	for (long i = 0; i < count; i++) {
+		if (!vector[i].iov_len)
+			continue;
+		long done = writing ? __symex_write(fd, vector[i].iov_base, vector[i].iov_len)
+		                    : __symex_read(fd, vector[i].iov_base, vector[i].iov_len);
+		if (done < 0)
+			return total ? total : done;
+		total += done;
+		if ((size_t)done < vector[i].iov_len)
+			break;
+	}
+	return total;
+}
+
+static long fstatat_call(long dirfd, const char *path, struct stat *buf, long flags)
+{
+	if (flags & AT_EMPTY_PATH && !*path)
+		return __symex_fstat(dirfd, buf);
+	if (dirfd != AT_FDCWD && *path != '/')
+		return -EBADF; /* no directory descriptors in the model */
+	return __symex_stat(path, buf);
+}
+
+static long uname_call(struct utsname *name)
+{
+	memset(name, 0, sizeof *name);
+	strcpy(name->sysname, "Linux");
+	strcpy(name->nodename, "symex");
+	strcpy(name->release, "6.1.0");
+	strcpy(name->version, "#1 SMP");
+	strcpy(name->machine, "x86_64");
+	return 0;
+}
+
+long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
+{
+	switch (n) {
+	case SYS_read: return __symex_read(a, (void *)b, c);
+	case SYS_write: return __symex_write(a, (const void *)b, c);
+	case SYS_readv: return vector_io(a, (const struct iovec *)b, c, 0);
+	case SYS_writev: return vector_io(a, (const struct iovec *)b, c, 1);
+	case SYS_open: return __symex_open((const char *)a, b, c);
+	case SYS_openat: return __symex_openat(a, (const char *)b, c, d);
+	case SYS_close: return __symex_close(a);
+	case SYS_lseek: return __symex_lseek(a, b, c);
+	case SYS_stat: return __symex_stat((const char *)a, (struct stat *)b);
+	case SYS_lstat: return __symex_stat((const char *)a, (struct stat *)b);
+	case SYS_fstat: return __symex_fstat(a, (struct stat *)b);
+	case SYS_newfstatat: return fstatat_call(a, (const char *)b, (struct stat *)c, d);
+	case SYS_access: return __symex_access((const char *)a, b);
+	case SYS_faccessat:
+		return a == AT_FDCWD || *(const char *)b == '/' ? __symex_access((const char *)b, c) : -EBADF;
+	case SYS_unlink: return __symex_unlink((const char *)a);
+	case SYS_unlinkat:
+		return (a == AT_FDCWD || *(const char *)b == '/') && !c ? __symex_unlink((const char *)b) : -ENOSYS;
+	case SYS_dup: return __symex_dup(a);
+	case SYS_dup2: return __symex_dup2(a, b);
+	case SYS_dup3: return a == b ? -EINVAL : __symex_dup2(a, b);
+	case SYS_fcntl: return __symex_fcntl(a, b, c);
+	case SYS_ioctl:
+		/* isatty() asks for the window size: no descriptor is a terminal in the model */
+		if (b == TIOCGWINSZ) {
+			long r = __symex_isatty(a);
+			return r > 0 ? 0 : r;
+		}
+		return -ENOTTY;
+	case SYS_pipe: return __symex_pipe((int *)a, 0);
+	case SYS_pipe2: return __symex_pipe((int *)a, b);
+	case SYS_socket: return __symex_socket(a, b, c);
+	case SYS_socketpair: return __symex_socketpair(a, b, c, (int *)d);
+	case SYS_bind: return __symex_bind(a, (const void *)b, c);
+	case SYS_listen: return __symex_listen(a, b);
+	case SYS_connect: return __symex_connect(a, (const void *)b, c);
+	case SYS_accept: return __symex_accept(a, (void *)b, (unsigned *)c, 0);
+	case SYS_accept4: return __symex_accept(a, (void *)b, (unsigned *)c, d);
+	case SYS_shutdown: return __symex_shutdown(a, b);
+	case SYS_getsockname: return __symex_getsockname(a, (void *)b, (unsigned *)c);
+	case SYS_getpeername: return __symex_getpeername(a, (void *)b, (unsigned *)c);
+	case SYS_setsockopt: return __symex_setsockopt(a, b, c, (const void *)d, e);
+	case SYS_getsockopt: return __symex_getsockopt(a, b, c, (void *)d, (unsigned *)e);
+	case SYS_recvfrom: return __symex_recvfrom(a, (void *)b, c, d, (void *)e, (unsigned *)f);
+	case SYS_sendto: return __symex_sendto(a, (const void *)b, c, d, (const void *)e, f);
+	case SYS_poll: return __symex_poll((void *)a, b, c);
+	case SYS_select: return __symex_select(a, (void *)b, (void *)c, (void *)d, (void *)e);
+	case SYS_wait4: return __symex_waitpid(a, (int *)b, c);
+	case SYS_exit:
+	case SYS_exit_group: _exit(a);
+	case SYS_getpid: return getpid();
+	case SYS_getppid: return getppid();
+	case SYS_gettid: return 1;
+	case SYS_set_tid_address: return 1;
+	case SYS_getuid: case SYS_geteuid: case SYS_getgid: case SYS_getegid: return 0;
+	case SYS_umask: return 022;
+	case SYS_uname: return uname_call((struct utsname *)a);
+	case SYS_getcwd:
+		if (b < 2)
+			return -ERANGE;
+		((char *)a)[0] = '/';
+		((char *)a)[1] = 0;
+		return 2;
+	case SYS_clock_gettime: {
+		struct timespec *now = (struct timespec *)b;
+		now->tv_sec = SYMEX_TIME;
+		now->tv_nsec = 0;
+		return 0;
+	}
+	case SYS_rt_sigaction: case SYS_rt_sigprocmask: return 0; /* no signal is ever delivered */
+	case SYS_brk: return 0;
+	case SYS_mmap: return -ENOMEM;
+	case SYS_munmap: case SYS_mprotect: case SYS_madvise: return 0;
+	}
+	return __symex_unmodelled_syscall(n);
+}
+
+/* musl's code reads errno through this hidden alias of __errno_location, which is symex's
+ * (runtime/libc/errno.c: the thread scheduler saves and restores errno's variable) */
+int *__errno_location(void);
+hidden int *___errno_location(void) { return __errno_location(); }
