@@ -8,6 +8,7 @@ musl's source comes from Debian's archive on first use: without the network, the
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,20 @@ def test_the_command_line_takes_libc_musl(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "symex.cli", "run", "--libc", "glibc", str(REALISTIC)],
                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "invalid choice: 'glibc'" in bad.stderr
+
+
+def test_symex_cc_builds_for_musl_and_the_build_runs_with_musl(tmp_path: Path) -> None:
+    """SYMEX_LIBC=musl symex cc: the native executable is a static musl program (zig's musl),
+    the bitcode is compiled against musl's headers, and symex run links musl by itself."""
+    env = {**os.environ, "SYMEX_LIBC": "musl"}
+    build = subprocess.run([sys.executable, "-m", "symex.cli", "cc", "-O2", str(REALISTIC), "-o", "realistic"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert build.returncode == 0, build.stderr
+    native = tmp_path / "realistic"
+    program = symex.load(native)  # no libc given: the IR names musl
+    assert "__symex_start" in program.functions and "printf_core" in program.functions
+    result = symex.explore(program, args=ARGS, sym_stdin=2)
+    assert result.paths.partial == 0 and result.paths.errors == 0
+    for test in result.tests:
+        run = subprocess.run([str(native), *ARGS], input=test.objects["stdin"], capture_output=True, timeout=60)
+        assert (run.returncode, run.stdout) == (test.exit_code, test.stdout), test.objects["stdin"]

@@ -33,13 +33,15 @@ def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
     program of a native build made with ``symex cc`` (an executable, object or archive: the
     bitcode of every object it was linked from, linked into one module).
 
-    With ``libc`` (True or "symex", the default), the functions of symex's C library the
-    module calls and does not define (``strlen``, ``atoi``, ``isdigit`` ...) are linked in
-    first; this needs a C compiler once (the library's IR is cached). Without a compiler the
-    module loads as it is, and calls to those functions end their paths as unsupported.
+    With ``libc`` ("symex"; or True, the default, for a module not compiled for musl), the
+    functions of symex's C library the module calls and does not define (``strlen``,
+    ``atoi``, ``isdigit`` ...) are linked in first; this needs a C compiler once (the
+    library's IR is cached). Without a compiler the module loads as it is, and calls to
+    those functions end their paths as unsupported.
     ``libc="musl"`` links musl instead (see :mod:`symex.ir.musl`; the module should have
-    been compiled against musl's headers, as ``compile(..., libc="musl")`` does), keeping
-    symex's allocator, string and number functions; ``libc=False`` links nothing."""
+    been compiled against musl's headers, as ``compile(..., libc="musl")`` does: a module
+    whose triple names musl gets musl by default), keeping symex's allocator, string and
+    number functions; ``libc=False`` links nothing."""
     library = _library(libc)
     p = Path(path)
     if not p.is_file():
@@ -48,6 +50,9 @@ def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
     if is_native_build(p):
         source = link_modules(bitcode_paths(p), name=p.name)
     module = parse_module(source)
+    if libc is True and "musl" in module.triple:
+        # compiled for musl (compile(..., libc="musl"), or SYMEX_LIBC=musl symex cc)
+        library = "musl"
     if library == "musl":
         compiler = find_compiler()
         runtime = [f for source, f in zip(runtime_sources(), index_files(runtime_ir_files(compiler)))

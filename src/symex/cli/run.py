@@ -229,10 +229,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                          help="compiler optimisation level for C input (e.g. -O2)")
     solving.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
     solving.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
-    solving.add_argument("--libc", choices=LIBRARIES, default="symex",
-                         help="the C library linked with the program: symex's own (default), "
-                              "musl (a real one, built on first use; the environment is modelled "
-                              "at its system calls), or none")
+    solving.add_argument("--libc", choices=LIBRARIES, default=None,
+                         help="the C library linked with the program: symex's own (the default, "
+                              "unless the program was compiled for musl), musl (a real one, built "
+                              "on first use; the environment is modelled at its system calls), "
+                              "or none")
 
 
 def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> None:
@@ -458,7 +459,7 @@ def main(options: argparse.Namespace) -> int:
         _split_program_files(options)
         _validate(options)
         argv = _command_line(options)
-        program = compile(options.programs, flags, libc=options.libc)
+        program = compile(options.programs, flags, libc=options.libc or True)
         entry = program.functions.get("main")
         if entry is None or entry.is_declaration:
             raise ConfigError(f"{options.program} has no main function to start from; "

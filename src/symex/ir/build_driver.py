@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from symex.errors import ConfigError
 from symex.ir.compile import Compiler, default_cache_dir, find_compiler, include_dir
 
 __all__ = ["BITCODE_SECTION", "IR_FLAGS", "driver_environment", "run_compiler_driver"]
@@ -99,11 +100,19 @@ def _quoted(words: Sequence[str]) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
-def _shim_texts(compiler: Compiler) -> dict[str, str]:
+def _shim_texts(compiler: Compiler, libc: str) -> dict[str, str]:
     command = list(compiler.command)
     if compiler.kind == "zig":
         command.extend(_ZIG_FLAGS)
     ir_flags = [*IR_FLAGS, "-I", str(include_dir())]
+    if libc == "musl":
+        from symex.ir.musl import MUSL_TARGET, musl_tree, program_flags  # noqa: PLC0415
+
+        # the bitcode against musl's headers (its triple then names musl, and symex run links
+        # musl); the native build against zig's musl too, so configure checks that library
+        ir_flags += program_flags(musl_tree())
+        if compiler.kind == "zig":
+            command += ["-target", MUSL_TARGET]
     objcopy = shutil.which("objcopy")
     if objcopy is not None:
         objcopy_text = _OBJCOPY_SHIM.format(objcopy=shlex.quote(objcopy))
@@ -129,10 +138,14 @@ def _write_shims(texts: dict[str, str]) -> Path:
     return directory
 
 
-def driver_environment(compiler: Compiler | None = None) -> dict[str, str]:
+def driver_environment(compiler: Compiler | None = None, libc: str | None = None) -> dict[str, str]:
     """The environment variables that make wllvm compile with ``compiler`` (default: the one
-    symex uses) through symex's shims."""
-    directory = _write_shims(_shim_texts(compiler if compiler is not None else find_compiler()))
+    symex uses) through symex's shims, for the C library ``libc`` ("symex" or "musl";
+    default ``$SYMEX_LIBC``, else "symex")."""
+    libc = libc if libc is not None else os.environ.get("SYMEX_LIBC", "symex") or "symex"
+    if libc not in ("symex", "musl"):
+        raise ConfigError(f"SYMEX_LIBC={libc!r}: symex cc builds for 'symex' (the default) or 'musl'")
+    directory = _write_shims(_shim_texts(compiler if compiler is not None else find_compiler(), libc))
     return {
         "LLVM_COMPILER": "clang",
         "LLVM_COMPILER_PATH": str(directory),

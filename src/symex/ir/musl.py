@@ -42,6 +42,7 @@ from symex.ir.link import LibraryFile, index_files
 __all__ = [
     "LIBC_START",
     "MUSL_SHA256",
+    "MUSL_TARGET",
     "MUSL_URL",
     "MUSL_VERSION",
     "MuslTree",
@@ -55,6 +56,9 @@ __all__ = [
 LIBC_START = "__symex_start"
 """The entry a program linked with musl starts at (``runtime/musl/glue.c``): it sets up what
 musl's start-up would, then calls ``exit(main(argc, argv, envp))``."""
+
+MUSL_TARGET = "x86_64-linux-musl"
+"""The target programs for musl are compiled for: their IR's triple names musl."""
 
 MUSL_VERSION = "1.2.3"
 MUSL_URL = f"https://deb.debian.org/debian/pool/main/m/musl/musl_{MUSL_VERSION}.orig.tar.gz"
@@ -263,7 +267,8 @@ def syscall_name(number: int) -> str:
 
 def program_flags(tree: MuslTree) -> list[str]:
     """Flags compiling a program against musl's headers instead of the system's."""
-    flags = ["-nostdinc", "-D_GNU_SOURCE"]
+    # the musl triple marks the IR, so loading it links musl without being told
+    flags = ["-target", MUSL_TARGET, "-nostdinc"]
     for directory in tree.public_includes:
         flags += ["-isystem", str(directory)]
     return flags
@@ -290,7 +295,7 @@ def _compile(compiler: Compiler, tree: MuslTree, name: str, source: Path, output
     if name.startswith(_BYTEWISE):
         includes.append("-U__GNUC__")
     temporary = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    command = [*compiler.command, *_LIBRARY_FLAGS, "-target", "x86_64-linux-musl", *includes,
+    command = [*compiler.command, *_LIBRARY_FLAGS, "-target", MUSL_TARGET, *includes,
                str(source), "-o", str(temporary)]
     proc = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
     if proc.returncode != 0 or not temporary.is_file():
