@@ -85,6 +85,10 @@ def test_a_make_project_with_an_archive_is_explored_whole_and_replays_natively(p
     err = next((project / "out").glob("*.div.err")).read_text()
     assert "parse.c:20" in err  # `*value = 100 / divisor;`, in the archive's member
 
+    # symex replay runs the executable symex cc built, as it is
+    replay = symex_command("replay", "records", "out", cwd=project)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert replay.stdout.splitlines()[-1] == "symex replay: 7 tests: 1 of 1 error reproduced; 6 clean"
     # every test on the native executable: the same exit code, the error as SIGFPE
     index = read_test_index(project / "out")
     assert index is not None

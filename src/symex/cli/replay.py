@@ -13,11 +13,14 @@ Exit status: 0 when every error test reproduces, 1 when some does not, 2 for bad
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import TextIO
 
 from symex.cli.errors import error_text
 from symex.errors import SymexError
+from symex.ir.whole_program import is_native_build
 from symex.output.ktest import read_ktest
 from symex.replay import (NativeSandbox, build_native, describe_outcome, find_replay_targets,
                           reproduces, run_test)
@@ -32,7 +35,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Build PROGRAM natively (gcc, AddressSanitizer, UBSan) with a runtime that "
                     "feeds it the objects of a .ktest file, run every test, and check that each "
                     "error test fails natively the same way.")
-    parser.add_argument("program", help="the C source file the tests were generated from")
+    parser.add_argument("program", help="the C source file the tests were generated from, or the "
+                        "executable symex cc built (run as it is)")
     parser.add_argument("tests", metavar="TEST", nargs="+",
                         help="a .ktest file or an output directory (symex-out-N); several may "
                         "be given")
@@ -74,7 +78,12 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
         targets = [target for tests in options.tests for target in find_replay_targets(tests)]
         # Read every test before building, so a malformed file is reported before gcc runs.
         ktests = [read_ktest(target.path) for target in targets]
-        executable = build_native(options.program, flags)
+        if (not options.program.endswith(".c") and os.path.isfile(options.program)
+                and is_native_build(options.program)):
+            # built by symex cc: the executable itself is what runs natively
+            executable = Path(options.program).resolve()
+        else:
+            executable = build_native(options.program, flags)
     except SymexError as exc:
         sys.stderr.write(error_text("symex replay", exc))
         return 2

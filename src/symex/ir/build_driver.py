@@ -43,11 +43,13 @@ BITCODE_SECTION = ".llvm_bc"
 """The ELF section wllvm writes the bitcode paths into (one absolute path per line)."""
 
 IR_FLAGS: tuple[str, ...] = (
-    "-O0", "-g", "-Xclang", "-disable-O0-optnone", "-fno-stack-protector",
+    "-O0", "-g", "-Xclang", "-disable-O0-optnone", "-fno-stack-protector", "-fno-sanitize=all",
     "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=0", "-Wno-unused-command-line-argument",
 )
 """Appended to the bitcode build (after the build's own flags, so they win): the IR symex
-explores best, whatever optimisation the build asked for its native objects."""
+explores best, whatever optimisation or sanitizer the build asked for its native objects
+(``CFLAGS=-fsanitize=address`` gives native executables that ``symex replay`` checks memory
+errors with, and plain bitcode)."""
 
 # zig cc instruments for UBSan by default and defines NDEBUG from -O1: neither is what a
 # build system means by "cc" (a user's own -DNDEBUG comes later and still wins)
