@@ -47,13 +47,15 @@ def test_a_program_using_the_c_library_widely_matches_its_native_build(tmp_path:
     program = symex.compile(REALISTIC, libc="musl")
     result = symex.explore(program, args=ARGS, sym_stdin=2)
     assert result.paths.partial == 0 and result.paths.errors == 0
-    # the four modes (digit, letter, '.', other) and both sides of the "other" mode's check
-    assert result.paths.completed >= 5
+    # the five modes (digit, letter, '.', '-', other) and both sides of the "other" mode's check
+    assert result.paths.completed >= 6
     outputs = {test.stdout for test in result.tests}
     assert any(b"sorted: -7,0,3,19,19,42 (found 19, |-7| = 7)" in out for out in outputs)
     assert any(b"time: 1971-01-01 00:00:00 Fri Jan 001" in out for out in outputs)
     assert any(b"opendir: No such file or directory" in out for out in outputs)
     assert any(b"numbers: [ 0.25|12  |ff|ok] (16 chars)" in out for out in outputs)
+    assert any(b"text: 4 words, first 'alpha', span 5/5, 'libx.a' '/usr/local/lib'" in out for out in outputs)
+    assert any(b"bytes: 0101234789 9; scanned 3: 2026-11-24" in out for out in outputs)
     native = native_build(REALISTIC, tmp_path)
     for test in result.tests:
         run = subprocess.run([str(native), *ARGS], input=test.objects["stdin"], capture_output=True, timeout=60)

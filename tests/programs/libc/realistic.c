@@ -2,12 +2,16 @@
  * (printf family with %s %d %x %f, snprintf, fputs, perror), strings, stdlib (strtol,
  * strtod, qsort, bsearch, atoi, abs, getenv), getopt_long, ctype, errno/strerror, time
  * formatting (gmtime, strftime, time), locale (setlocale), regex (regcomp/regexec),
- * directories (opendir) and wide characters (mbstowcs, wcslen, wcscmp, towupper, wctomb).
+ * directories (opendir) and wide characters (mbstowcs, wcslen, wcscmp, towupper, wctomb);
+ * and the text utilities of show_text, for more than 60 library functions in all.
  *
  * Run by tests/test_musl.py with symex's musl and natively (zig cc -target x86_64-linux-musl):
  * every path's output must be the same. Standard input (two symbolic bytes) picks the mode. */
 #include <ctype.h>
 #include <dirent.h>
+#include <fnmatch.h>
+#include <libgen.h>
+#include <strings.h>
 #include <errno.h>
 #include <getopt.h>
 #include <locale.h>
@@ -88,6 +92,41 @@ static void show_errors(void) {
     fputs(getenv("SYMEX_NO_SUCH_VARIABLE") ? "variable set\n" : "variable unset\n", stdout);
 }
 
+static void show_text(void) {
+    char line[] = "alpha, beta;gamma  delta";
+    char *save = NULL, *copy = strdup(line), *part = strndup(line, 5);
+    int words = 0;
+    for (char *word = strtok_r(copy, ",; ", &save); word; word = strtok_r(NULL, ",; ", &save))
+        words++;
+    char path[] = "/usr/local/lib/libx.a", path2[] = "/usr/local/lib/libx.a";
+    printf("text: %d words, first '%s', span %zu/%zu, '%s' '%s'\n", words, part, strspn(line, "abhlp"),
+           strcspn(line, ","), basename(path), dirname(path2));
+    printf("find: %s|%s|%s cmp %d %d %d\n", strchr(line, 'b'), strrchr(line, 'd'), strstr(line, "gam"),
+           strncmp(line, "alps", 3) == 0, strcasecmp("DeLTa", "delta") == 0, memcmp("ab", "ac", 2) < 0);
+    char moved[16] = "0123456789";
+    memmove(moved + 2, moved, 5);
+    const char *at = memchr(moved, '9', 10);
+    int day, month, year, got = sscanf("24/11/2026", "%d/%d/%d", &day, &month, &year);
+    char scratch[32];
+    sprintf(scratch, "%04d-%02d-%02d", year, month, day);
+    printf("bytes: %s %ld; scanned %d: %s\n", moved, at ? (long)(at - moved) : -1L, got, scratch);
+    div_t q = div(17, 5);
+    printf("numbers: %d r %d, %ld, %lu, %lld, %ld, %d%d%d%d%d\n", q.quot, q.rem, labs(-9L), strtoul("0x1f", NULL, 0),
+           strtoll("-123456789012", NULL, 10), atol("77"), isspace(' ') != 0, isupper('Q') != 0,
+           islower('q') != 0, isxdigit('f') != 0, isprint('\t') == 0);
+    printf("match: %d %d\n", fnmatch("*.c", "main.c", 0) == 0, fnmatch("*.c", "main.h", 0) == 0);
+    FILE *missing = fopen("/no/such/file", "r");
+    char cwd[64];
+    printf("files: fopen %s, access %d, cwd %s\n", missing ? "opened" : "failed",
+           access("/no/such/file", R_OK) == 0, getcwd(cwd, sizeof cwd) ? "known" : "unknown");
+    putchar('>');
+    fwrite(" done", 1, 5, stdout);
+    puts("");
+    fflush(stdout);
+    free(copy);
+    free(part);
+}
+
 int main(int argc, char **argv) {
     static const struct option options[] = {
         {"upper", no_argument, NULL, 'u'},
@@ -118,6 +157,8 @@ int main(int argc, char **argv) {
     } else if (mode[0] == '.') {
         show_time();
         show_errors();
+    } else if (mode[0] == '-') {
+        show_text();
     } else {
         printf("mode %02x: nothing to do\n", mode[1] == '!' ? 0x21 : 0);
         return 1;
