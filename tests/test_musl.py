@@ -127,3 +127,21 @@ def test_symex_cc_builds_for_musl_and_the_build_runs_with_musl(tmp_path: Path) -
     for test in result.tests:
         run = subprocess.run([str(native), *ARGS], input=test.objects["stdin"], capture_output=True, timeout=60)
         assert (run.returncode, run.stdout) == (test.exit_code, test.stdout), test.objects["stdin"]
+
+
+@pytest.mark.parametrize("libc", ["symex", "musl"])
+def test_the_allocators_other_entry_points(tmp_path: Path, libc: str) -> None:
+    """posix_memalign, aligned_alloc and reallocarray over symex's malloc, with both libraries
+    (coreutils calls them; the expected line is what glibc and musl print natively)."""
+    source = tmp_path / "aligned.c"
+    source.write_text('#include <errno.h>\n#include <stdio.h>\n#include <stdlib.h>\n'
+                      'int main(void) { void *p; int r = posix_memalign(&p, 64, 10);\n'
+                      '  int bad = posix_memalign(&p, 3, 10);\n'
+                      '  int *a = reallocarray(NULL, 4, sizeof(int)); a[3] = 7;\n'
+                      '  void *big = reallocarray(NULL, (size_t)-1 / 2 + 1, 2);\n'
+                      '  void *q = aligned_alloc(4096, 100);\n'
+                      '  printf("%d %d %d %d %d %d\\n", r, bad == EINVAL, (unsigned long)p % 64 == 0, a[3],\n'
+                      '         big == NULL && errno == ENOMEM, (unsigned long)q % 4096 == 0);\n'
+                      '  free(a); free(p); free(q); return 0; }\n')
+    result = symex.explore(symex.compile(source, libc=libc))
+    assert [(t.stdout, t.error) for t in result.tests] == [(b"0 1 1 7 1 1\n", None)]

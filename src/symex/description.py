@@ -54,6 +54,9 @@ class Inputs:
     entry: str = "main"
     argv: ArgvSpec = ArgvSpec(())
     posix: PosixSetup = PosixSetup()
+    environment: tuple[str, ...] = ()
+    """The program's environment, ``NAME=VALUE`` strings (KLEE's ``-environ``): ``envp``,
+    ``environ`` and what ``getenv`` finds."""
 
 
 @attrs.frozen
@@ -191,7 +194,8 @@ class RunDescription:
               journal: str | os.PathLike[str] | None = None,
               stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
               sym_packets: tuple[int, int] | None = None,
-              sym_fragments: int | None = None) -> RunDescription:
+              sym_fragments: int | None = None,
+              environ: Sequence[str] | None = None) -> RunDescription:
         """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
         host files are read now. ``solver`` is a configuration string ("" when the caller
         brings a solver object)."""
@@ -224,10 +228,16 @@ class RunDescription:
         if (restart_all_states or stop_after_replay) and continue_with is None:
             raise ConfigError("restart_all_states and stop_after_replay replay a recorded "
                               "tree; pass continue_with=DIR as well")
+        if isinstance(environ, str):
+            raise ConfigError("environ must be a sequence of NAME=VALUE strings, not one string")
+        variables = tuple(environ or ())
+        bad = [v for v in variables if "=" not in v or v.startswith("=") or "\0" in v]
+        if bad:
+            raise ConfigError(f"environment entry {bad[0]!r} is not NAME=VALUE")
         exit_kinds = error_kinds_to_exit_on(exit_on_error)
         return cls(
             inputs=Inputs(entry, ArgvSpec(concrete + tuple(extra) + environment),
-                          PosixSetup.make(stdin, host_files)),
+                          PosixSetup.make(stdin, host_files), variables),
             limits=Limits(max_time, max_instructions, max_depth, max_states, max_forks,
                           max_memory, max_stack_frames, _locations(stop_at)),
             search=Search(_names(searcher), seed, portfolio_strategies(portfolio, workers,

@@ -39,6 +39,9 @@ from symex.solvers.base import Solver, SolverBase
 from symex.solvers.chain import ChainStatistics
 from symex.symargs import ArgvItem, ArgvSpec
 
+#: the C library's pointer to the environment (musl's, and symex's library's)
+ENVIRON_GLOBAL = "__environ"
+
 #: instructions a state may run before the engine checks limits and asks the searcher again
 TIME_SLICE = 10_000
 
@@ -403,6 +406,7 @@ class Exploration:
         self.entry: Function | None = None
         self.args = ArgvSpec(())
         self.posix = PosixSetup()
+        self.environment: tuple[str, ...] = ()
         self.next_progress = 0.0
         self.next_memory_check = 0.0
         #: tests that went through on_path_end (so an interrupt can deliver the rest)
@@ -455,8 +459,10 @@ class Exploration:
             # a program linked with musl starts as a C library starts it: environment,
             # then exit(main(...)), so atexit handlers run and stdio is flushed
             self.entry = start
+        self.program.ensure_lowered(self.entry)
         self.args = inputs.argv
         self.posix = inputs.posix
+        self.environment = inputs.environment
 
     def start_paths(self) -> list[State]:
         """Start the program once more from its entry: one initial state (one per argument
@@ -748,23 +754,38 @@ class Exploration:
         """Set argc/argv (and envp) of main: the program name and the arguments of ``args``;
         symbolic arguments as KLEE's POSIX runtime makes them (``SymArgs`` fork the initial
         state once per argument count). The states to start from."""
-        if not entry.params and not args.is_symbolic:
+        if not entry.params and not args.is_symbolic and not self.environment:
             return [state]
         name = self.program.path.rsplit("/", 1)[-1].encode()
         built = build_argv_strings(self.executor, state, name, args)
         # the forks are handed to the searcher by run(), not by the loop
         self.executor.new_states = []
         for s, pointers in built:
+            envp = self._environment(s)
             if not entry.params:
                 continue
             array = s.allocate(8 * (len(pointers) + 1), ObjectKind.ARGUMENT, "argv")
             array.write_bytes(0, b"".join(p.to_bytes(8, "little") for p in pointers) + bytes(8))
-            values: list[Any] = [len(pointers), array.obj.address]
-            if len(entry.params) >= 3:
-                envp = s.allocate(8, ObjectKind.ARGUMENT, "envp")
-                values.append(envp.obj.address)
+            values: list[Any] = [len(pointers), array.obj.address, envp]
             s.frame.regs[:len(entry.params)] = values[:len(entry.params)]
         return [s for s, _ in built]
+
+    def _environment(self, state: State) -> int:
+        """The environment's strings and ``envp`` array in ``state``'s memory; its address.
+        A program defining ``__environ`` (musl, symex's library) gets it there too, so
+        ``getenv`` finds the variables whatever main's parameters are."""
+        pointers = []
+        for variable in self.environment:
+            data = variable.encode("utf-8", "surrogateescape") + b"\0"
+            string = state.allocate(len(data), ObjectKind.ARGUMENT, "environ")
+            string.write_bytes(0, data)
+            pointers.append(string.obj.address)
+        envp = state.allocate(8 * (len(pointers) + 1), ObjectKind.ARGUMENT, "envp")
+        envp.write_bytes(0, b"".join(p.to_bytes(8, "little") for p in pointers) + bytes(8))
+        variable_object = self.program.globals.get(ENVIRON_GLOBAL)
+        if variable_object is not None and variable_object.size == 8:
+            self.executor.write_bytes(state, variable_object.address, envp.obj.address.to_bytes(8, "little"))
+        return envp.obj.address
 
     # -- path ends ----------------------------------------------------------------------
 
@@ -871,11 +892,12 @@ class Exploration:
 
 
 def tree_identity(program: Program, entry: str, argv: ArgvSpec,
-                  posix: PosixSetup) -> TreeIdentity:
+                  posix: PosixSetup, environment: Sequence[str] = ()) -> TreeIdentity:
     """What an execution tree recorded by this run belongs to: the program and its inputs
-    spec (entry, command line in KLEE's syntax, stdin, host files)."""
+    spec (entry, command line in KLEE's syntax, stdin, host files, environment)."""
     return TreeIdentity.of(program.path, program.ir_text,
-                           describe_inputs(entry, argv.words(), posix.stdin, posix.host_files))
+                           describe_inputs(entry, argv.words(), posix.stdin, posix.host_files,
+                                           environment))
 
 
 def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: int = 0,
@@ -904,7 +926,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             journal: str | os.PathLike[str] | None = None,
             stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
             sym_packets: tuple[int, int] | None = None,
-            sym_fragments: int | None = None) -> Result:
+            sym_fragments: int | None = None, environ: Sequence[str] | None = None) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -985,7 +1007,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         restart_all_states=restart_all_states, stop_after_replay=stop_after_replay,
         replay_searcher=replay_searcher, hash_constants=hash_constants, workers=workers,
         stop_at=stop_at, schedule_forks=schedule_forks, sym_packets=sym_packets,
-        sym_fragments=sym_fragments,
+        sym_fragments=sym_fragments, environ=environ,
         parallel_backend=parallel_backend, cluster=cluster, balance_ratio=balance_ratio,
         portfolio=portfolio, journal=journal)
     return run_exploration(program, description, hooks=hooks,
@@ -1029,7 +1051,7 @@ def run_exploration(program: Program, description: RunDescription, *,
             backend = with_chain(backend, spec.chain)
         if tree.used:
             recorder, memo_messages = open_recorder(
-                tree_identity(program, entry, inputs.argv, inputs.posix),
+                tree_identity(program, entry, inputs.argv, inputs.posix, inputs.environment),
                 record_tree=tree.record_tree, continue_with=tree.continue_with,
                 hash_constants=tree.hash_constants, restart_all_states=tree.restart_all_states,
                 stop_after_replay=tree.stop_after_replay)

@@ -144,6 +144,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     environment.add_argument("--read-host-file", dest="host_files", action="append", default=[],
                              metavar="PATH", help="let the program open this host file for "
                                                   "reading (repeatable; never written)")
+    environment.add_argument("--environ", "-environ", metavar="FILE",
+                             help="the program's environment: a file of NAME=VALUE lines (KLEE's "
+                                  "-environ); without it the environment is empty")
     environment.add_argument("--stdin-file", metavar="PATH",
                              help="concrete standard input: the bytes of this host file")
     search = run.add_argument_group("search and limits")
@@ -417,6 +420,24 @@ def _split_program_files(options: argparse.Namespace) -> None:
     options.args = args
 
 
+def _environment(options: argparse.Namespace) -> tuple[str, ...]:
+    """The variables of ``--environ FILE`` (KLEE's ``-environ``: one NAME=VALUE a line;
+    blank lines and ``#`` comments skipped)."""
+    if options.environ is None:
+        return ()
+    try:
+        with open(options.environ, encoding="utf-8", errors="surrogateescape") as handle:
+            lines = handle.read().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read --environ {options.environ}: {exc.strerror}; give a file "
+                          f"of NAME=VALUE lines") from None
+    variables = tuple(line for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    bad = [line for line in variables if "=" not in line or line.startswith("=")]
+    if bad:
+        raise ConfigError(f"--environ {options.environ}: {bad[0]!r} is not NAME=VALUE")
+    return variables
+
+
 def _stdin_bytes(options: argparse.Namespace) -> bytes | None:
     """The bytes of ``--stdin-file``, or None."""
     if options.stdin_file is None:
@@ -485,7 +506,8 @@ def _check_tree(options: argparse.Namespace, program: Any, argv: ArgvSpec) -> No
     --record-tree) that is missing, damaged, newer, or recorded for another program or other
     inputs (raises TreeFileError or JournalError)."""
     identity = tree_identity(program, "main", argv,
-                             PosixSetup.make(_stdin_bytes(options), options.host_files))
+                             PosixSetup.make(_stdin_bytes(options), options.host_files),
+                             _environment(options))
     if _parallel(options):
         RunJournal.check(options.continue_with, identity)
         if not options.record_tree:
@@ -562,6 +584,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                 solver=options.solver, emit_all_errors=options.emit_all_errors,
                 write_queries=options.write_queries, sym_args=argv,
                 stdin=_stdin_bytes(options), host_files=options.host_files,
+                environ=_environment(options),
                 restart_all_states=options.restart_all_states,
                 stop_after_replay=options.stop_after_replay,
                 replay_searcher=options.replay_search or "dfs",

@@ -87,6 +87,23 @@ class FunctionCoverage:
         self.outcomes = bytearray(len(self.outcome_keys))
 
 
+class _FunctionsCovered(dict[str, "FunctionCoverage"]):
+    """FunctionCoverage by function name; a function lowered on its first call gets its
+    entry when first asked for (it counts no lines: it has no debug info)."""
+
+    __slots__ = ("program",)
+
+    def __init__(self, program: Program) -> None:
+        super().__init__()
+        self.program = program
+
+    def __missing__(self, name: str) -> FunctionCoverage:
+        fn = self.program.functions[name]
+        self.program.ensure_lowered(fn)
+        info = self[name] = FunctionCoverage(fn)
+        return info
+
+
 class CoverageMap:
     """Coverage of one exploration. The executor reports first visits (``reach_block``,
     ``take_outcome``); the counts are kept as they grow."""
@@ -95,11 +112,13 @@ class CoverageMap:
                  "total_branches", "total_instructions")
 
     def __init__(self, program: Program) -> None:
-        self.functions: dict[str, FunctionCoverage] = {}
+        self.functions: dict[str, FunctionCoverage] = _FunctionsCovered(program)
         total_lines: set[Line] = set()
         total_branches: set[BranchOutcome] = set()
         total_instructions = 0
         for fn in program.functions.values():
+            if fn.pending:
+                continue  # no debug info, so nothing counted: made when first reached
             info = FunctionCoverage(fn)
             self.functions[fn.name] = info
             for lines in info.block_lines:

@@ -252,6 +252,7 @@ class Executor:
         """Compiled closures for every block of ``fn`` (built on first use)."""
         code = self.code.get(fn.name)
         if code is None:
+            self.program.ensure_lowered(fn)
             code = [[] for _ in fn.blocks]
             self.code[fn.name] = code
             # marks made before the first compile (mark_covered_elsewhere) are kept

@@ -12,8 +12,12 @@ wllvm calls a ``clang`` and an ``objcopy`` by path; symex gives it two small she
 (written once per compiler into the cache directory):
 
 - ``clang`` runs :func:`~symex.ir.compile.find_compiler`'s compiler (system clang, else
-  ``zig cc``) with zig's surprises switched off for both builds (UBSan traps, NDEBUG), and
-  for the bitcode build appends symex's own IR flags: ``-O0 -g`` without ``optnone``, no
+  ``zig cc``) with zig's surprises switched off for both builds (UBSan traps, NDEBUG). Both
+  builds are unoptimised (``-O0`` comes last): an object optimised natively may have
+  inlined or dropped calls its bitcode still makes (gnulib's ``imalloc``, an inline function
+  whose one external definition sits in an archive member), and the native linker, which
+  decides which archive members the executable lists, must see the calls the bitcode
+  makes. For the bitcode build it appends symex's own IR flags: ``-O0 -g`` without ``optnone``, no
   stack protector, no fortified wrappers, symex's headers on the include path, and no
   dependency-file flags (the object's build already wrote that file, naming the object as
   its target; and zig cc writes no output at all when asked for both).
@@ -72,7 +76,7 @@ for argument in "$@"; do
   done
   exec {compiler} "$@" {ir_flags}
 done
-exec {compiler} "$@"
+exec {compiler} "$@" -O0
 """
 
 _OBJCOPY_SHIM = """#!/bin/sh

@@ -105,6 +105,8 @@ class Lowering:
         self.debug = DebugInfo.parse(text)
         self.addresses: dict[str, int] = {}
         self.functions: dict[str, Function] = {}
+        #: functions left for their first call (see _finish_lowering), by name
+        self._pending: dict[str, Any] = {}
         self.globals: dict[str, GlobalObject] = {}
         self.block_index: dict[int, tuple[str, int]] = {}
         self._type_cache: dict[str, Any] = {}
@@ -198,7 +200,13 @@ class Lowering:
                 declared.name if declared is not None else _source_name(g.name),
                 declared.site if declared is not None else "")
         for f in fn_refs:
-            self.functions[f.name] = self.lower_function(f)
+            if f.is_declaration or self.debug.subprogram_file(f.name) is not None:
+                self.functions[f.name] = self.lower_function(f)
+            else:
+                # a library function (no debug info: no coverage to count) is lowered on its
+                # first call: a program linked with musl names hundreds it never calls
+                self.functions[f.name] = self._pending_function(f)
+                self._pending[f.name] = f
         files = []
         for f in self.functions.values():
             if f.file and f.file not in files:
@@ -212,7 +220,26 @@ class Lowering:
             source_files=tuple(files),
             ir_text=self.text,
             function_aliases=aliases,
+            lowerer=self._finish_lowering if self._pending else None,
         )
+
+    def _pending_function(self, f: Any) -> Function:
+        ftype = self.type_of(f.global_value_type)
+        return Function(
+            name=f.name, address=self.addresses[f.name], params=(), param_access=(),
+            ret=None if isinstance(ftype.ret, T.VoidType) else self._maybe_access(ftype.ret),
+            vararg=ftype.vararg, num_slots=0, template=[], blocks=(), is_declaration=False,
+            pending=True,
+        )
+
+    def _finish_lowering(self, fn: Function) -> None:
+        """Lower a pending function into its placeholder (the same object the program's
+        tables hold)."""
+        lowered = self.lower_function(self._pending.pop(fn.name))
+        for field in ("params", "param_access", "ret", "vararg", "num_slots", "template", "blocks",
+                      "file", "line"):
+            setattr(fn, field, getattr(lowered, field))
+        fn.pending = False
 
     def _resolve(self, name: str) -> int:
         try:

@@ -11,6 +11,7 @@ get slots too, pre-filled in :attr:`Function.template`, so an operand is always 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -206,6 +207,9 @@ class Function:
     is_declaration: bool
     file: str | None = None
     line: int | None = None
+    #: not lowered yet: a library function (no debug info) is lowered when first called
+    #: (Program.ensure_lowered); until then it has no params, template or blocks
+    pending: bool = False
 
     @property
     def instruction_count(self) -> int:
@@ -242,6 +246,28 @@ class Program:
     ir_text: str = ""
     #: names that are aliases of functions (musl's weak_alias), by the function's name
     function_aliases: dict[str, str] = attrs.field(factory=dict)
+    #: lowers a pending function in place (None when nothing is pending)
+    lowerer: Callable[[Function], None] | None = None
+
+    def ensure_lowered(self, fn: Function) -> None:
+        """Lower ``fn`` now if it was left for its first call."""
+        if fn.pending and self.lowerer is not None:
+            self.lowerer(fn)
+
+    def lower_all(self) -> None:
+        """Lower every pending function (before the program is pickled for a worker)."""
+        for fn in self.functions.values():
+            self.ensure_lowered(fn)
+
+    def __getstate__(self) -> dict[str, Any]:
+        self.lower_all()
+        state = {field.name: getattr(self, field.name) for field in attrs.fields(type(self))}
+        state["lowerer"] = None  # holds the parsed module, which does not pickle
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
 
     def function(self, name: str) -> Function:
         """The function called ``name`` (KeyError when absent)."""

@@ -67,9 +67,11 @@ def compiler_of(ir_text: str) -> str:
 
 
 def describe_inputs(entry: str, arguments: Sequence[str], stdin: bytes,
-                    host_files: Sequence[tuple[str, bytes]]) -> str:
+                    host_files: Sequence[tuple[str, bytes]], environment: Sequence[str] = ()) -> str:
     """The inputs spec of a run, as people read it (and as trees compare it)."""
     parts = [f"entry {entry}", "arguments: " + (" ".join(arguments) if arguments else "none")]
+    if environment:
+        parts.append("environment: " + " ".join(environment))
     if stdin:
         parts.append(f"stdin: {len(stdin)} bytes (sha256 {hashlib.sha256(stdin).hexdigest()[:16]})")
     for path, data in host_files:

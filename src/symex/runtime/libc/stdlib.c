@@ -122,9 +122,25 @@ WEAK int abs(int x) { return x < 0 ? -x : x; }
 WEAK long labs(long x) { return x < 0 ? -x : x; }
 WEAK long long llabs(long long x) { return x < 0 ? -x : x; }
 
-/* no environment is modelled: every variable is unset */
+/* The environment symex gives the program (explore(environ=...), symex run --environ
+ * FILE; empty by default): the engine points this at main's envp. A C library that
+ * defines its own __environ (musl) takes its place. */
+WEAK char **__environ;
+extern char **environ __attribute__((weak, alias("__environ")));
+
 WEAK char *getenv(const char *name) {
-  (void)name;
+  size_t length = 0;
+  while (name[length] && name[length] != '=')
+    length++;
+  if (name[length] || !__environ)
+    return NULL;
+  for (char **entry = __environ; *entry; entry++) {
+    size_t i = 0;
+    while (i < length && (*entry)[i] == name[i])
+      i++;
+    if (i == length && (*entry)[i] == '=')
+      return *entry + length + 1;
+  }
   return NULL;
 }
 
@@ -173,4 +189,36 @@ WEAK int atexit(void (*handler)(void)) {
     return -1;
   __symex_atexit_handlers[__symex_atexit_count++] = handler;
   return 0;
+}
+
+/* The allocator's other entry points, over symex's malloc (a Python handler: every object
+ * gets its own bounds). Every object starts at a multiple of 2^38, so any alignment holds. */
+#define ENOMEM 12
+void *malloc(size_t size);
+void *realloc(void *pointer, size_t size);
+
+WEAK int posix_memalign(void **out, size_t alignment, size_t size) {
+  if (alignment % sizeof(void *) || (alignment & (alignment - 1)))
+    return EINVAL;
+  void *pointer = malloc(size);
+  if (pointer == NULL && size)
+    return ENOMEM;
+  *out = pointer;
+  return 0;
+}
+WEAK void *aligned_alloc(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1))) {
+    *__errno_location() = EINVAL;
+    return NULL;
+  }
+  return malloc(size);
+}
+WEAK void *memalign(size_t alignment, size_t size) { return aligned_alloc(alignment, size); }
+WEAK void *valloc(size_t size) { return malloc(size); }
+WEAK void *reallocarray(void *pointer, size_t count, size_t size) {
+  if (count && size > (size_t)-1 / count) {
+    *__errno_location() = ENOMEM;
+    return NULL;
+  }
+  return realloc(pointer, count * size);
 }
