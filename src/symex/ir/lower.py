@@ -28,6 +28,7 @@ from symex.ir.program import (
     CastInfo,
     Edge,
     Function,
+    LAZY_FIELDS,
     GlobalObject,
     Instruction,
     Opcode,
@@ -220,26 +221,28 @@ class Lowering:
             source_files=tuple(files),
             ir_text=self.text,
             function_aliases=aliases,
-            lowerer=self._finish_lowering if self._pending else None,
         )
 
     def _pending_function(self, f: Any) -> Function:
         ftype = self.type_of(f.global_value_type)
-        return Function(
+        fn = Function(
             name=f.name, address=self.addresses[f.name], params=(), param_access=(),
             ret=None if isinstance(ftype.ret, T.VoidType) else self._maybe_access(ftype.ret),
             vararg=ftype.vararg, num_slots=0, template=[], blocks=(), is_declaration=False,
-            pending=True,
+            pending=True, lowerer=self._finish_lowering,
         )
+        for field in LAZY_FIELDS:
+            delattr(fn, field)  # the first read lowers the function (Function.__getattr__)
+        return fn
 
     def _finish_lowering(self, fn: Function) -> None:
         """Lower a pending function into its placeholder (the same object the program's
         tables hold)."""
         lowered = self.lower_function(self._pending.pop(fn.name))
-        for field in ("params", "param_access", "ret", "vararg", "num_slots", "template", "blocks",
-                      "file", "line"):
+        for field in LAZY_FIELDS:
             setattr(fn, field, getattr(lowered, field))
         fn.pending = False
+        fn.lowerer = None
 
     def _resolve(self, name: str) -> int:
         try:

@@ -207,14 +207,26 @@ class Function:
     is_declaration: bool
     file: str | None = None
     line: int | None = None
-    #: not lowered yet: a library function (no debug info) is lowered when first called
-    #: (Program.ensure_lowered); until then it has no params, template or blocks
+    #: not lowered yet: a library function (no debug info) is lowered when first used; until
+    #: then its LAZY_FIELDS are unset and the first read of one lowers it (__getattr__)
     pending: bool = False
+    lowerer: Callable[[Function], None] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for an unset slot: a pending function's lowered fields
+        if name in LAZY_FIELDS and self.pending and self.lowerer is not None:
+            self.lowerer(self)
+            return getattr(self, name)
+        raise AttributeError(f"'Function' object has no attribute {name!r}")
 
     @property
     def instruction_count(self) -> int:
         """Number of lowered instructions in the function."""
         return sum(len(b.instructions) for b in self.blocks)
+
+
+#: the fields a pending Function gets when it is lowered
+LAZY_FIELDS = frozenset({"params", "param_access", "num_slots", "template", "blocks"})
 
 
 @attrs.define(slots=True, eq=False)
@@ -246,13 +258,11 @@ class Program:
     ir_text: str = ""
     #: names that are aliases of functions (musl's weak_alias), by the function's name
     function_aliases: dict[str, str] = attrs.field(factory=dict)
-    #: lowers a pending function in place (None when nothing is pending)
-    lowerer: Callable[[Function], None] | None = None
 
     def ensure_lowered(self, fn: Function) -> None:
-        """Lower ``fn`` now if it was left for its first call."""
-        if fn.pending and self.lowerer is not None:
-            self.lowerer(fn)
+        """Lower ``fn`` now if it was left for its first use."""
+        if fn.pending and fn.lowerer is not None:
+            fn.lowerer(fn)
 
     def lower_all(self) -> None:
         """Lower every pending function (before the program is pickled for a worker)."""
@@ -260,10 +270,9 @@ class Program:
             self.ensure_lowered(fn)
 
     def __getstate__(self) -> dict[str, Any]:
+        # a pending function's lowerer holds the parsed module, which does not pickle
         self.lower_all()
-        state = {field.name: getattr(self, field.name) for field in attrs.fields(type(self))}
-        state["lowerer"] = None  # holds the parsed module, which does not pickle
-        return state
+        return {field.name: getattr(self, field.name) for field in attrs.fields(type(self))}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
