@@ -128,7 +128,13 @@ def run_tool(source: Path, results: Path, tool: str, seconds: float) -> dict[str
     command = [*SYMEX, "run", "-q", "--max-time", f"{seconds:g}", "--output-dir", str(out),
                str(source / "src" / tool), *KLEE_ARGUMENTS]
     started = time.monotonic()
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=seconds * 4 + 600)
+    # a run that does not stop near its time limit is an engine failure: reported, not waited on
+    grace = seconds * 2 + 60
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=grace)
+    except subprocess.TimeoutExpired:
+        return {"tool": tool, "status": None, "seconds": round(time.monotonic() - started, 1),
+                "failure": f"did not stop within {grace:g} s of a {seconds:g} s limit"}
     elapsed = time.monotonic() - started
     row: dict[str, object] = {"tool": tool, "status": proc.returncode, "seconds": round(elapsed, 1)}
     summary = re.search(r"explored (\d+) paths?: (\d+) completed, (\d+) errors?, (\d+) partial", proc.stdout)
