@@ -145,3 +145,21 @@ def test_the_allocators_other_entry_points(tmp_path: Path, libc: str) -> None:
                       '  free(a); free(p); free(q); return 0; }\n')
     result = symex.explore(symex.compile(source, libc=libc))
     assert [(t.stdout, t.error) for t in result.tests] == [(b"0 1 1 7 1 1\n", None)]
+
+
+def test_statx_answers_from_the_model(tmp_path: Path) -> None:
+    """statx, which programs configured against a newer musl call (gnulib's ls does), reports
+    what stat does: here the size of an 8-byte symbolic file and that it is a regular file."""
+    source = tmp_path / "statx.c"
+    source.write_text('#include <fcntl.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <sys/stat.h>\n'
+                      'struct kernel_statx { uint32_t mask, blksize; uint64_t attributes; uint32_t nlink, uid, gid;\n'
+                      '  uint16_t mode, pad0; uint64_t ino, size, blocks, attributes_mask; uint64_t times[8];\n'
+                      '  uint32_t rdev_major, rdev_minor, dev_major, dev_minor; uint64_t pad1[14]; };\n'
+                      'int statx(int, const char *, int, unsigned, struct kernel_statx *);\n'
+                      'int main(void) { struct kernel_statx st;\n'
+                      '  int r = statx(AT_FDCWD, "A", 0, 0x7ff, &st);\n'
+                      '  int missing = statx(AT_FDCWD, "nope", 0, 0x7ff, &st);\n'
+                      '  printf("%d %llu %d %d\\n", r, (unsigned long long)st.size, S_ISREG(st.mode), missing);\n'
+                      '  return 0; }\n')
+    result = symex.explore(symex.compile(source, libc="musl"), sym_files=(1, 8))
+    assert {t.stdout for t in result.tests} == {b"0 8 1 -1\n"}
