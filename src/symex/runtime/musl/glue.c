@@ -18,7 +18,6 @@
 #include <time.h>
 #include "libc.h"
 #include "pthread_impl.h"
-#include "stdio_impl.h"
 #include "syscall.h"
 
 int __symex_open(const char *path, int flags, int mode);
@@ -71,7 +70,6 @@ struct pthread __symex_thread = {
 
 static size_t no_auxv[2];
 
-extern hidden FILE __stdout_FILE;
 
 void __libc_exit_fini(void) {}
 
@@ -92,10 +90,6 @@ void __symex_start(int argc, char **argv, char **envp)
 			if (*name == '/')
 				__progname = name + 1;
 	}
-	/* stdout is never a terminal in the model: fully buffered from the start, as musl makes
-	 * it at its first write (until then it scans what is written for newlines, which forks
-	 * on every symbolic byte) */
-	__stdout_FILE.lbf = EOF;
 	exit(main(argc, argv, envp));
 }
 
