@@ -459,7 +459,6 @@ class Exploration:
             # a program linked with musl starts as a C library starts it: environment,
             # then exit(main(...)), so atexit handlers run and stdio is flushed
             self.entry = start
-        self.program.ensure_lowered(self.entry)
         self.args = inputs.argv
         self.posix = inputs.posix
         self.environment = inputs.environment

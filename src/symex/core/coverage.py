@@ -98,9 +98,7 @@ class _FunctionsCovered(dict[str, "FunctionCoverage"]):
         self.program = program
 
     def __missing__(self, name: str) -> FunctionCoverage:
-        fn = self.program.functions[name]
-        self.program.ensure_lowered(fn)
-        info = self[name] = FunctionCoverage(fn)
+        info = self[name] = FunctionCoverage(self.program.functions[name])
         return info
 
 
