@@ -27,6 +27,9 @@ class ShortfallKind(enum.Enum):
     the path ends there as partial."""
     UNMODELLED_SYSCALL = "unmodelled-syscall"
     """A system call the model does not answer: it returned ENOSYS and the path went on."""
+    PARTIAL_LOAD = "partial-load"
+    """An aligned word read that crosses the end of its object (a word-at-a-time search):
+    the bytes past the end read as 0 instead of an out-of-bounds error."""
 
 
 @attrs.frozen
@@ -47,6 +50,10 @@ class Shortfall:
         if self.kind is ShortfallKind.UNMODELLED_SYSCALL:
             return (f"symex: warning: the system call '{self.what}' at {where} returned ENOSYS "
                     f"{times}: symex does not model it")
+        if self.kind is ShortfallKind.PARTIAL_LOAD:
+            return (f"symex: warning: an aligned {self.what} at {where} crossed the end of its "
+                    f"object {times}: the bytes past the end read as 0 (a word-at-a-time "
+                    f"search; natively harmless, though AddressSanitizer reports it)")
         if self.kind is ShortfallKind.UNMODELLED:
             paths = "1 path" if self.count == 1 else f"{self.count} paths"
             return (f"symex: warning: {paths} ended at a call to '{self.what}' at {where}, "

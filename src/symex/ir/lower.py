@@ -94,6 +94,9 @@ def intrinsic_base(name: str) -> str:
     return ".".join(keep)
 
 
+#: an inline assembly callee as llvmlite prints it: its template and constraint string
+_INLINE_ASM = re.compile(r'^\S+ asm (?:sideeffect )?(?:alignstack )?(?:inteldialect )?(?:unwind )?"(.*)", "(.*)"$')
+
 class Lowering:
     """Lowers one parsed module. Use :func:`lower_module`."""
 
@@ -581,7 +584,7 @@ class _FunctionContext:
         ret = None if isinstance(ret_t, T.VoidType) else L.access(ret_t)
         width = L.width(ret_t)
         if kind == "inline_asm":
-            raise _Unsupported("inline assembly is not supported")
+            return self._empty_asm(str(callee), args, width, ret is None)
         if kind == "function" and callee.name.startswith("llvm."):
             return self._intrinsic(callee.name, args, ret_t, width)
         arg_access = tuple(_access_or_int(L, L.type_of(a.type)) for a in args)
@@ -592,6 +595,25 @@ class _FunctionContext:
             info = CallInfo(None, -1, arg_access, ret)
             slots.append(self.operand(callee))
         return Opcode.CALL, slots, width, info
+
+    def _empty_asm(self, text: str, args: list[Any], width: int,
+                   void: bool) -> tuple[Opcode, list[int], int, Any]:
+        """An inline assembly statement with an empty template: a compiler barrier
+        (``asm volatile("" ::: "memory")``, musl's explicit_bzero) does nothing, and one whose
+        single output is tied to an input (``asm("" : "+r"(x))``, a value hidden from the
+        optimizer) is a copy. Any real instruction stays unsupported."""
+        match = _INLINE_ASM.match(text)
+        if match is None or match.group(1).strip():
+            raise _Unsupported("inline assembly is not supported")
+        constraints = [c for c in match.group(2).split(",") if not c.startswith("~")]
+        outputs = [c for c in constraints if c.startswith("=")]
+        if void and not outputs:
+            return Opcode.NOP, [], 0, None
+        inputs = constraints[len(outputs):]
+        if len(outputs) == 1 and "0" in inputs:
+            return Opcode.COPY, [self.operand(args[inputs.index("0")])], width, None
+        raise _Unsupported("inline assembly is not supported (an empty template with outputs "
+                           "not tied to inputs)")
 
     def _intrinsic(self, name: str, args: list[Any], ret_t: Any, width: int) -> tuple[Opcode, list[int], int, Any]:
         L = self.L

@@ -1,0 +1,58 @@
+"""Inline assembly with an empty template is common in real C libraries and programs: a
+compiler barrier (musl's explicit_bzero, ``asm volatile("" ::: "memory")``) and a value hidden
+from the optimizer (``asm("" : "+r"(x))``). They do nothing at run time, so a path goes on
+through them; an instruction in the template still ends the path as unsupported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import symex
+from symex.core.outcome import PathStatus
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include <klee/klee.h>
+
+static void wipe(char *d, size_t n) {
+    memset(d, 0, n);
+    __asm__ __volatile__("" : : "r"(d) : "memory");
+}
+
+int main(void) {
+    int x;
+    long y;
+    klee_make_symbolic(&x, sizeof x, "x");
+    char secret[4] = "abc";
+    wipe(secret, sizeof secret);
+    __asm__("" : "+r"(x));
+    __asm__("" : "=r"(y) : "0"((long)x * 2));
+    if (secret[0] != 0)
+        return 9;
+    if (y > 10) {
+        puts("big");
+        return 1;
+    }
+    return 0;
+}
+"""
+
+
+def test_empty_templates_are_a_barrier_and_a_copy(tmp_path: Path) -> None:
+    source = tmp_path / "barrier.c"
+    source.write_text(PROGRAM)
+    result = symex.explore(symex.compile(source))
+    assert result.paths.partial == 0 and result.paths.errors == 0
+    # y is 2x: both sides of y > 10 (and secret was wiped: never 9)
+    codes = {t.exit_code: int.from_bytes(t.objects["x"], "little", signed=True) for t in result.tests}
+    assert set(codes) == {0, 1}
+    assert codes[1] * 2 > 10 and codes[0] * 2 <= 10
+
+
+def test_an_instruction_in_the_template_is_unsupported(tmp_path: Path) -> None:
+    source = tmp_path / "nop.c"
+    source.write_text("int main(void) { __asm__ volatile(\"nop\"); return 0; }\n")
+    result = symex.explore(symex.compile(source))
+    (test,) = result.tests
+    assert test.status is PathStatus.PARTIAL and "inline assembly" in test.reason
