@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -19,7 +20,11 @@ if TYPE_CHECKING:
     from symex.expr import Array, Expr
     from symex.solvers.sessions import Session, SessionAnswer
 
-__all__ = ["SessionSolver", "SessionStatistics"]
+__all__ = ["SessionSolver", "SessionStatistics", "WATCHDOG_GRACE"]
+
+#: seconds past a query's limit before the watchdog interrupts the backend (its own timeout,
+#: where it applies, comes first and keeps the context)
+WATCHDOG_GRACE = 0.2
 
 
 @attrs.define
@@ -114,9 +119,17 @@ class SessionSolver(SolverBase):
         stats.queries += 1
         resets, hits = session.resets, session.cache_hits
         started = time.perf_counter()
+        limit = self.time_left(self.timeout)
+        watchdog = None
+        if limit is not None and session.backend.can_interrupt:
+            # the backend's own timeout covers its checks only: z3 internalizes assertions
+            # (bit-blasting them) at push, which a hash function's query can keep busy for
+            # minutes; past the limit the watchdog interrupts whatever z3 is doing
+            watchdog = threading.Timer(limit + WATCHDOG_GRACE, self.interrupt)
+            watchdog.daemon = True
+            watchdog.start()
         try:
-            answer = session.solve(constraints, extra, exprs, arrays, model=model,
-                                   timeout=self.time_left(self.timeout))
+            answer = session.solve(constraints, extra, exprs, arrays, model=model, timeout=limit)
         except SymexError as exc:
             stats.unknown += 1
             if isinstance(exc, SolverUnknown):
@@ -127,6 +140,8 @@ class SessionSolver(SolverBase):
             raise SolverUnknown(
                 f"{self.config} failed: {type(exc).__name__}: {exc}") from exc
         finally:
+            if watchdog is not None:
+                watchdog.cancel()
             stats.time += time.perf_counter() - started
             stats.resets += session.resets - resets
             stats.cache_hits += session.cache_hits - hits
