@@ -45,7 +45,7 @@ LEFT_OUT = frozenset({
 })
 
 #: tools built from a source file of another name
-SOURCES = {"[": "lbracket", "dir": "ls", "vdir": "ls", "ginstall": "install", "md5sum": "digest",
+SOURCES = {"[": "test", "dir": "ls", "vdir": "ls", "ginstall": "install", "md5sum": "digest",
            "sha1sum": "digest", "sha224sum": "digest", "sha256sum": "digest", "sha384sum": "digest",
            "sha512sum": "digest", "b2sum": "digest", "base64": "basenc", "base32": "basenc"}
 
@@ -103,10 +103,9 @@ def _carries_bitcode(path: Path) -> bool:
         return False
 
 
-def own_coverage(out: Path, tool: str) -> tuple[int, int]:
-    """(covered, total) lines of the tool's own source file (src/TOOL.c) in the run's lcov
-    file."""
-    own = f"src/{SOURCES.get(tool, tool)}.c"
+def own_coverage(out: Path, own: str) -> tuple[int, int]:
+    """(covered, total) lines of the tool's own source file (a path ending in ``own``, e.g.
+    src/wc.c) in the run's lcov file."""
     covered = total = 0
     current = None
     info = out / "coverage.info"
@@ -122,11 +121,13 @@ def own_coverage(out: Path, tool: str) -> tuple[int, int]:
     return covered, total
 
 
-def run_tool(source: Path, results: Path, tool: str, seconds: float) -> dict[str, object]:
-    """One tool's run: its row."""
+def run_tool(executable: Path, own: str, results: Path, seconds: float,
+             arguments: tuple[str, ...] = KLEE_ARGUMENTS) -> dict[str, object]:
+    """One tool's run (``own``: its source file, for coverage of its own code): its row."""
+    tool = executable.name
     out = results / tool
     command = [*SYMEX, "run", "-q", "--max-time", f"{seconds:g}", "--output-dir", str(out),
-               str(source / "src" / tool), *KLEE_ARGUMENTS]
+               str(executable), *arguments]
     started = time.monotonic()
     # a run that does not stop near its time limit is an engine failure: reported, not waited on
     grace = seconds * 2 + 60
@@ -155,12 +156,12 @@ def run_tool(source: Path, results: Path, tool: str, seconds: float) -> dict[str
                     reasons[key] = reasons.get(key, 0) + 1
     row["unmodelled"] = unmodelled
     row["unmodelled_reasons"] = dict(sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
-    covered, total = own_coverage(out, tool)
+    covered, total = own_coverage(out, own)
     row["own_lines"] = f"{covered}/{total}"
     row["own_coverage"] = round(100 * covered / total, 1) if total else None
     if row["errors"]:
         # every reported error must fail the same way natively (symex replay runs the build)
-        replay = subprocess.run([*SYMEX, "replay", str(source / "src" / tool), str(out)],
+        replay = subprocess.run([*SYMEX, "replay", str(executable), str(out)],
                                 capture_output=True, text=True, timeout=3600)
         found = re.search(r"(\d+) of (\d+) errors? reproduced", replay.stdout)
         row["reproduced"] = f"{found[1]}/{found[2]}" if found else replay.stdout.strip()[-200:]
@@ -182,22 +183,35 @@ def main() -> int:
     results = options.results or options.work / "results"
     results.mkdir(parents=True, exist_ok=True)
     print(f"coreutils: {len(chosen)} tools, {options.time:g} s each", flush=True)
+    rows = run_all([(source / "src" / tool, f"src/{SOURCES.get(tool, tool)}.c") for tool in chosen],
+                   results, options.time, options.jobs)
+    summarize("coreutils", rows, results)
+    return 0
+
+
+def run_all(programs: list[tuple[Path, str]], results: Path, seconds: float, jobs: int,
+            arguments: tuple[str, ...] = KLEE_ARGUMENTS) -> list[dict[str, object]]:
+    """Run each (executable, own source) for ``seconds``, ``jobs`` at once; print each row."""
     rows = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs) as pool:
-        for row in pool.map(lambda tool: run_tool(source, results, tool, options.time), chosen):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        for row in pool.map(lambda program: run_tool(*program, results, seconds, arguments), programs):
             rows.append(row)
             print(json.dumps(row), flush=True)
+    return rows
+
+
+def summarize(name: str, rows: list[dict[str, object]], results: Path) -> None:
+    """Print the totals and write the rows to RESULTS/summary.json."""
     ran = [r for r in rows if "paths" in r]
     paths = sum(int(r["paths"]) for r in ran)  # type: ignore[call-overload]
     unmodelled = sum(int(r["unmodelled"]) for r in ran)  # type: ignore[call-overload]
     coverages = sorted(float(r["own_coverage"]) for r in ran if r.get("own_coverage") is not None)  # type: ignore[arg-type]
     median = coverages[len(coverages) // 2] if coverages else 0.0
     errors = sum(int(r["errors"]) for r in ran)  # type: ignore[call-overload]
-    print(f"coreutils: {len(ran)} of {len(rows)} tools ran to their end; {paths} paths, {errors} errors, "
+    print(f"{name}: {len(ran)} of {len(rows)} tools ran to their end; {paths} paths, {errors} errors, "
           f"{unmodelled} ({100 * unmodelled / max(paths, 1):.2f}%) ended on something unmodelled; "
           f"median own-code line coverage {median:.1f}%")
     (results / "summary.json").write_text(json.dumps(rows, indent=1))
-    return 0
 
 
 if __name__ == "__main__":
