@@ -76,10 +76,47 @@ def _address(value: Any) -> int:
     return ctypes.cast(value._ptr, ctypes.c_void_p).value or 0
 
 
-def _clean_text(value: Any) -> str:
-    text = str(value).strip()
-    first = text.split("\n", 1)[0]
+def _clean_text(printed: str) -> str:
+    """An instruction's first printed line without its metadata attachments."""
+    first = printed.strip().split("\n", 1)[0]
     return _META.sub("", first) if "!" in first else first
+
+
+_DEFINE_LINE = re.compile(r'define\b[^@\n]*@("[^"]+"|[-\w.$]+)\(')
+
+
+def _function_bodies(text: str) -> dict[str, list[str]]:
+    """The lines of each function definition's body in a module's printout, by name."""
+    bodies: dict[str, list[str]] = {}
+    body: list[str] | None = None
+    for line in text.split("\n"):
+        if body is not None:
+            if line == "}":
+                body = None
+            else:
+                body.append(line)
+        elif line.startswith("define "):
+            match = _DEFINE_LINE.match(line)
+            if match is not None:
+                body = bodies[match.group(1).strip('"')] = []
+    return bodies
+
+
+def _instruction_texts(body: list[str]) -> list[str]:
+    """Every instruction of a function body as LLVM printed it, in block order. (Printing an
+    instruction alone makes LLVM number every global value and metadata node of the module
+    first: loading toybox linked with musl took minutes that way.) A switch's case lines and
+    a landing pad's clauses stay with their instruction; debug records (``#dbg_value``) are
+    left out."""
+    texts: list[str] = []
+    for line in body:
+        if len(line) > 2 and line[0] == " " and line[1] == " ":
+            third = line[2]
+            if third != " " and third != "]":
+                texts.append(line[2:])
+            elif texts and not line.lstrip().startswith("#dbg_"):
+                texts[-1] += "\n" + line
+    return texts
 
 
 def intrinsic_base(name: str) -> str:
@@ -116,6 +153,8 @@ class Lowering:
         self._type_cache: dict[str, Any] = {}
         self._access_cache: dict[Any, Access] = {}
         self._block_labels: dict[str, dict[str, int]] = {}
+        #: each definition's body lines in ``text``, read on the first lowering
+        self._bodies: dict[str, list[str]] | None = None
 
     # -- types --------------------------------------------------------------------------
 
@@ -322,16 +361,22 @@ class Lowering:
                         (dest, ctx.operand(value)))
         lowered_blocks = []
         locations = self.debug.instruction_locations(f.name)
+        if self._bodies is None:
+            self._bodies = _function_bodies(self.text)
+        texts = _instruction_texts(self._bodies.get(f.name, []))
+        if len(texts) != sum(1 for b in blocks for _ in b.instructions):
+            texts = [str(ins) for b in blocks for ins in b.instructions]  # an unexpected print
         position = 0
         for bi, b in enumerate(blocks):
             ctx.block = bi
             records = []
             for ins in b.instructions:
                 location = locations[position] if position < len(locations) else None
+                printed = texts[position]
                 position += 1
                 if ins.opcode == "phi":
                     continue
-                records.append(ctx.lower(ins, location))
+                records.append(ctx.lower(ins, location, printed))
             lowered_blocks.append(Block(bi, str(bi), tuple(records)))
         file = self.debug.subprogram_file(f.name)
         line = self.debug.subprogram_line(f.name)
@@ -363,6 +408,7 @@ class _FunctionContext:
         self.block_ids = block_ids
         self.moves: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.block = 0
+        self.printed = ""
 
     # -- operands ------------------------------------------------------------------------
 
@@ -413,8 +459,10 @@ class _FunctionContext:
 
     # -- instructions --------------------------------------------------------------------
 
-    def lower(self, ins: Any, location: SourceLocation | None) -> Instruction:
-        text = _clean_text(ins)
+    def lower(self, ins: Any, location: SourceLocation | None, printed: str) -> Instruction:
+        """The record of one instruction (``printed``: its text as LLVM prints it)."""
+        text = _clean_text(printed)
+        self.printed = printed
         dest = self.slots.get(_address(ins), -1)
         try:
             opcode, operands, width, aux = self._lower(ins, text)
@@ -519,7 +567,7 @@ class _FunctionContext:
             cond = ops[0]
             width = L.width(L.type_of(cond.type))
             blocks = [o for o in ops[1:] if o.value_kind.name == "basic_block"]
-            values = [_case_value(m.group(2), width) for m in _CASE.finditer(str(ins))]
+            values = [_case_value(m.group(2), width) for m in _CASE.finditer(self.printed)]
             if len(values) != len(blocks) - 1:
                 raise _Unsupported("could not read the switch cases")
             cases = tuple((v, self.edge(b)) for v, b in zip(values, blocks[1:]))
