@@ -163,3 +163,13 @@ def test_statx_answers_from_the_model(tmp_path: Path) -> None:
                       '  return 0; }\n')
     result = symex.explore(symex.compile(source, libc="musl"), sym_files=(1, 8))
     assert {t.stdout for t in result.tests} == {b"0 8 1 -1\n"}
+
+
+def test_cancellation_points_run_in_a_program_with_one_thread(tmp_path: Path) -> None:
+    """pthread_testcancel (sbase's ed reaches it) returns: no thread is ever cancelled."""
+    source = tmp_path / "cancel.c"
+    source.write_text('#include <pthread.h>\n#include <stdio.h>\n'
+                      'int main(void) { pthread_testcancel(); puts("still here"); return 0; }\n')
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    assert test.stdout == b"still here\n" and test.exit_code == 0

@@ -87,7 +87,8 @@ _LEFT_OUT = frozenset({
 #: thread files musl's own code needs in a program with one thread
 _THREAD_FILES = ("thread/__lock.c", "thread/__syscall_cp.c", "thread/__wait.c",
                  "thread/pthread_setcancelstate.c", "thread/pthread_cleanup_push.c",
-                 "thread/__timedwait.c", "thread/default_attr.c", "thread/pthread_cancel.c")
+                 "thread/__timedwait.c", "thread/default_attr.c", "thread/pthread_cancel.c",
+                 "thread/pthread_testcancel.c")
 
 #: files whose fast paths read whole words that may lie past the end of an object (within
 #: its last aligned word), which symex would report as out of bounds: their ``#ifdef
