@@ -122,8 +122,11 @@ def own_coverage(out: Path, own: str) -> tuple[int, int]:
 
 
 def run_tool(executable: Path, own: str, results: Path, seconds: float,
-             arguments: tuple[str, ...] = KLEE_ARGUMENTS) -> dict[str, object]:
-    """One tool's run (``own``: its source file, for coverage of its own code): its row."""
+             arguments: tuple[str, ...] = KLEE_ARGUMENTS, asan: Path | None = None) -> dict[str, object]:
+    """One tool's run (``own``: its source file, for coverage of its own code): its row.
+    Reported errors are replayed on the build itself and, given ``asan``, on a build of the
+    same tool with gcc's AddressSanitizer (zig's builds have none, so an overflow that does
+    not crash natively only shows there)."""
     tool = executable.name
     out = results / tool
     command = [*SYMEX, "run", "-q", "--max-time", f"{seconds:g}", "--output-dir", str(out),
@@ -163,9 +166,17 @@ def run_tool(executable: Path, own: str, results: Path, seconds: float,
         # every reported error must fail the same way natively (symex replay runs the build)
         replay = subprocess.run([*SYMEX, "replay", str(executable), str(out)],
                                 capture_output=True, text=True, timeout=3600)
-        found = re.search(r"(\d+) of (\d+) errors? reproduced", replay.stdout)
-        row["reproduced"] = f"{found[1]}/{found[2]}" if found else replay.stdout.strip()[-200:]
+        row["reproduced"] = _reproduced(replay.stdout)
+        if asan is not None and asan.is_file():
+            replay = subprocess.run([*SYMEX, "replay", str(asan), str(out)],
+                                    capture_output=True, text=True, timeout=3600)
+            row["reproduced_asan"] = _reproduced(replay.stdout)
     return row
+
+
+def _reproduced(replay_output: str) -> str:
+    found = re.search(r"(\d+) of (\d+) errors? reproduced", replay_output)
+    return f"{found[1]}/{found[2]}" if found else replay_output.strip()[-200:]
 
 
 def main() -> int:
@@ -183,18 +194,19 @@ def main() -> int:
     results = options.results or options.work / "results"
     results.mkdir(parents=True, exist_ok=True)
     print(f"coreutils: {len(chosen)} tools, {options.time:g} s each", flush=True)
-    rows = run_all([(source / "src" / tool, f"src/{SOURCES.get(tool, tool)}.c") for tool in chosen],
+    rows = run_all([(source / "src" / tool, f"src/{SOURCES.get(tool, tool)}.c", None) for tool in chosen],
                    results, options.time, options.jobs)
     summarize("coreutils", rows, results)
     return 0
 
 
-def run_all(programs: list[tuple[Path, str]], results: Path, seconds: float, jobs: int,
+def run_all(programs: list[tuple[Path, str, Path | None]], results: Path, seconds: float, jobs: int,
             arguments: tuple[str, ...] = KLEE_ARGUMENTS) -> list[dict[str, object]]:
-    """Run each (executable, own source) for ``seconds``, ``jobs`` at once; print each row."""
+    """Run each (executable, own source, ASan build or None) for ``seconds``, ``jobs`` at
+    once; print each row."""
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        for row in pool.map(lambda program: run_tool(*program, results, seconds, arguments), programs):
+        for row in pool.map(lambda p: run_tool(p[0], p[1], results, seconds, arguments, p[2]), programs):
             rows.append(row)
             print(json.dumps(row), flush=True)
     return rows

@@ -9,8 +9,10 @@ benchmarks/coreutils.py does for GNU coreutils.
 
 sbase is not packaged by Debian: --source names a checkout (the search tool's
 github:michaelforney/sbase mirror works too). It is built with
-`SYMEX_LIBC=musl make CC="symex cc"` unless the tools are there already. Not a test: figures
-go to docs/benchmarks.md with the command that made them.
+`SYMEX_LIBC=musl make CC="symex cc"` unless the tools are there already, and a copy
+(SOURCE/symex-asan) with gcc and AddressSanitizer, where reported errors are replayed as well
+(zig's musl builds have no sanitizer: a small overflow does not crash them). Not a test:
+figures go to docs/benchmarks.md with the command that made them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +46,23 @@ def build(source: Path) -> None:
                           cwd=source, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"make failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+
+
+def build_asan(source: Path) -> Path | None:
+    """A copy of the tree built with gcc and AddressSanitizer (SOURCE/symex-asan), where
+    reported errors are replayed too; None without gcc."""
+    if shutil.which("gcc") is None:
+        return None
+    copy = source / "symex-asan"
+    if not (copy / "wc").is_file():
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("symex-*", ".git"))
+        subprocess.run(["make", "clean"], cwd=copy, capture_output=True)
+        proc = subprocess.run(["make", f"-j{os.cpu_count() or 2}", "CC=gcc -fsanitize=address -g",
+                               "LDFLAGS=-fsanitize=address"], cwd=copy, capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"the AddressSanitizer build failed:\n{proc.stderr[-3000:]}")
+    return copy
 
 
 def tools(source: Path, only: list[str] | None) -> list[str]:
@@ -74,7 +94,9 @@ def main() -> int:
     results = options.results or source / "symex-results"
     results.mkdir(parents=True, exist_ok=True)
     print(f"sbase: {len(chosen)} tools, {options.time:g} s each", flush=True)
-    rows = run_all([(source / tool, f"/{tool}.c") for tool in chosen], results, options.time, options.jobs)
+    asan = build_asan(source)
+    rows = run_all([(source / tool, f"/{tool}.c", asan / tool if asan else None) for tool in chosen],
+                   results, options.time, options.jobs)
     summarize("sbase", rows, results)
     return 0
 
