@@ -25,7 +25,7 @@ from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.outcome import ErrorKind
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError
-from symex.symargs import ArgvItem, ArgvSpec, SymFiles, SymFragments, SymPackets, SymStdin
+from symex.symargs import ArgvItem, ArgvSpec, MaxFail, SymFiles, SymFragments, SymPackets, SymStdin
 
 __all__ = [
     "DEFAULT_CHAIN",
@@ -195,7 +195,7 @@ class RunDescription:
               stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
               sym_packets: tuple[int, int] | None = None,
               sym_fragments: int | None = None,
-              environ: Sequence[str] | None = None) -> RunDescription:
+              environ: Sequence[str] | None = None, max_fail: int = 0) -> RunDescription:
         """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
         host files are read now. ``solver`` is a configuration string ("" when the caller
         brings a solver object)."""
@@ -213,6 +213,8 @@ class RunDescription:
             environment += (SymPackets(*sym_packets),)
         if sym_fragments is not None:
             environment += (SymFragments(sym_fragments),)
+        if max_fail:
+            environment += (MaxFail(max_fail),)
         if schedule_forks < 0:
             raise ConfigError(f"schedule_forks must be 0 or more, not {schedule_forks}")
         if stdin is not None and (sym_stdin is not None

@@ -925,7 +925,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             journal: str | os.PathLike[str] | None = None,
             stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
             sym_packets: tuple[int, int] | None = None,
-            sym_fragments: int | None = None, environ: Sequence[str] | None = None) -> Result:
+            sym_fragments: int | None = None, environ: Sequence[str] | None = None,
+            max_fail: int = 0) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -962,7 +963,10 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     ``stdin-stat``), otherwise ``stdin``: concrete bytes standard input holds (default: none,
     end of file at once). ``host_files``: paths of host files the program may open for
     reading (read when exploration starts; nothing is ever written to the host). What a path
-    writes to descriptors 1 and 2 is its test's ``stdout`` and ``stderr``.
+    writes to descriptors 1 and 2 is its test's ``stdout`` and ``stderr``. ``max_fail=N``
+    (KLEE's ``--max-fail N``): up to N ``read``/``write``/``close`` calls per path fail with
+    EIO, each where the objects ``read_fail``/``write_fail``/``close_fail`` say (a path per
+    choice; native replay does not inject them).
 
     Memoized exploration (:mod:`symex.memo`, docs/memo.md): ``record_tree=PATH`` records the
     execution tree into a new SQLite file as the run goes; ``continue_with=DIR_OR_FILE``
@@ -1006,7 +1010,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         restart_all_states=restart_all_states, stop_after_replay=stop_after_replay,
         replay_searcher=replay_searcher, hash_constants=hash_constants, workers=workers,
         stop_at=stop_at, schedule_forks=schedule_forks, sym_packets=sym_packets,
-        sym_fragments=sym_fragments, environ=environ,
+        sym_fragments=sym_fragments, environ=environ, max_fail=max_fail,
         parallel_backend=parallel_backend, cluster=cluster, balance_ratio=balance_ratio,
         portfolio=portfolio, journal=journal)
     return run_exploration(program, description, hooks=hooks,

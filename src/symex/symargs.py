@@ -24,7 +24,8 @@ import attrs
 from symex.errors import ConfigError
 
 __all__ = ["MAX_SYMBOLIC_ARGS", "SYM_STDOUT_SIZE", "ArgvItem", "ArgvSpec", "SymArg", "SymArgs",
-           "SymFiles", "SymFragments", "SymPackets", "SymStdin", "SymStdout", "is_posix_object",
+           "FAILURE_OBJECTS", "MaxFail", "SymFiles", "SymFragments", "SymPackets", "SymStdin",
+           "SymStdout", "is_posix_object",
            "replay_argv"]
 
 MAX_SYMBOLIC_ARGS = 100
@@ -108,18 +109,33 @@ class SymFragments:
     count: int = attrs.field(validator=_non_negative)
 
 
-_ENVIRONMENT = (SymFiles, SymStdin, SymStdout, SymPackets, SymFragments)
+@attrs.frozen
+class MaxFail:
+    """``--max-fail N``: up to N system calls per path fail (KLEE's POSIX runtime): each
+    ``read``, ``write`` and ``close`` may return -1 with ``errno`` EIO, as decided by the
+    symbolic objects ``read_fail``, ``write_fail`` and ``close_fail`` (a call fails when its
+    object equals the number of that call: the first read is 1)."""
 
-ArgvItem = str | SymArg | SymArgs | SymFiles | SymStdin | SymStdout | SymPackets | SymFragments
+    count: int = attrs.field(validator=_non_negative)
+
+
+#: the objects ``--max-fail`` makes, in order (KLEE's names), one per kind of call
+FAILURE_OBJECTS = ("read_fail", "write_fail", "close_fail")
+
+_ENVIRONMENT = (SymFiles, SymStdin, SymStdout, SymPackets, SymFragments, MaxFail)
+
+ArgvItem = str | SymArg | SymArgs | SymFiles | SymStdin | SymStdout | SymPackets | SymFragments | MaxFail
 """One item of a command line: a concrete argument, a symbolic-argument spec, or a spec of
 the symbolic environment (files, stdin), which takes no place in ``argv``."""
 
-_POSIX_OBJECT_NAMES = frozenset({"stdin", "stdin-stat", "stdout", "stdout-stat", "model_version"})
+_POSIX_OBJECT_NAMES = frozenset({"stdin", "stdin-stat", "stdout", "stdout-stat", "model_version",
+                                 *FAILURE_OBJECTS})
 
 
 def is_posix_object(name: str) -> bool:
     """Whether an object name is one the POSIX model makes (``A-data``, ``A-data-stat``,
-    ``stdin``, ``stdin-stat``, ``stdout``, ``stdout-stat``, ``model_version``)."""
+    ``stdin``, ``stdin-stat``, ``stdout``, ``stdout-stat``, ``model_version``, and
+    ``--max-fail``'s ``read_fail``, ``write_fail``, ``close_fail``)."""
     if name in _POSIX_OBJECT_NAMES:
         return True
     return len(name) >= 6 and name[0].isupper() and name[1:] in ("-data", "-data-stat")
@@ -147,8 +163,8 @@ class ArgvSpec:
         for item in self.items:
             if not isinstance(item, (str, SymArg, SymArgs) + _ENVIRONMENT):
                 raise ConfigError(f"a command-line item must be a str, SymArg, SymArgs, "
-                                  f"SymFiles, SymStdin, SymStdout, SymPackets or "
-                                  f"SymFragments, not {item!r}")
+                                  f"SymFiles, SymStdin, SymStdout, SymPackets, "
+                                  f"SymFragments or MaxFail, not {item!r}")
         if self.max_symbolic > MAX_SYMBOLIC_ARGS:
             raise ConfigError(f"at most {MAX_SYMBOLIC_ARGS} symbolic arguments are allowed "
                               f"(these specs allow {self.max_symbolic}); lower MAX or drop some")
@@ -192,6 +208,12 @@ class ArgvSpec:
         """The last ``--sym-fragments`` spec, if any."""
         found = [i for i in self.items if isinstance(i, SymFragments)]
         return found[-1] if found else None
+
+    @property
+    def max_fail(self) -> int:
+        """The last ``--max-fail`` count (0: no call fails)."""
+        found = [i for i in self.items if isinstance(i, MaxFail)]
+        return found[-1].count if found else 0
 
     @property
     def sym_stdout(self) -> bool:
@@ -242,6 +264,11 @@ class ArgvSpec:
                 items.append(SymFragments(_spec_number(words[k + 1] if k + 1 < len(words) else None,
                                                        word, usage)))
                 k += 2
+            elif word in ("--max-fail", "-max-fail"):
+                usage = "an integer argument <max-failures>"
+                items.append(MaxFail(_spec_number(words[k + 1] if k + 1 < len(words) else None,
+                                                  word, usage)))
+                k += 2
             else:
                 items.append(word)
                 k += 1
@@ -265,6 +292,8 @@ class ArgvSpec:
                 out += ["--sym-packets", str(item.count), str(item.size)]
             elif isinstance(item, SymFragments):
                 out += ["--sym-fragments", str(item.count)]
+            elif isinstance(item, MaxFail):
+                out += ["--max-fail", str(item.count)]
             else:
                 out.append("--sym-stdout")
         return tuple(out)

@@ -22,6 +22,7 @@ from symex.cli.errors import error_text
 from symex.errors import SymexError
 from symex.ir.whole_program import is_native_build
 from symex.output.ktest import read_ktest
+from symex.symargs import FAILURE_OBJECTS
 from symex.replay import (NativeSandbox, build_native, describe_outcome, find_replay_targets,
                           reproduces, run_test)
 
@@ -129,4 +130,8 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     if timeouts:
         summary += f", {timeouts} timed out"
     write(summary + "\n")
+    if any(obj.name in FAILURE_OBJECTS for ktest in ktests for obj in ktest.objects):
+        write("symex replay: these tests were made with --max-fail: a native run makes no "
+              "read, write or close fail, so a path that took an injected failure runs "
+              "differently here\n")
     return 1 if not_reproduced else 0

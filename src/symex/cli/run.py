@@ -98,7 +98,7 @@ def _error_kinds(text: str) -> list[ErrorKind]:
 
 class _SymArgSpec(argparse.Action):
     """``--sym-arg N`` / ``--sym-args MIN MAX N`` (and ``--sym-files``, ``--sym-stdin``,
-    ``--sym-stdout``, ``--sym-packets``, ``--sym-fragments``) before PROGRAM, kept in order
+    ``--sym-stdout``, ``--sym-packets``, ``--sym-fragments``, ``--max-fail``) before PROGRAM, kept in order
     in one list."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
@@ -141,6 +141,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     environment.add_argument("--sym-fragments", dest="sym_specs", action=_SymArgSpec, nargs=1,
                              metavar="K", help="up to K times per path, a recv may return part "
                              "of what one send sent (one path per length)")
+    environment.add_argument("--max-fail", dest="sym_specs", action=_SymArgSpec, nargs=1,
+                             metavar="N", help="up to N read/write/close calls per path fail "
+                             "with EIO (KLEE's --max-fail; objects read_fail, write_fail, close_fail)")
     environment.add_argument("--read-host-file", dest="host_files", action="append", default=[],
                              metavar="PATH", help="let the program open this host file for "
                                                   "reading (repeatable; never written)")

@@ -49,6 +49,9 @@ class ForkKind(enum.IntEnum):
     VALUES = 9
     """A symbolic value fixed to each of a few values, one state each (a symbolic allocation
     size: decision: the position of the state's value among them)."""
+    SYSCALL_FAILURE = 10
+    """A system call that may fail (``--max-fail``; 1: it fails with EIO, 0: it does not;
+    that state makes the call again)."""
 
 
 class Site(NamedTuple):

@@ -43,10 +43,13 @@ from symex.core.state import State
 from symex.env.klee import make_symbolic
 from symex.errors import ConfigError
 from symex.ir.program import Instruction
-from symex.symargs import SYM_STDOUT_SIZE, ArgvSpec
+from symex import expr as E
+from symex.core.forks import ForkKind
+from symex.symargs import FAILURE_OBJECTS, SYM_STDOUT_SIZE, ArgvSpec
 
 __all__ = ["STAT_SIZE", "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "handlers",
-           "install_world", "concrete_int", "lowest_free_fd", "returning", "world_of"]
+           "injected_failure", "install_world", "concrete_int", "lowest_free_fd", "returning",
+           "world_of"]
 
 #: sizeof(struct stat) on x86-64 Linux (glibc), the size of KLEE's ``*-stat`` objects
 STAT_SIZE = 144
@@ -56,7 +59,7 @@ S_IFIFO, S_IFCHR, S_IFDIR, S_IFREG = 0o010000, 0o020000, 0o040000, 0o100000
 O_ACCMODE, O_WRONLY, O_RDWR = 3, 1, 2
 O_CREAT, O_EXCL, O_TRUNC, O_APPEND = 0o100, 0o200, 0o1000, 0o2000
 AT_FDCWD = -100
-ENOENT, EBADF, EACCES, EEXIST, EINVAL, EMFILE, ENOTTY, ESPIPE = 2, 9, 13, 17, 22, 24, 25, 29
+ENOENT, EIO, EBADF, EACCES, EEXIST, EINVAL, EMFILE, ENOTTY, ESPIPE = 2, 5, 9, 13, 17, 22, 24, 25, 29
 ENOSYS = 38
 
 #: descriptors a state may hold open at once
@@ -116,6 +119,13 @@ class PosixWorld:
     """``--sym-packets COUNT SIZE`` not delivered yet (env.network)."""
     fragments: int = 0
     """``--sym-fragments N``: how many more received segments this path may split."""
+    failures_left: int = 0
+    """``--max-fail N``: how many more calls this path may fail."""
+    calls: tuple[int, ...] = (0, 0, 0)
+    """How many read, write and close calls the path made (numbering them for their
+    ``*_fail`` object)."""
+    fail_values: tuple[Any, ...] = ()
+    """The 32-bit values of the objects ``read_fail``, ``write_fail``, ``close_fail``."""
 
     def with_fds(self, fds: immutables.Map[int, int]) -> PosixWorld:
         """The world with another process's descriptor table (core.scheduling)."""
@@ -206,12 +216,19 @@ def install_world(ex: Executor, state: State, spec: ArgvSpec, setup: PosixSetup)
         names[_normal(path)] = node
         names[os.path.abspath(path)] = node
     nodes[STDERR_NODE] = FileNode((), mode=S_IFIFO | 0o600)
+    fail_values: list[Any] = []
+    if spec.max_fail:
+        # after stdout's objects, as KLEE's klee_init_fds makes them
+        for name in FAILURE_OBJECTS:
+            _, data = _symbolic_object(ex, state, 4, name)
+            fail_values.append(E.concat(data[3], E.concat(data[2], E.concat(data[1], data[0]))))
     packets = spec.sym_packets
     fragments = spec.sym_fragments
     state.posix = PosixWorld(immutables.Map(names), immutables.Map(nodes), _STANDARD_FDS,
                              _standard_descriptions(stdin_node), len(nodes) + 1, 3,
                              packets=None if packets is None else (packets.count, packets.size),
-                             fragments=0 if fragments is None else fragments.count)
+                             fragments=0 if fragments is None else fragments.count,
+                             failures_left=spec.max_fail, fail_values=tuple(fail_values))
 
 
 _STANDARD_FDS: immutables.Map[int, int] = immutables.Map({0: 0, 1: 1, 2: 2})
@@ -246,6 +263,41 @@ def concrete_int(ex: Executor, state: State, value: Any, width: int, why: str,
     if signed and value >> (width - 1):
         value -= 1 << width
     return value
+
+
+READ_CALL, WRITE_CALL, CLOSE_CALL = 0, 1, 2
+
+
+def injected_failure(ex: Executor, state: State, call: int) -> bool:
+    """Whether this read, write or close (``call``) fails (``--max-fail``, KLEE's rule: when
+    the call's ``*_fail`` object equals the call's number on the path). Where both can
+    happen, a second state makes the call again knowing it does not fail."""
+    world = world_of(state)
+    if not world.failures_left:
+        return False
+    number = world.calls[call] + 1
+    condition = ex.simplify(state, E.eq(world.fail_values[call], E.const(number, 32)))
+    if condition.op is E.Op.CONST:
+        fails = bool(condition.value)
+    elif ex.forks_exhausted():
+        fails = ex.follow_model(state, condition)
+    else:
+        if_fails, if_not = ex.split(state, condition)
+        fails = if_fails is not None
+        if fails and if_not is not None:
+            child = ex.fork(state)
+            child.add_constraint(E.bool_not(condition), model=if_not)
+            child.decide(0)
+            state.decide(1)
+            state.add_constraint(condition, model=if_fails)
+            ex.record_fork(ForkKind.SYSCALL_FAILURE, condition, [state, child])
+            child.frame.pc -= 1  # the child makes the call again, under "does not fail"
+        elif fails:
+            state.add_constraint(condition, model=if_fails)
+    calls = world.calls[:call] + (number,) + world.calls[call + 1:]
+    state.posix = attrs.evolve(world, calls=calls,
+                               failures_left=world.failures_left - 1 if fails else world.failures_left)
+    return fails
 
 
 def _path(ex: Executor, state: State, address: Any) -> str | None:
@@ -311,6 +363,9 @@ def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
     fd = concrete_int(ex, state, args[0], 32, "close descriptor")
     if fd not in world.fds:
         return -EBADF
+    if injected_failure(ex, state, CLOSE_CALL):
+        return -EIO
+    world = world_of(state)
     state.posix = attrs.evolve(world, fds=world.fds.delete(fd))
     return 0
 
@@ -322,6 +377,9 @@ def _read(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     opened = world.opened(fd)
     if opened is None or not opened.readable:
         return -EBADF
+    if injected_failure(ex, state, READ_CALL):
+        return -EIO
+    world = world_of(state)
     node = world.nodes[opened.node]
     chunk = node.data[opened.offset:opened.offset + count]
     if chunk:
@@ -342,6 +400,9 @@ def _write(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
     opened = world.opened(fd)
     if opened is None or not opened.writable:
         return -EBADF
+    if injected_failure(ex, state, WRITE_CALL):
+        return -EIO
+    world = world_of(state)
     data = ex.read_bytes(state, args[1], count) if count else []
     if opened.node == STDOUT_NODE:
         state.stdout += _concrete_bytes(ex, state, data)
