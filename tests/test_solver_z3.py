@@ -518,3 +518,46 @@ def test_the_deadline_cuts_a_long_push_of_path_constraints() -> None:
     assert float(seconds) < 2.0
     # the next query, with time again, is answered (on a fresh context)
     assert after == "True"
+
+
+_UNSTOPPABLE_PUSH_RUN = """
+import time
+from symex import expr as E
+from symex.expr import Array, UpdateList
+from symex.solvers import Query
+from symex.solvers.configured import SessionSolver
+w = Array("w", 32)
+def word(k):
+    b = [E.read(UpdateList(w), E.const(4 * k + i, 32)) for i in range(4)]
+    return E.zext(E.concat(b[3], E.concat(b[2], E.concat(b[1], b[0]))), 64)
+words = [word(k) for k in range(8)]
+acc = words[0]
+for i in range(1, 40):
+    acc = E.add(E.mul(acc, words[i % 8]), words[(i * 7) % 8])
+first = E.read(UpdateList(w), E.const(0, 32))
+solver = SessionSolver()
+solver.set_deadline(time.monotonic() + 0.3)
+started = time.monotonic()
+try:
+    solver.may_be_true(Query((E.eq(acc, E.const(12345, 64)),), E.eq(first, E.const(1, 8))))
+    print("answered")
+except Exception as exc:
+    print(type(exc).__name__, "abandoned" in str(exc))
+print(round(time.monotonic() - started, 2))
+solver.set_deadline(None)
+print(solver.may_be_true(Query((), E.eq(first, E.const(3, 8)))))
+"""
+
+
+@pytest.mark.slow
+def test_a_push_that_ignores_the_interrupt_is_abandoned_at_the_limit() -> None:
+    # 39 chained 64-bit products: z3 bit-blasts them when the path constraint is pushed, for
+    # 6.4 s on 2 cores, and does not look at the interrupt meanwhile; the query is left
+    # running on its thread 2 s after the interrupt, and the solver goes on with a new context
+    proc = subprocess.run([sys.executable, "-c", _UNSTOPPABLE_PUSH_RUN],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    outcome, abandoned, seconds, after = proc.stdout.split()
+    assert (outcome, abandoned) == ("SolverUnknown", "True")
+    assert float(seconds) < 4.0
+    assert after == "True"

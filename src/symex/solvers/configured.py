@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -20,11 +21,79 @@ if TYPE_CHECKING:
     from symex.expr import Array, Expr
     from symex.solvers.sessions import Session, SessionAnswer
 
-__all__ = ["SessionSolver", "SessionStatistics", "WATCHDOG_GRACE"]
+__all__ = ["ABANDON_GRACE", "DeadlineGuard", "SessionSolver", "SessionStatistics", "WATCHDOG_GRACE"]
 
-#: seconds past a query's limit before the watchdog interrupts the backend (its own timeout,
-#: where it applies, comes first and keeps the context)
+#: seconds past a query's limit before the backend is interrupted (its own timeout, where it
+#: applies, comes first and keeps the context)
 WATCHDOG_GRACE = 0.2
+#: seconds an interrupted backend gets to stop before its query is abandoned
+ABANDON_GRACE = 2.0
+
+
+class _Abandoned(Exception):
+    """The backend went on past its interrupt: the call was left running."""
+
+
+class _Job:
+    """One call run by a :class:`DeadlineGuard`'s thread, and its outcome."""
+
+    __slots__ = ("call", "done", "value", "error")
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self.call = call
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.value = self.call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller as it is
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class DeadlineGuard:
+    """Runs a session's queries on a thread of its own, so the caller gets control back at the
+    query's limit whatever the backend does. z3 answers an interrupt in most places, but not
+    while its incremental core bit-blasts the assertions a push hands it (coreutils' base32
+    and sha512sum sat in ``Z3_solver_push`` for minutes past the run's end): such a call is
+    left running on its thread, and the solver goes on with a fresh session."""
+
+    __slots__ = ("_jobs", "_thread")
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="symex-solver", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job.run()
+
+    def call(self, call: Callable[[], Any], wait: float, interrupt: Callable[[], None]) -> Any:
+        """``call()``'s result (or exception); after ``wait`` seconds ``interrupt()``, and
+        after :data:`ABANDON_GRACE` more :class:`_Abandoned`."""
+        job = _Job(call)
+        self._jobs.put(job)
+        if not job.done.wait(wait):
+            interrupt()
+            if not job.done.wait(ABANDON_GRACE):
+                raise _Abandoned()
+        return job.outcome()
+
+    def close(self) -> None:
+        """Let the thread end (after the call it runs, if any)."""
+        self._jobs.put(None)
 
 
 @attrs.define
@@ -88,6 +157,9 @@ class SessionSolver(SolverBase):
         self.timeout = timeout
         self._session: Session | None = _make_session(parsed)
         self._interrupted = False
+        self._guard: DeadlineGuard | None = None
+        #: sessions left running a query past its limit (kept: their thread still uses them)
+        self._abandoned: list[tuple[Session, DeadlineGuard]] = []
 
     # -- primitives ----------------------------------------------------------------------
 
@@ -120,16 +192,23 @@ class SessionSolver(SolverBase):
         resets, hits = session.resets, session.cache_hits
         started = time.perf_counter()
         limit = self.time_left(self.timeout)
-        watchdog = None
-        if limit is not None and session.backend.can_interrupt:
-            # the backend's own timeout covers its checks only: z3 internalizes assertions
-            # (bit-blasting them) at push, which a hash function's query can keep busy for
-            # minutes; past the limit the watchdog interrupts whatever z3 is doing
-            watchdog = threading.Timer(limit + WATCHDOG_GRACE, self.interrupt)
-            watchdog.daemon = True
-            watchdog.start()
         try:
-            answer = session.solve(constraints, extra, exprs, arrays, model=model, timeout=limit)
+            if limit is not None and session.backend.can_interrupt:
+                # the backend's own timeout covers its checks only: z3 internalizes assertions
+                # (bit-blasting them) at push, which a hash function's query can keep busy for
+                # minutes; past the limit it is interrupted, and abandoned if it goes on
+                if self._guard is None:
+                    self._guard = DeadlineGuard()
+                answer = self._guard.call(
+                    lambda: session.solve(constraints, extra, exprs, arrays, model=model, timeout=limit),
+                    limit + WATCHDOG_GRACE, self.interrupt)
+            else:
+                answer = session.solve(constraints, extra, exprs, arrays, model=model, timeout=limit)
+        except _Abandoned:
+            stats.unknown += 1
+            self._abandon()
+            raise SolverUnknown(f"{self.config} did not stop at the time limit (abandoned; "
+                                f"the next query starts a fresh context)") from None
         except SymexError as exc:
             stats.unknown += 1
             if isinstance(exc, SolverUnknown):
@@ -140,8 +219,6 @@ class SessionSolver(SolverBase):
             raise SolverUnknown(
                 f"{self.config} failed: {type(exc).__name__}: {exc}") from exc
         finally:
-            if watchdog is not None:
-                watchdog.cancel()
             stats.time += time.perf_counter() - started
             stats.resets += session.resets - resets
             stats.cache_hits += session.cache_hits - hits
@@ -183,9 +260,21 @@ class SessionSolver(SolverBase):
             self._session.reset()
             self.statistics.resets += 1
 
+    def _abandon(self) -> None:
+        """Leave the session running its query on its guard's thread; go on with new ones."""
+        assert self._session is not None and self._guard is not None
+        self._abandoned.append((self._session, self._guard))
+        self._session = _make_session(self.config)
+        self._guard = None
+        self._interrupted = False
+        self.statistics.resets += 1
+
     def close(self) -> None:
         """Release the backend; the solver must not be used afterwards."""
         session, self._session = self._session, None
+        if self._guard is not None:
+            self._guard.close()
+            self._guard = None
         if session is not None:
             session.close()
 
