@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -66,9 +67,11 @@ class DeadlineGuard:
     and sha512sum sat in ``Z3_solver_push`` for minutes past the run's end): such a call is
     left running on its thread, and the solver goes on with a fresh session."""
 
-    __slots__ = ("_jobs", "_thread")
+    __slots__ = ("_jobs", "_thread", "pid")
 
     def __init__(self) -> None:
+        self.pid = os.getpid()
+        """The process whose thread this is (a forked child must make its own guard)."""
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._serve, name="symex-solver", daemon=True)
         self._thread.start()
@@ -197,7 +200,7 @@ class SessionSolver(SolverBase):
                 # the backend's own timeout covers its checks only: z3 internalizes assertions
                 # (bit-blasting them) at push, which a hash function's query can keep busy for
                 # minutes; past the limit it is interrupted, and abandoned if it goes on
-                if self._guard is None:
+                if self._guard is None or self._guard.pid != os.getpid():
                     self._guard = DeadlineGuard()
                 answer = self._guard.call(
                     lambda: session.solve(constraints, extra, exprs, arrays, model=model, timeout=limit),
