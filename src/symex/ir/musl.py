@@ -81,7 +81,7 @@ _LEFT_OUT = frozenset({
     "process/fork.c", "process/_Fork.c", "process/vfork.c", "sched/sched_yield.c",
     "signal/setitimer.c", "linux/clone.c", "time/timer_create.c", "time/timer_delete.c",
     "time/timer_getoverrun.c", "time/timer_gettime.c", "time/timer_settime.c",
-    "misc/dl_iterate_phdr.c", "unistd/sleep.c", "unistd/usleep.c", "time/nanosleep.c",
+    "misc/dl_iterate_phdr.c", "misc/syscall.c", "unistd/sleep.c", "unistd/usleep.c", "time/nanosleep.c",
     "stdlib/abs.c", "stdlib/labs.c", "stdlib/llabs.c", "unistd/getpid.c", "unistd/getppid.c",
 })
 #: thread files musl's own code needs in a program with one thread
