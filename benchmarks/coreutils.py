@@ -74,9 +74,7 @@ def build(source: Path, jobs: int) -> None:
     started = time.monotonic()
     for command in (["./configure", f"CC={cc}", "--disable-nls"], ["make", f"-j{jobs}"]):
         print(f"coreutils: {' '.join(command)} ...", flush=True)
-        proc = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            sys.exit(f"{' '.join(command)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        run_or_exit(command, source, env)
     print(f"coreutils: built in {time.monotonic() - started:.0f} s", flush=True)
 
 
@@ -85,12 +83,26 @@ def tools(source: Path, only: list[str] | None) -> list[str]:
     names = sorted(path.name for path in (source / "src").iterdir()
                    if path.is_file() and os.access(path, os.X_OK) and not path.name.endswith(".so")
                    and _carries_bitcode(path))
+    return choose(names, only, LEFT_OUT, "not built")
+
+
+def choose(names: list[str], only: list[str] | None, left_out: frozenset[str], missing_is: str) -> list[str]:
+    """``only`` (each must be among ``names``, else exit saying ``missing_is``), or ``names``
+    less ``left_out``."""
     if only:
         missing = sorted(set(only) - set(names))
         if missing:
-            sys.exit(f"not built: {', '.join(missing)}")
+            sys.exit(f"{missing_is}: {', '.join(missing)}")
         return only
-    return [name for name in names if name not in LEFT_OUT]
+    return [name for name in names if name not in left_out]
+
+
+def run_or_exit(command: list[str], source: Path, env: dict[str, str] | None = None) -> None:
+    """Run a build step in ``source``; exit with its output's end if it fails."""
+    proc = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
 
 def _carries_bitcode(path: Path) -> bool:

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from coreutils import run_all, summarize
+from coreutils import choose, run_all, run_or_exit, summarize
 
 #: tools left out, by coreutils.py's rule (MoKlee's): they change the system they run on
 #: when their tests are replayed natively (owners, permissions, deletions, signals,
@@ -41,11 +41,8 @@ def build(source: Path) -> None:
     """make with symex cc on musl, unless the tools are built."""
     if (source / "wc").is_file():
         return
-    env = {**os.environ, "SYMEX_LIBC": "musl"}
-    proc = subprocess.run(["make", f"-j{os.cpu_count() or 2}", f"CC={sys.executable} -m symex.cli cc"],
-                          cwd=source, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"make failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    run_or_exit(["make", f"-j{os.cpu_count() or 2}", f"CC={sys.executable} -m symex.cli cc"], source,
+                {**os.environ, "SYMEX_LIBC": "musl"})
 
 
 def build_asan(source: Path) -> Path | None:
@@ -58,10 +55,8 @@ def build_asan(source: Path) -> Path | None:
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(source, copy, ignore=shutil.ignore_patterns("symex-*", ".git"))
         subprocess.run(["make", "clean"], cwd=copy, capture_output=True)
-        proc = subprocess.run(["make", f"-j{os.cpu_count() or 2}", "CC=gcc -fsanitize=address -g",
-                               "LDFLAGS=-fsanitize=address"], cwd=copy, capture_output=True, text=True)
-        if proc.returncode != 0:
-            sys.exit(f"the AddressSanitizer build failed:\n{proc.stderr[-3000:]}")
+        run_or_exit(["make", f"-j{os.cpu_count() or 2}", "CC=gcc -fsanitize=address -g",
+                     "LDFLAGS=-fsanitize=address"], copy)
     return copy
 
 
@@ -71,13 +66,7 @@ def tools(source: Path, only: list[str] | None) -> list[str]:
     found = re.search(r"^BIN =((?:\\\n|[^\n])*)", makefile, re.MULTILINE)
     if found is None:
         sys.exit(f"{source}/Makefile has no BIN list: is this an sbase checkout?")
-    names = found[1].replace("\\\n", " ").split()
-    if only:
-        missing = sorted(set(only) - set(names))
-        if missing:
-            sys.exit(f"not sbase tools: {', '.join(missing)}")
-        return only
-    return [name for name in names if name not in LEFT_OUT]
+    return choose(found[1].replace("\\\n", " ").split(), only, LEFT_OUT, "not sbase tools")
 
 
 def main() -> int:

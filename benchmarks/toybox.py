@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-from coreutils import KLEE_ARGUMENTS, run_tool, summarize
+from coreutils import KLEE_ARGUMENTS, run_or_exit, run_tool, summarize
 
 #: text and file utilities, the kind KLEE's and MoKlee's evaluations run (toybox's defconfig
 #: also builds system administration, network and process toys, left out by coreutils.py's
@@ -40,23 +39,16 @@ def build(source: Path) -> Path:
     wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -m symex.cli cc "$@"\n')
     wrapper.chmod(0o755)
     env = {**os.environ, "SYMEX_LIBC": "musl"}
-    _make(source, env, "defconfig", "HOSTCC=gcc")
+    run_or_exit(["make", "defconfig", "HOSTCC=gcc"], source, env)
     # toybox measures its stack depth as the distance between locals of two frames
     # (main.c: labs(toys.stacktop - &which) > 6000) and runs no toy past that; under symex
     # every object has its own address range, so that distance is never small
     config = source / ".config"
     config.write_text(config.read_text().replace("# CONFIG_TOYBOX_NORECURSE is not set",
                                                  "CONFIG_TOYBOX_NORECURSE=y"))
-    _make(source, env, "oldconfig", "HOSTCC=gcc")
-    _make(source, env, f"CC={wrapper}", "HOSTCC=gcc", "NOSTRIP=1")
+    run_or_exit(["make", "oldconfig", "HOSTCC=gcc"], source, env)
+    run_or_exit(["make", f"CC={wrapper}", "HOSTCC=gcc", "NOSTRIP=1"], source, env)
     return binary
-
-
-def _make(source: Path, env: dict[str, str], *arguments: str) -> None:
-    proc = subprocess.run(["make", *arguments], cwd=source, env=env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        sys.exit(f"make {' '.join(arguments)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
 
 def main() -> int:

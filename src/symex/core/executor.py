@@ -429,6 +429,20 @@ class Executor:
             self.shortfalls.add(ShortfallKind.CONCRETIZED, why, self.program_site(state))
         return v
 
+    def fork_to_retry(self, state: State, condition: E.Expr, kind: ForkKind,
+                      if_true: Any = None, if_false: Any = None) -> None:
+        """Split ``state`` on ``condition``, both sides feasible: it goes on with the condition
+        true (decision 1); a child takes it false (decision 0) and runs the current
+        instruction again, now knowing that. ``if_true``/``if_false``: inputs of each side,
+        where known (see :meth:`split`)."""
+        child = self.fork(state)
+        child.add_constraint(E.bool_not(condition), model=if_false)
+        child.decide(0)
+        state.decide(1)
+        state.add_constraint(condition, model=if_true)
+        self.record_fork(kind, condition, [state, child])
+        child.frame.pc -= 1
+
     def fork_on_values(self, state: State, value: E.Expr, width: int,
                        choose: Callable[[State, E.Expr], list[int]]) -> int:
         """Fix a symbolic value to each of the values ``choose(state, value)`` picks (feasible
@@ -767,13 +781,8 @@ class Executor:
             if self.forks_exhausted():
                 state.add_constraint(same, model=state.model)  # the model gave `value`
             elif self.evaluate(state, same) is not Validity.TRUE:
-                child = self.fork(state)
-                child.add_constraint(E.bool_not(same))
-                child.decide(0)
-                state.decide(1)
-                state.add_constraint(same)
-                self.record_fork(ForkKind.FUNCTION_POINTER, same, [state, child])
-                child.frame.pc -= 1  # the child resolves the pointer again
+                # the child resolves the pointer again
+                self.fork_to_retry(state, same, ForkKind.FUNCTION_POINTER)
             target = value
         fn = self.program.functions_by_address.get(target)
         if fn is None:
@@ -924,13 +933,8 @@ class Executor:
             state.add_constraint(in_segment)
             self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value_offset, os.obj))
         if if_out is not None:
-            child = self.fork(state)
-            child.add_constraint(E.bool_not(in_bounds), model=if_out)
-            child.decide(0)
-            state.decide(1)
-            state.add_constraint(in_bounds, model=if_in)
-            self.record_fork(ForkKind.POINTER, in_bounds, [state, child])
-            child.frame.pc -= 1  # the child tries the access again, under "not in this object"
+            # the child tries the access again, under "not in this object"
+            self.fork_to_retry(state, in_bounds, ForkKind.POINTER, if_in, if_out)
         offset = V.simplify(E.extract(offset64, 0, 32))
         return os, offset
 

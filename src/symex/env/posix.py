@@ -285,13 +285,8 @@ def injected_failure(ex: Executor, state: State, call: int) -> bool:
         if_fails, if_not = ex.split(state, condition)
         fails = if_fails is not None
         if fails and if_not is not None:
-            child = ex.fork(state)
-            child.add_constraint(E.bool_not(condition), model=if_not)
-            child.decide(0)
-            state.decide(1)
-            state.add_constraint(condition, model=if_fails)
-            ex.record_fork(ForkKind.SYSCALL_FAILURE, condition, [state, child])
-            child.frame.pc -= 1  # the child makes the call again, under "does not fail"
+            # the child makes the call again, under "does not fail"
+            ex.fork_to_retry(state, condition, ForkKind.SYSCALL_FAILURE, if_fails, if_not)
         elif fails:
             state.add_constraint(condition, model=if_fails)
     calls = world.calls[:call] + (number,) + world.calls[call + 1:]
