@@ -301,13 +301,10 @@ class Lowering:
         interpreter's indirectbr decodes it the same way)."""
         labels = self._block_labels.get(function)
         if labels is None:
-            fn = self.module.get_function(function)
             labels = {}
-            text = str(fn)
-            body = text[text.index("{") + 1:]
             index = 0
             first = True
-            for line in body.split("\n"):
+            for line in self._body(function):
                 m = re.match(r'^("[^"]+"|[-\w.$]+):', line)
                 if m:
                     if not first:
@@ -321,6 +318,16 @@ class Lowering:
         if label not in labels:
             raise LoadError(f"blockaddress of unknown block %{label} in @{function}")
         return self.addresses[function] + 1 + labels[label]
+
+    def _body(self, function: str) -> list[str]:
+        """The lines of a function's body in the module's printout (read once for all)."""
+        if self._bodies is None:
+            self._bodies = _function_bodies(self.text)
+        body = self._bodies.get(function)
+        if body is None:  # a name the printout spells otherwise: print the function alone
+            text = str(self.module.get_function(function))
+            body = self._bodies[function] = text[text.index("{") + 1:].split("\n")
+        return body
 
     # -- functions ----------------------------------------------------------------------
 
@@ -361,9 +368,7 @@ class Lowering:
                         (dest, ctx.operand(value)))
         lowered_blocks = []
         locations = self.debug.instruction_locations(f.name)
-        if self._bodies is None:
-            self._bodies = _function_bodies(self.text)
-        texts = _instruction_texts(self._bodies.get(f.name, []))
+        texts = _instruction_texts(self._body(f.name))
         if len(texts) != sum(1 for b in blocks for _ in b.instructions):
             texts = [str(ins) for b in blocks for ins in b.instructions]  # an unexpected print
         position = 0
@@ -408,7 +413,6 @@ class _FunctionContext:
         self.block_ids = block_ids
         self.moves: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.block = 0
-        self.printed = ""
 
     # -- operands ------------------------------------------------------------------------
 
@@ -462,10 +466,9 @@ class _FunctionContext:
     def lower(self, ins: Any, location: SourceLocation | None, printed: str) -> Instruction:
         """The record of one instruction (``printed``: its text as LLVM prints it)."""
         text = _clean_text(printed)
-        self.printed = printed
         dest = self.slots.get(_address(ins), -1)
         try:
-            opcode, operands, width, aux = self._lower(ins, text)
+            opcode, operands, width, aux = self._lower(ins, text, printed)
         except _Unsupported as exc:
             opcode, operands, width, aux = Opcode.UNSUPPORTED, [], 0, str(exc)
         except LoadError as exc:
@@ -477,7 +480,7 @@ class _FunctionContext:
                                             f"cannot lower this instruction ({type(exc).__name__}: {exc})")
         return Instruction(opcode, dest, tuple(operands), width, aux, location, text)
 
-    def _lower(self, ins: Any, text: str) -> tuple[Opcode, list[int], int, Any]:
+    def _lower(self, ins: Any, text: str, printed: str) -> tuple[Opcode, list[int], int, Any]:
         name = ins.opcode
         L = self.L
         ops = list(ins.operands)
@@ -567,7 +570,7 @@ class _FunctionContext:
             cond = ops[0]
             width = L.width(L.type_of(cond.type))
             blocks = [o for o in ops[1:] if o.value_kind.name == "basic_block"]
-            values = [_case_value(m.group(2), width) for m in _CASE.finditer(self.printed)]
+            values = [_case_value(m.group(2), width) for m in _CASE.finditer(printed)]
             if len(values) != len(blocks) - 1:
                 raise _Unsupported("could not read the switch cases")
             cases = tuple((v, self.edge(b)) for v, b in zip(values, blocks[1:]))

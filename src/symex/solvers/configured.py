@@ -65,7 +65,9 @@ class DeadlineGuard:
     query's limit whatever the backend does. z3 answers an interrupt in most places, but not
     while its incremental core bit-blasts the assertions a push hands it (coreutils' base32
     and sha512sum sat in ``Z3_solver_push`` for minutes past the run's end): such a call is
-    left running on its thread, and the solver goes on with a fresh session."""
+    left running on its thread, and the solver goes on with a fresh session. (Not a
+    ``ThreadPoolExecutor``: its threads are joined when the interpreter exits, so one stuck
+    in z3 would keep the process from ending; this thread is a daemon.)"""
 
     __slots__ = ("_jobs", "_thread", "pid")
 
