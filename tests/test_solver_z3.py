@@ -439,11 +439,15 @@ def test_deep_sum_query_is_bounded_by_the_time_limit() -> None:
 
 
 def test_hard_query_times_out() -> None:
-    p, q = 4_294_967_291, 4_294_967_279  # the two largest 32-bit primes
-    arr = Array("f", 8)
-    a, b = word32(arr, 0), word32(arr, 4)
-    product = E.mul(E.zext(a, 64), E.zext(b, 64))
-    pc = (E.ugt(a, c32(1)), E.ugt(b, c32(1)), E.eq(product, E.const(p * q, 64)))
+    # factoring the product of the two largest 64-bit primes (z3 factors a product of two
+    # 32-bit primes in about 20 ms, so a 10 ms limit on that raced it)
+    p, q = 2**64 - 59, 2**64 - 83
+    arr = Array("f", 16)
+    a = E.concat(word32(arr, 4), word32(arr, 0))
+    b = E.concat(word32(arr, 12), word32(arr, 8))
+    product = E.mul(E.zext(a, 128), E.zext(b, 128))
+    one = E.const(1, 64)
+    pc = (E.ugt(a, one), E.ugt(b, one), E.eq(product, E.const(p * q, 128)))
     solver = Z3Solver(timeout=0.01)
     start = time.perf_counter()
     with pytest.raises(SolverUnknown):
