@@ -113,9 +113,12 @@ class MuslTree:
 
     @property
     def public_includes(self) -> tuple[Path, ...]:
-        """Where a program's ``#include <stdio.h>`` is found (musl's headers, then the
-        generated ``bits`` and the architecture's ``bits``)."""
-        return (self.generated / "arch", self.generated / "include", self.source / "include")
+        """Where a program's ``#include <stdio.h>`` is found: the architecture's ``bits``, the
+        generic ``bits`` it falls back on (musl's install merges the two), the generated ones
+        and musl's headers. zig cc adds its own copy of musl's headers behind these; clang
+        adds none, so every directory must be here."""
+        return (self.generated / "arch", self.source / "arch" / "generic", self.generated / "include",
+                self.source / "include")
 
     @property
     def library_includes(self) -> tuple[Path, ...]:
