@@ -384,8 +384,10 @@ def test_a_tree_continued_after_a_change_of_compiler_says_so(tmp_path: Path) -> 
     ident = next(line for line in ll.splitlines() if line.startswith("!") and '!{!"' in line
                  and "clang version" in line)
     before = ident.split('"')[1]
-    program.write_text(ll.replace(ident, ident.replace(before, "Debian clang version 14.0.6")))
+    # a version no machine has, so the test holds whichever clang compiled it
+    other = "Debian clang version 1.0.0" if "1.0.0" not in before else "Debian clang version 2.0.0"
+    program.write_text(ll.replace(ident, ident.replace(before, other)))
     proc = cli("run", "-q", "--continue-with", "symex-out-0", "branches.ll", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (f"branches.ll was compiled by {before} when symex-out-0/tree.db was recorded and "
-            f"by Debian clang version 14.0.6 now, so its IR differs") in proc.stderr
+            f"by {other} now, so its IR differs") in proc.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import symex
+from symex.ir.compile import compile_c
 from symex.output.ktest import KTest, KTestObject
 from symex.replay import build_native, reproduces, run_native
 
@@ -65,7 +66,7 @@ def _errors_by_line(result: symex.Result) -> dict[int, list[symex.TestCase]]:
 
 
 def test_each_report_names_the_object_and_a_signed_offset(run: tuple[Path, symex.Result]) -> None:
-    _, result = run
+    source, result = run
     errors = _errors_by_line(result)
     assert sorted(errors) == sorted(LINE_OF_CASE.values())
 
@@ -82,8 +83,12 @@ def test_each_report_names_the_object_and_a_signed_offset(run: tuple[Path, symex
     heap = "of a 10-byte heap object (allocated by malloc at reports.c:13)"
     assert only(19) == f"out-of-bounds read of 2 bytes at offset -2 {heap}"
     assert only(20) == f"out-of-bounds read of 2 bytes at offset 10 {heap}"
-    assert only(22) == ("out-of-bounds read of 1 byte at offset -5 of a 4-byte global object "
-                        "(a string literal at reports.c:22)")
+    # a string literal's site is in the debug info of clang 17 and later (zig cc's); older
+    # clangs (Debian's clang-14) describe no literal, and the report says what it knows
+    ir = compile_c(source).read_text()
+    literal_described = any(line.startswith("@.str") and "!dbg" in line for line in ir.splitlines())
+    assert only(22) == ("out-of-bounds read of 1 byte at offset -5 of a 4-byte global object"
+                        + (" (a string literal at reports.c:22)" if literal_described else ""))
 
     # symbolic indices: the offset shown is the one the test's own input gives
     for line, name in ((18, "local"), (21, "table")):
