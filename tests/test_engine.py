@@ -188,6 +188,20 @@ def test_max_depth_and_max_instructions_stop_paths_as_partial() -> None:
     assert short.paths.partial >= 1 and short.paths.completed < 2 ** 8
 
 
+@pytest.mark.parametrize("searcher", [*SEARCHERS, ["random-path", "nurs:covnew"]], ids=str)
+def test_a_limit_ends_each_live_state_once(searcher: object) -> None:
+    """At a limit every state still waiting ends as one partial path with its own test: none
+    twice, none left out, whichever searcher held them (random-path picks from the tree)."""
+    program = symex.compile(PROGRAMS / "branches.c", ["-DN=8"])
+    result = symex.explore(program, searcher=searcher, seed=3, max_instructions=3000)
+    assert result.halted == "max-instructions reached"
+    assert result.paths.partial >= 2
+    assert len(result.tests) == result.paths.completed + result.paths.partial
+    # different paths decided different bytes differently: no two tests alike
+    patterns = {tuple(b > 100 for b in t.objects["b"]) for t in result.tests}
+    assert len(patterns) == len(result.tests)
+
+
 def test_max_time_halts_with_partial_tests() -> None:
     program = symex.compile(PROGRAMS / "regexp.c", ["-DASSUME_TERMINATED"])
     result = symex.explore(program, searcher="bfs", max_time=0.5)

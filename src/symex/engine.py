@@ -727,13 +727,15 @@ class Exploration:
             while searcher is not None and not searcher.empty():
                 state = searcher.select()
                 searcher.update(None, [], [state])
+                # out of the tree at once: random-path selects from the tree, and would
+                # return the same state again (and an interleaved searcher remove it twice)
+                self.tree.remove(state)
                 halted.append(state)
         if pressed:
             halted.sort(key=lambda s: s.model is None and bool(s.symbolics))  # stable
         for state in halted:
             self._finish(state, PathTerminated(PathStatus.PARTIAL, reason, limit=True),
                          untested_if_unsolved=pressed)
-            self.tree.remove(state)
         self.halted_paths += len(halted)
         if self.untested_paths:
             self.executor.messages.append(
