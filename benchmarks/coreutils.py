@@ -135,14 +135,15 @@ def own_coverage(out: Path, own: str) -> tuple[int, int]:
 
 def run_tool(executable: Path, own: str, results: Path, seconds: float,
              arguments: tuple[str, ...] = KLEE_ARGUMENTS, asan: Path | None = None,
-             name: str | None = None) -> dict[str, object]:
-    """One tool's run (``own``: its source file, for coverage of its own code): its row.
+             name: str | None = None, options: tuple[str, ...] = ()) -> dict[str, object]:
+    """One tool's run (``own``: its source file, for coverage of its own code; ``options``:
+    more of symex's own, e.g. the search): its row.
     Reported errors are replayed on the build itself and, given ``asan``, on a build of the
     same tool with gcc's AddressSanitizer (zig's builds have none, so an overflow that does
     not crash natively only shows there)."""
     tool = name or executable.name
     out = results / tool
-    command = [*SYMEX, "run", "-q", "--max-time", f"{seconds:g}", "--output-dir", str(out),
+    command = [*SYMEX, "run", "-q", "--max-time", f"{seconds:g}", "--output-dir", str(out), *options,
                str(executable), *arguments]
     started = time.monotonic()
     # a run that does not stop near its time limit is an engine failure: reported, not waited on

@@ -1,0 +1,261 @@
+"""GNU coreutils 9.1 under symex and KLEE 3.2 in the same run: the same tools, the same
+arguments, the same search and the same time, and line coverage of each tool's own source
+file measured the same way for both, by gcov on a native gcc build that replays each tool's
+test cases with KLEE's own klee-replay (symex writes KLEE's .ktest format).
+
+    source ~/klee/ENV          # KLEE_BIN, KLEE_CLANG: from ../shared/tools/build-klee.sh
+    python benchmarks/coreutils_vs_klee.py --source coreutils-9.1 --time 60
+    python benchmarks/coreutils_vs_klee.py --source coreutils-9.1 --tools echo,wc --time 10
+
+--source is coreutils 9.1 as benchmarks/coreutils.py builds it (`apt-get source coreutils`,
+then `symex cc` on musl); the `.dsc` that `apt-get source` left beside it is unpacked twice
+more under --work: once built as KLEE's tutorial builds it (wllvm on KLEE_CLANG, `-O1 -Xclang
+-disable-llvm-passes`, `extract-bc` per tool), once with `gcc --coverage` for the measure.
+Each tool runs in both tools at once, one core each, for --time seconds:
+
+- KLEE with the options of its coreutils tutorial (uclibc, POSIX runtime, random-path
+  interleaved with nurs:covnew, batching, only tests that cover new code);
+- symex with the same search (`--search random-path --search nurs:covnew`) and
+  `--only-output-states-covering-new`.
+
+Both get an empty environment. Then each tool's tests are replayed on the gcov build as an
+unprivileged user (tools such as mkdir and mv act on the paths in their arguments), each
+engine's counters in their own directory (GCOV_PREFIX), and `gcov` reads the lines of
+src/TOOL.c they executed. symex's reported errors are also replayed on its own build (`symex
+replay`), as benchmarks/coreutils.py does. Not a test: figures go to docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from coreutils import KLEE_ARGUMENTS, SOURCES, build, run_or_exit, run_tool, tools  # noqa: E402
+
+#: KLEE's coreutils tutorial (klee.github.io/tutorials/testing-coreutils), less its test
+#: output extras (--write-cvcs, --write-cov) and with --max-time from --time
+KLEE_OPTIONS = (
+    "--simplify-sym-indices", "--output-module", "--max-memory=1000", "--disable-inlining",
+    "--optimize", "--use-forked-solver", "--use-cex-cache", "--libc=uclibc", "--posix-runtime",
+    "--external-calls=all", "--only-output-states-covering-new", "--max-sym-array-size=4096",
+    "--max-solver-time=30s", "--watchdog", "--max-memory-inhibit=false",
+    "--max-static-fork-pct=1", "--max-static-solve-pct=1", "--max-static-cpfork-pct=1",
+    "--switch-type=internal", "--search=random-path", "--search=nurs:covnew",
+    "--use-batching-search", "--batch-instructions=10000",
+)
+
+#: symex's options for the same run
+SYMEX_OPTIONS = ("--search", "random-path", "--search", "nurs:covnew", "--only-output-states-covering-new")
+
+#: KLEE's tutorial's CFLAGS for coreutils
+KLEE_CFLAGS = "-g -O1 -Xclang -disable-llvm-passes -D__NO_STRING_INLINES -D_FORTIFY_SOURCE=0 -U__OPTIMIZE__"
+
+
+def unpack(source: Path, target: Path) -> Path:
+    """A fresh tree of the same Debian source package as ``source`` (its .dsc beside it)."""
+    if (target / "configure").is_file():
+        return target
+    descriptions = sorted(source.parent.glob("coreutils_9.1*.dsc"))
+    if not descriptions:
+        sys.exit(f"no coreutils_9.1*.dsc beside {source}: run `apt-get source coreutils` in "
+                 f"{source.parent} (see benchmarks/coreutils.py)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    run_or_exit(["dpkg-source", "-x", str(descriptions[0]), str(target)], target.parent)
+    return target
+
+
+def build_for_klee(tree: Path, clang: str, jobs: int) -> None:
+    """configure and make with wllvm on KLEE's clang, as KLEE's tutorial does."""
+    if (tree / "src" / "echo").is_file():
+        return
+    compiler = Path(shutil.which(clang) or clang)
+    version = compiler.name.rpartition("-")[2] if "-" in compiler.name else ""
+    suffix = f"-{version}" if version.isdigit() else ""
+    env = {**os.environ, "LLVM_COMPILER": "clang", "LLVM_COMPILER_PATH": str(compiler.parent),
+           "LLVM_CC_NAME": compiler.name, "LLVM_CXX_NAME": f"clang++{suffix}",
+           "LLVM_LINK_NAME": f"llvm-link{suffix}", "LLVM_AR_NAME": f"llvm-ar{suffix}",
+           "FORCE_UNSAFE_CONFIGURE": "1"}
+    print(f"KLEE's build: configure and make in {tree} ...", flush=True)
+    run_or_exit(["./configure", "CC=wllvm", "--disable-nls", f"CFLAGS={KLEE_CFLAGS}"], tree, env)
+    run_or_exit(["make", f"-j{jobs}"], tree, env)
+    (tree / "wllvm.env").write_text(json.dumps({k: env[k] for k in env if k.startswith("LLVM_")}))
+
+
+def klee_bitcode(tree: Path, tool: str, directory: Path) -> Path:
+    """The tool's whole-program bitcode (wllvm's extract-bc), once."""
+    target = directory / f"{tool}.bc"
+    if not target.is_file():
+        directory.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **json.loads((tree / "wllvm.env").read_text())}
+        run_or_exit(["extract-bc", "-o", str(target), str(tree / "src" / tool)], tree, env)
+    return target
+
+
+def build_for_gcov(tree: Path, jobs: int) -> None:
+    """configure and make with gcc --coverage, the native build both engines' tests run on."""
+    if (tree / "src" / "echo").is_file():
+        return
+    print(f"gcov build: configure and make in {tree} ...", flush=True)
+    env = {**os.environ, "FORCE_UNSAFE_CONFIGURE": "1"}
+    run_or_exit(["./configure", "CC=gcc", "--disable-nls", "CFLAGS=-g -O0 --coverage",
+                 "LDFLAGS=--coverage"], tree, env)
+    run_or_exit(["make", f"-j{jobs}"], tree, env)
+
+
+def run_klee(klee: str, bitcode: Path, out: Path, seconds: float, sandbox: Path,
+             environment: Path) -> dict[str, object]:
+    """One KLEE run: its paths, tests and errors."""
+    shutil.rmtree(out, ignore_errors=True)
+    command = [klee, *KLEE_OPTIONS, f"--max-time={seconds:g}s", f"--output-dir={out}",
+               f"--run-in-dir={sandbox}", f"--env-file={environment}", str(bitcode), *KLEE_ARGUMENTS]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=seconds * 2 + 120)
+    except subprocess.TimeoutExpired:
+        return {"failure": "did not stop", "seconds": round(time.monotonic() - started, 1)}
+    row: dict[str, object] = {"seconds": round(time.monotonic() - started, 1), "status": proc.returncode}
+    for label, key in (("completed paths", "paths"), ("generated tests", "tests")):
+        found = re.search(rf"KLEE: done: {label} = (\d+)", proc.stderr)
+        row[key] = int(found[1]) if found else None
+    if row["paths"] is None:
+        row["failure"] = (proc.stderr.strip().splitlines() or ["no summary"])[-1]
+    kinds: dict[str, int] = {}
+    for report in out.glob("*.err"):
+        kind = report.name.split(".")[1]  # test000001.ptr.err
+        kinds[kind] = kinds.get(kind, 0) + 1
+    row["errors"] = sum(kinds.values())
+    row["error_kinds"] = kinds
+    return row
+
+
+def gcov_coverage(gcov_tree: Path, tool: str, own: str, tests: list[Path], counters: Path,
+                  replay: str) -> tuple[int, int]:
+    """(executed, total) lines of ``own`` when ``tests`` run on the gcov build's tool."""
+    shutil.rmtree(counters, ignore_errors=True)
+    counters.mkdir(parents=True)
+    as_nobody = os.geteuid() == 0
+    if as_nobody:
+        os.chmod(counters, 0o777)
+    env = {"GCOV_PREFIX": str(counters), "KLEE_REPLAY_TIMEOUT": "5", "PATH": "/usr/bin:/bin"}
+    executable = gcov_tree / "src" / tool
+    for start in range(0, len(tests), 200):
+        subprocess.run([replay, str(executable), *map(str, tests[start:start + 200])], env=env,
+                       cwd="/tmp", capture_output=True, timeout=3600,
+                       **({"user": "nobody", "group": "nogroup", "extra_groups": []} if as_nobody else {}))
+    executed = total = 0
+    for counts in counters.rglob("src/*.gcda"):
+        notes = Path("/" + str(counts.relative_to(counters))).with_suffix(".gcno")
+        if not notes.is_file():
+            continue
+        shutil.copyfile(notes, counts.with_suffix(".gcno"))
+        proc = subprocess.run(["gcov", "-n", "-o", str(counts.parent), counts.stem + ".c"],
+                              cwd=gcov_tree, capture_output=True, text=True)
+        for name, percent, lines in re.findall(r"File '([^']+)'\nLines executed:([\d.]+)% of (\d+)", proc.stdout):
+            if name.endswith(own) and int(lines) > total:
+                executed, total = round(float(percent) * int(lines) / 100), int(lines)
+    if total == 0:
+        # nothing ran: the file's executable lines from its notes alone
+        notes_files = sorted((gcov_tree / "src").glob(f"*{Path(own).stem}.gcno"))
+        if notes_files:
+            proc = subprocess.run(["gcov", "-n", "-o", str(notes_files[0].parent), notes_files[0].stem + ".c"],
+                                  cwd=gcov_tree, capture_output=True, text=True)
+            for name, _, lines in re.findall(r"File '([^']+)'\nLines executed:([\d.]+)% of (\d+)", proc.stdout):
+                if name.endswith(own):
+                    total = max(total, int(lines))
+    return executed, total
+
+
+def compare_tool(tool: str, symex_tree: Path, klee_tree: Path, gcov_tree: Path, work: Path,
+                 seconds: float, klee: str, replay: str) -> dict[str, object]:
+    """Both engines on one tool at once, then both measured by gcov."""
+    own = f"src/{SOURCES.get(tool, tool)}.c"
+    bitcode = klee_bitcode(klee_tree, tool, work / "bitcode")
+    sandbox = work / "sandbox"
+    sandbox.mkdir(exist_ok=True)
+    environment = work / "empty.env"
+    environment.write_text("")
+    results = work / "results"
+    results.mkdir(exist_ok=True)
+    shutil.rmtree(results / f"symex-{tool}", ignore_errors=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        klee_run = pool.submit(run_klee, klee, bitcode, results / f"klee-{tool}", seconds, sandbox, environment)
+        symex_run = pool.submit(run_tool, symex_tree / "src" / tool, own, results, seconds,
+                                KLEE_ARGUMENTS, None, f"symex-{tool}", SYMEX_OPTIONS)
+        theirs, ours = klee_run.result(), symex_run.result()
+    for engine, row in (("klee", theirs), ("symex", ours)):
+        tests = sorted((results / f"{engine}-{tool}").glob("*.ktest"))
+        executed, total = gcov_coverage(gcov_tree, tool, own, tests, work / "gcda" / engine / tool, replay)
+        row["gcov_lines"] = f"{executed}/{total}"
+        row["gcov_coverage"] = round(100 * executed / total, 1) if total else None
+    return {"tool": tool, "klee": theirs, "symex": ours}
+
+
+def summarize(rows: list[dict[str, object]], results: Path) -> None:
+    """Medians of both engines' coverage, and on how many tools symex covers at least as much."""
+    pairs = [(r["klee"]["gcov_coverage"], r["symex"]["gcov_coverage"]) for r in rows  # type: ignore[index]
+             if r["klee"].get("gcov_coverage") is not None and r["symex"].get("gcov_coverage") is not None]  # type: ignore[attr-defined]
+
+    def median(values: list[float]) -> float:
+        values = sorted(values)
+        middle = len(values) // 2
+        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+    if not pairs:
+        print("no tool measured")
+        return
+    theirs = [float(k) for k, _ in pairs]
+    ours = [float(s) for _, s in pairs]
+    at_least = sum(s >= k for k, s in zip(theirs, ours))
+    print(f"{len(pairs)} tools: median own-code line coverage (gcov) symex {median(ours):.1f}%, "
+          f"KLEE {median(theirs):.1f}%; mean symex {sum(ours) / len(ours):.1f}%, KLEE "
+          f"{sum(theirs) / len(theirs):.1f}%; symex covers at least KLEE's lines on {at_least}")
+    (results / "summary.json").write_text(json.dumps(rows, indent=1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, required=True,
+                        help="coreutils 9.1 built by benchmarks/coreutils.py (symex cc, musl)")
+    # replays run as nobody when we are root: the builds, the tests and klee-replay must be
+    # readable by all, so the default is not under a home directory
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "symex-vs-klee")
+    parser.add_argument("--tools", help="comma-separated tools (default: all benchmarks/coreutils.py runs)")
+    parser.add_argument("--time", type=float, default=60.0, help="seconds per tool and engine (60)")
+    options = parser.parse_args()
+    klee = os.environ.get("KLEE_BIN")
+    if not klee:
+        sys.exit("set KLEE_BIN (and KLEE_CLANG): source the ENV file ../shared/tools/build-klee.sh wrote")
+    clang = os.environ.get("KLEE_CLANG", "clang-14")
+    jobs = os.cpu_count() or 2
+    source = options.source.resolve()
+    build(source, jobs)
+    work = options.work.resolve()
+    (work / "bin").mkdir(parents=True, exist_ok=True)
+    replay = str(shutil.copy2(Path(klee).with_name("klee-replay"), work / "bin" / "klee-replay"))
+    klee_tree = unpack(source, work / "klee-build")
+    gcov_tree = unpack(source, work / "gcov-build")
+    build_for_klee(klee_tree, clang, jobs)
+    build_for_gcov(gcov_tree, jobs)
+    chosen = tools(source, options.tools.split(",") if options.tools else None)
+    print(f"coreutils: {len(chosen)} tools, {options.time:g} s each in symex and in KLEE at once", flush=True)
+    rows = []
+    for tool in chosen:
+        row = compare_tool(tool, source, klee_tree, gcov_tree, work, options.time, klee, replay)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    summarize(rows, work / "results")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
