@@ -258,6 +258,30 @@ def test_symbolic_stdin_tests_replay_with_the_same_output() -> None:
         assert outcome.stdout.encode() == test.stdout, test.objects["stdin"]
 
 
+@needs_gcc
+@pytest.mark.parametrize("libc", ["symex", "musl"])
+def test_a_symbolic_argument_may_name_the_symbolic_file(libc: str) -> None:
+    """open(argv[1]) with a symbolic argument: one path where it names A (as KLEE's runtime
+    forks on it), one where it names no file; each replays natively with the same exit."""
+    source = PROGRAMS / "open_named.c"
+    words = ("--sym-args", "1", "1", "2", "--sym-files", "1", "4")
+    result = symex.explore(symex.compile(source, libc=libc), sym_args=ArgvSpec.parse(words))
+    assert result.paths.completed == 3 and result.paths.errors == 0
+    by_exit = {t.exit_code: t for t in result.tests}
+    assert set(by_exit) == {0, 1, 2}
+    assert by_exit[1].objects["arg00"][:2] == b"A\0" and by_exit[1].objects["A-data"][:1] == b"x"
+    assert by_exit[0].objects["arg00"][:2] == b"A\0" and by_exit[0].objects["A-data"][:1] != b"x"
+    assert by_exit[2].objects["arg00"][:2] != b"A\0"
+    executable = build_native(source)
+    for test in result.tests:
+        ktest = KTest((source.name, *words),
+                      tuple(KTestObject(name, data) for name, data in test.objects.items()))
+        args, first = replay_command_line(ktest)
+        outcome = run_native(executable, ktest, args=args, environment=replay_environment(ktest),
+                             first_object=first)
+        assert outcome.exit_code == test.exit_code, test.objects
+
+
 def test_sym_stdin_before_the_program_on_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = run_symex("run", "-q", "--output-dir", str(out), "--sym-stdin", "1",

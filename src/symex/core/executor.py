@@ -429,6 +429,25 @@ class Executor:
             self.shortfalls.add(ShortfallKind.CONCRETIZED, why, self.program_site(state))
         return v
 
+    def holds_or_retry(self, state: State, condition: E.Expr, kind: ForkKind) -> bool:
+        """Whether ``condition`` holds on ``state`` (assumed when it does). Where both sides
+        are feasible it holds here, and a child takes the negation and runs the current
+        instruction again (:meth:`fork_to_retry`); past ``max_forks`` the state's inputs
+        decide, without a fork."""
+        condition = self.simplify(state, condition)
+        if condition.op is E.Op.CONST:
+            return bool(condition.value)
+        if self.forks_exhausted():
+            return self.follow_model(state, condition)
+        if_true, if_false = self.split(state, condition)
+        if if_true is None:
+            return False  # the path already implies the negation
+        if if_false is not None:
+            self.fork_to_retry(state, condition, kind, if_true, if_false)
+        else:
+            state.add_constraint(condition, model=if_true)
+        return True
+
     def fork_to_retry(self, state: State, condition: E.Expr, kind: ForkKind,
                       if_true: Any = None, if_false: Any = None) -> None:
         """Split ``state`` on ``condition``, both sides feasible: it goes on with the condition

@@ -52,6 +52,10 @@ class ForkKind(enum.IntEnum):
     SYSCALL_FAILURE = 10
     """A system call that may fail (``--max-fail``; 1: it fails with EIO, 0: it does not;
     that state makes the call again)."""
+    FILE_NAME = 11
+    """A symbolic path that may name an existing file, as KLEE's POSIX runtime forks on
+    "is this the symbolic file A" (1: it names that file, 0: it does not; that state makes
+    the call again)."""
 
 
 class Site(NamedTuple):

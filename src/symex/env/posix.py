@@ -29,6 +29,7 @@ in ``runtime/libc/unistd.c`` (``open``, ``read``...) set ``errno`` and return -1
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 from collections.abc import Iterable
@@ -37,7 +38,7 @@ import attrs
 import immutables
 
 from symex.core.executor import Executor, ExternalHandler
-from symex.core.memory import ObjectKind
+from symex.core.memory import ObjectKind, locate
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
 from symex.env.klee import make_symbolic
@@ -276,19 +277,9 @@ def injected_failure(ex: Executor, state: State, call: int) -> bool:
     if not world.failures_left:
         return False
     number = world.calls[call] + 1
-    condition = ex.simplify(state, E.eq(world.fail_values[call], E.const(number, 32)))
-    if condition.op is E.Op.CONST:
-        fails = bool(condition.value)
-    elif ex.forks_exhausted():
-        fails = ex.follow_model(state, condition)
-    else:
-        if_fails, if_not = ex.split(state, condition)
-        fails = if_fails is not None
-        if fails and if_not is not None:
-            # the child makes the call again, under "does not fail"
-            ex.fork_to_retry(state, condition, ForkKind.SYSCALL_FAILURE, if_fails, if_not)
-        elif fails:
-            state.add_constraint(condition, model=if_fails)
+    condition = E.eq(world.fail_values[call], E.const(number, 32))
+    # a second state makes the call again, under "does not fail"
+    fails = ex.holds_or_retry(state, condition, ForkKind.SYSCALL_FAILURE)
     calls = world.calls[:call] + (number,) + world.calls[call + 1:]
     state.posix = attrs.evolve(world, calls=calls,
                                failures_left=world.failures_left - 1 if fails else world.failures_left)
@@ -298,7 +289,51 @@ def injected_failure(ex: Executor, state: State, call: int) -> bool:
 def _path(ex: Executor, state: State, address: Any) -> str | None:
     if type(address) is int and address == 0:
         return None
+    if type(address) is int:
+        named = _symbolic_file_name(ex, state, address)
+        if named is not None:
+            return named
     return _normal(ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
+
+
+def _symbolic_file_name(ex: Executor, state: State, address: int) -> str | None:
+    """The name of an existing file that a path with symbolic bytes spells on this state,
+    or None (then the path is fixed to one of its values, as before). Each name it may
+    spell is a fork, as KLEE's POSIX runtime forks on "is it A": the state takes the name,
+    a second one makes the call again knowing the path is not that name. Without this a
+    tool given ``--sym-args`` and ``--sym-files`` would never open its symbolic file."""
+    names = world_of(state).names
+    if not names:
+        return None
+    segment, offset = locate(address)
+    held = state.objects.get(segment)
+    if held is None or offset < 0 or offset >= held.obj.size:
+        return None
+    room = held.obj.size - offset
+    longest = max(len(name.encode("utf-8", "surrogateescape")) for name in names) + 1
+    spelled = ex.read_bytes(state, address, min(room, longest))
+    for byte in spelled:
+        if type(byte) is not int:
+            break
+        if byte == 0:
+            return None  # a concrete string
+    else:
+        return None  # concrete and longer than every name
+    for name in sorted(names):
+        encoded = name.encode("utf-8", "surrogateescape") + b"\0"
+        if len(encoded) > len(spelled):
+            continue
+        matches: list[Any] = []
+        for byte, wanted in zip(spelled, encoded):
+            if type(byte) is int:
+                if byte != wanted:
+                    break
+            else:
+                matches.append(E.eq(byte, E.const(wanted, 8)))
+        else:
+            if ex.holds_or_retry(state, functools.reduce(E.bool_and, matches), ForkKind.FILE_NAME):
+                return name
+    return None
 
 
 def lowest_free_fd(world: PosixWorld, low: int = 0) -> int:
