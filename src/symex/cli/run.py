@@ -231,6 +231,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                            "(default: yes; a continued tree keeps its own setting)")
     solving = run.add_argument_group("solver and compiler")
     solving.add_argument("--solver", default="z3", metavar="CONFIG")
+    solving.add_argument("--max-solver-time", type=_seconds, metavar="TIME",
+                         help="give up on a solver query after TIME (KLEE's option; default: "
+                              "only the run's own limit): a branch side not decided in time is "
+                              "left unexplored, and the path goes on along the side its inputs take")
     solving.add_argument("-O", dest="optimize", metavar="LEVEL",
                          help="compiler optimisation level for C input (e.g. -O2)")
     solving.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
@@ -581,7 +585,8 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                 only_output_states_covering_new=options.only_output_states_covering_new,
                 track_test_coverage=options.write_cov,
                 progress_interval=_snapshot_interval(display),
-                solver=options.solver, emit_all_errors=options.emit_all_errors,
+                solver=options.solver, solver_timeout=options.max_solver_time,
+                emit_all_errors=options.emit_all_errors,
                 write_queries=options.write_queries, sym_args=argv,
                 stdin=_stdin_bytes(options), host_files=options.host_files,
                 environ=_environment(options),

@@ -376,10 +376,26 @@ class Executor:
                 return _REPLAYED_SPLITS[replayed]
         model = self.model_of(state)
         sides: tuple[Any, Any]
-        if E.Assignment(model).evaluate(condition):
-            sides = model, self.solve(state, (E.bool_not(condition),))
-        else:
-            sides = self.solve(state, (condition,)), model
+        holds = bool(E.Assignment(model).evaluate(condition))
+        try:
+            if holds:
+                sides = model, self.solve(state, (E.bool_not(condition),))
+            else:
+                sides = self.solve(state, (condition,)), model
+        except PathTerminated as ended:
+            if ended.limit:
+                raise  # the run's own deadline: the path is cut, to be resumed
+            # the query's own limit (--max-solver-time): the side the inputs take is feasible,
+            # so the path goes on there, assuming it (callers treat a one-sided answer as
+            # implied); KLEE ends the whole path instead
+            state.add_constraint(condition if holds else E.bool_not(condition), model=model)
+            self.shortfalls.add(ShortfallKind.UNDECIDED, "branch", self.program_site(state))
+            # the chain's cex cache learns the inputs, or every later question of this path
+            # would ask the solver about the same undecidable constraint again
+            assume_model = getattr(self.solver, "assume_model", None)
+            if assume_model is not None:
+                assume_model(state.constraints, model)
+            sides = (model, None) if holds else (None, model)
         if memo is not None:
             memo.note_answer(state, DecisionTag.SPLIT, condition,
                              SPLIT_BOTH if sides[0] is not None and sides[1] is not None

@@ -30,6 +30,9 @@ class ShortfallKind(enum.Enum):
     PARTIAL_LOAD = "partial-load"
     """An aligned word read that crosses the end of its object (a word-at-a-time search):
     the bytes past the end read as 0 instead of an out-of-bounds error."""
+    UNDECIDED = "undecided"
+    """A branch side the solver could not decide within the query time limit: the path went
+    on along the side its inputs take, and the other is not explored."""
 
 
 @attrs.frozen
@@ -54,6 +57,10 @@ class Shortfall:
             return (f"symex: warning: an aligned {self.what} at {where} crossed the end of its "
                     f"object {times}: the bytes past the end read as 0 (a word-at-a-time "
                     f"search; natively harmless, though AddressSanitizer reports it)")
+        if self.kind is ShortfallKind.UNDECIDED:
+            return (f"symex: warning: a {self.what} at {where} had a side the solver could not "
+                    f"decide in time {times}: only the side the inputs take was explored "
+                    f"(--max-solver-time)")
         if self.kind is ShortfallKind.UNMODELLED:
             paths = "1 path" if self.count == 1 else f"{self.count} paths"
             return (f"symex: warning: {paths} ended at a call to '{self.what}' at {where}, "

@@ -412,6 +412,18 @@ class ChainSolver(SolverBase):
         layer.time += time.perf_counter() - started
         return model
 
+    def assume_model(self, constraints: Sequence[Expr], model: dict[Array, bytes]) -> None:
+        """Keep ``model`` in the counter-example cache as a model of ``constraints`` (a path
+        that assumed the side of a branch its inputs take, without the solver: its later
+        questions find its inputs here instead of solving that constraint again). Kept only
+        if the evaluator confirms it, as every cached model."""
+        if not self._cex_on:
+            return
+        ordered = tuple(dict.fromkeys(constraints))
+        assignment = _expr.Assignment(model)
+        if all(assignment.evaluate(c) for c in ordered):
+            self._cex_models.appendleft((frozenset(ordered), dict(model), assignment))
+
     def _cex_lookup(self, query: frozenset[Expr],
                     ordered: Sequence[Expr]) -> tuple[_Model | None] | None:
         """``(model,)`` or ``(None,)`` (unsat) when the cache decides ``query``, else None.
