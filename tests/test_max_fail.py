@@ -71,6 +71,20 @@ def test_the_command_line_takes_max_fail(tmp_path: Path) -> None:
     assert "explored 3 paths: 3 completed" in proc.stdout
 
 
+def test_test_lines_leave_out_failure_objects_that_are_zero(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "symex.cli", "run", "--output-dir", "out",
+                           str(PROGRAM), "--sym-files", "1", "4", "--max-fail", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("test0")]
+    assert len(lines) == 3
+    # the failing read's test names its object; a 0 (calls count from 1: none fails) is not
+    # shown, though the .ktest keeps every object
+    assert any("exit 2" in line and "read_fail=1" in line for line in lines)
+    assert not any(f"{name}=0" in line for line in lines
+                   for name in ("read_fail", "write_fail", "close_fail"))
+
+
 @pytest.mark.skipif(__import__("shutil").which("gcc") is None, reason="native replay needs gcc")
 def test_replay_says_native_runs_inject_no_failures(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "symex.cli", "run", "-q", "--output-dir", "out",

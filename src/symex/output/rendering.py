@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from symex.symargs import FAILURE_OBJECTS
+
 __all__ = ["MAX_OBJECT_BYTES", "counted", "is_text_object", "share", "show_object", "show_value",
            "shown_objects"]
 
@@ -93,6 +95,8 @@ def show_object(name: str, data: bytes) -> str:
 
 def shown_objects(objects: Mapping[str, bytes]) -> dict[str, str]:
     """A test's objects as a person reads them, name -> value, in order, without those that
-    only describe the environment (``A-data-stat``, ``stdin-stat``, ``model_version``)."""
+    only describe the environment (``A-data-stat``, ``stdin-stat``, ``model_version``) and
+    ``--max-fail`` objects that are 0 (calls are numbered from 1: none of that kind fails)."""
     return {name: show_value(name, data) for name, data in objects.items()
-            if not name.endswith("-stat") and name != "model_version"}
+            if not name.endswith("-stat") and name != "model_version"
+            and not (name in FAILURE_OBJECTS and not any(data))}
