@@ -132,18 +132,40 @@ def test_deep_symbolic_sum(tmp_path: Path) -> None:
 
 # -- floats, unsupported code, hooks and limits ---------------------------------------------
 
-def test_symbolic_float_ends_only_that_path(tmp_path: Path) -> None:
+def test_int_to_float_fixes_the_integer_and_the_path_goes_on(tmp_path: Path) -> None:
     source = write(tmp_path, "f.c", """
         #include <klee/klee.h>
         int main(void) {
           int x;
           klee_make_symbolic(&x, sizeof x, "x");
           if (x > 10) {
-            double d = x;            /* int-to-float of a symbolic value */
+            double d = x;            /* int-to-float of a symbolic value: x is fixed */
             return d > 20.5;
           }
           double c = 2.5 * 4;        /* concrete floating point runs */
           return (int)c;
+        }
+    """)
+    result = symex.explore(symex.compile(source))
+    assert (result.paths.completed, result.paths.partial) == (2, 0)
+    for test in result.tests:
+        x = int.from_bytes(test.objects["x"], "little", signed=True)
+        assert test.exit_code == ((1 if x > 20.5 else 0) if x > 10 else 10)
+    fixed = [s for s in result.shortfalls if s.kind is ShortfallKind.CONCRETIZED]
+    assert [(s.what, s.site) for s in fixed] == [("integer converted to floating point", "f.c:7")]
+
+
+def test_symbolic_float_ends_only_that_path(tmp_path: Path) -> None:
+    source = write(tmp_path, "g.c", """
+        #include <klee/klee.h>
+        int main(void) {
+          double d;
+          int x;
+          klee_make_symbolic(&d, sizeof d, "d");
+          klee_make_symbolic(&x, sizeof x, "x");
+          if (x > 10)
+            return d > 20.5;         /* a comparison of a symbolic double */
+          return 10;
         }
     """)
     result = symex.explore(symex.compile(source))
