@@ -282,6 +282,20 @@ def test_a_symbolic_argument_may_name_the_symbolic_file(libc: str) -> None:
         assert outcome.exit_code == test.exit_code, test.objects
 
 
+@needs_gcc
+def test_the_working_directory_reads_as_a_directory() -> None:
+    """fopen(".") succeeds and its read fails with EISDIR, fopen(".", "w") fails, readdir
+    lists ".", ".." and A: what the native build prints in a directory holding A."""
+    source = PROGRAMS / "directory.c"
+    result = symex.explore(symex.compile(source, libc="musl"), sym_files=(1, 2))
+    test = only_test(result)
+    assert test.stdout == b"read: EISDIR\nwrite: EISDIR\ndots 2 A 1 others 0\n"
+    ktest = KTest((source.name, "--sym-files", "1", "2"),
+                  tuple(KTestObject(name, data) for name, data in test.objects.items()))
+    outcome = run_native(build_native(source), ktest, environment=replay_environment(ktest))
+    assert outcome.stdout.encode() == test.stdout
+
+
 def test_sym_stdin_before_the_program_on_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = run_symex("run", "-q", "--output-dir", str(out), "--sym-stdin", "1",

@@ -61,6 +61,10 @@ O_ACCMODE, O_WRONLY, O_RDWR = 3, 1, 2
 O_CREAT, O_EXCL, O_TRUNC, O_APPEND = 0o100, 0o200, 0o1000, 0o2000
 AT_FDCWD = -100
 ENOENT, EIO, EBADF, EACCES, EEXIST, EINVAL, EMFILE, ENOTTY, ESPIPE = 2, 5, 9, 13, 17, 22, 24, 25, 29
+ENOTDIR, EISDIR = 20, 21
+S_IFMT = 0o170000
+#: struct dirent64's d_type of each kind of node
+_DIRENT_TYPES = {S_IFIFO: 1, S_IFCHR: 2, S_IFDIR: 4, S_IFREG: 8}
 ENOSYS = 38
 
 #: descriptors a state may hold open at once
@@ -68,6 +72,10 @@ MAX_FDS = 1024
 
 #: node ids of the two output sinks (the path's stdout and stderr)
 STDOUT_NODE, STDERR_NODE = -1, -2
+#: the working directory, which is also the root (getcwd says "/"): it holds the files named
+#: without a slash (the symbolic files A, B, ... and those the program creates)
+DIRECTORY_NODE = -3
+_DIRECTORY_NAMES = (".", "/")
 
 
 @attrs.frozen
@@ -80,6 +88,9 @@ class FileNode:
     """Address of the file's symbolic ``*-stat`` object (0 for concrete files)."""
     read_only: bool = False
     """A host file: opening it for writing fails with EACCES."""
+
+
+_WORKING_DIRECTORY = FileNode((), mode=S_IFDIR | 0o755)
 
 
 @attrs.frozen
@@ -352,8 +363,16 @@ def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
         return -EINVAL  # glibc gives EFAULT; the path was NULL either way
     access = flags & O_ACCMODE
     wants_write = access in (O_WRONLY, O_RDWR) or flags & O_TRUNC
-    node_id = world.names.get(path)
     names, nodes, next_node = world.names, world.nodes, world.next_node
+    if path in _DIRECTORY_NAMES:
+        # a directory opens for reading only (Linux: EISDIR), and reads of it fail
+        if wants_write or flags & O_CREAT:
+            return -EISDIR
+        node_id: int | None = DIRECTORY_NODE
+        if DIRECTORY_NODE not in nodes:
+            nodes = nodes.set(DIRECTORY_NODE, _WORKING_DIRECTORY)
+    else:
+        node_id = names.get(path)
     if node_id is None:
         if not flags & O_CREAT:
             return -ENOENT
@@ -411,6 +430,8 @@ def _read(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
         return -EIO
     world = world_of(state)
     node = world.nodes[opened.node]
+    if node.mode & S_IFMT == S_IFDIR:
+        return -EISDIR
     chunk = node.data[opened.offset:opened.offset + count]
     if chunk:
         ex.write_bytes(state, args[1], list(chunk))
@@ -507,8 +528,8 @@ def _fill_stat(ex: Executor, state: State, node_id: int, node: FileNode, buffer:
 def _stat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     path = _path(ex, state, args[0])
-    if path in (".", "/"):
-        return _fill_stat(ex, state, 0, FileNode((), mode=S_IFDIR | 0o755), args[1])
+    if path in _DIRECTORY_NAMES:
+        return _fill_stat(ex, state, DIRECTORY_NODE, _WORKING_DIRECTORY, args[1])
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
@@ -583,6 +604,40 @@ def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
+def _getdents64(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    """The working directory's entries as ``struct dirent64`` records: ".", "..", then its
+    files by name; the description's offset counts the entries already returned."""
+    world = world_of(state)
+    fd = concrete_int(ex, state, args[0], 32, "getdents descriptor")
+    count = concrete_int(ex, state, args[2], 64, "getdents count", signed=False)
+    opened = world.opened(fd)
+    if opened is None:
+        return -EBADF
+    if world.nodes[opened.node].mode & S_IFMT != S_IFDIR:
+        return -ENOTDIR
+    entries = [(".", 10 - DIRECTORY_NODE, S_IFDIR), ("..", 10 - DIRECTORY_NODE, S_IFDIR)]
+    entries += [(name, 1000 + node_id, world.nodes[node_id].mode & S_IFMT)
+                for name, node_id in sorted(world.names.items()) if "/" not in name]
+    index = opened.offset
+    out = bytearray()
+    while index < len(entries):
+        name, inode, kind = entries[index]
+        encoded = name.encode("utf-8", "surrogateescape") + b"\0"
+        length = (19 + len(encoded) + 7) & ~7  # d_ino, d_off, d_reclen, d_type, d_name
+        if len(out) + length > count:
+            break
+        record = (inode.to_bytes(8, "little") + (index + 1).to_bytes(8, "little")
+                  + length.to_bytes(2, "little") + bytes([_DIRENT_TYPES.get(kind, 0)]) + encoded)
+        out += record.ljust(length, b"\0")
+        index += 1
+    if not out and index < len(entries):
+        return -EINVAL  # the buffer holds not even one record
+    if out:
+        ex.write_bytes(state, args[1], bytes(out))
+    state.posix = world.moved(fd, index)
+    return len(out)
+
+
 def _unmodelled_syscall(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     """``__symex_unmodelled_syscall(number)`` (musl's system calls, runtime/musl/glue.c): one
     the model does not answer returns -ENOSYS, counted in the run's shortfalls by program
@@ -609,7 +664,8 @@ def handlers() -> dict[str, ExternalHandler]:
             "__symex_stat": _stat, "__symex_fstat": _fstat, "__symex_access": _access,
             "__symex_isatty": _isatty, "__symex_dup": _dup, "__symex_dup2": _dup2,
             "__symex_unlink": _unlink}
-    longs = {"__symex_read": _read, "__symex_write": _write, "__symex_lseek": _lseek}
+    longs = {"__symex_read": _read, "__symex_write": _write, "__symex_lseek": _lseek,
+             "__symex_getdents64": _getdents64}
     table = {name: returning(32, handler) for name, handler in ints.items()}
     table.update({name: returning(64, handler) for name, handler in longs.items()})
     table["__symex_unmodelled_syscall"] = returning(64, _unmodelled_syscall)

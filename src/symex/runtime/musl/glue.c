@@ -27,6 +27,7 @@ int __symex_close(int fd);
 long __symex_read(int fd, void *buf, size_t count);
 long __symex_write(int fd, const void *buf, size_t count);
 long __symex_lseek(int fd, long offset, int whence);
+long __symex_getdents64(int fd, void *buf, size_t count);
 int __symex_stat(const char *path, struct stat *buf);
 int __symex_fstat(int fd, struct stat *buf);
 int __symex_access(const char *path, int mode);
@@ -142,6 +143,7 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_openat: return __symex_openat(a, (const char *)b, c, d);
 	case SYS_close: return __symex_close(a);
 	case SYS_lseek: return __symex_lseek(a, b, c);
+	case SYS_getdents64: return __symex_getdents64(a, (void *)b, c);
 	case SYS_stat: return __symex_stat((const char *)a, (struct stat *)b);
 	case SYS_lstat: return __symex_stat((const char *)a, (struct stat *)b);
 	case SYS_fstat: return __symex_fstat(a, (struct stat *)b);
