@@ -722,15 +722,19 @@ class Exploration:
         pressed = reason in (TIME_LIMIT_REASON, "interrupted")
         if pressed:
             self.set_solver_deadline(time.monotonic() + HALT_SOLVING_GRACE)
-        halted: list[State] = []
-        for searcher in (self.replay_searcher, self.searcher):
-            while searcher is not None and not searcher.empty():
-                state = searcher.select()
-                searcher.update(None, [], [state])
-                # out of the tree at once: random-path selects from the tree, and would
-                # return the same state again (and an interleaved searcher remove it twice)
-                self.tree.remove(state)
-                halted.append(state)
+        # every live state, replaying ones first; not drawn through the searchers, whose
+        # select may cost a pass over all states (nurs:covnew weighs each: a time limit with
+        # 11,000 states waiting took a minute to halt)
+        live = list(self.states.values())
+        replaying = [s for s in live if s.id in self.replaying]
+        exploring = [s for s in live if s.id not in self.replaying]
+        if self.replay_searcher is not None and replaying:
+            self.replay_searcher.update(None, [], replaying)
+        # the newest first: a depth-first searcher pops them from its end
+        self.searcher.update(None, [], exploring[::-1])
+        halted = replaying + exploring
+        for state in halted:
+            self.tree.remove(state)
         if pressed:
             halted.sort(key=lambda s: s.model is None and bool(s.symbolics))  # stable
         for state in halted:
