@@ -183,9 +183,9 @@ def gcov_coverage(gcov_tree: Path, tool: str, own: str, tests: list[Path], count
     return executed, total
 
 
-def compare_tool(tool: str, symex_tree: Path, klee_tree: Path, gcov_tree: Path, work: Path,
-                 seconds: float, klee: str, replay: str) -> dict[str, object]:
-    """Both engines on one tool at once, then both measured by gcov."""
+def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: float,
+             klee: str) -> tuple[dict[str, object], dict[str, object]]:
+    """Both engines on one tool at once, one core each: KLEE's row and symex's."""
     own = f"src/{SOURCES.get(tool, tool)}.c"
     bitcode = klee_bitcode(klee_tree, tool, work / "bitcode")
     sandbox = work / "sandbox"
@@ -199,13 +199,19 @@ def compare_tool(tool: str, symex_tree: Path, klee_tree: Path, gcov_tree: Path, 
         klee_run = pool.submit(run_klee, klee, bitcode, results / f"klee-{tool}", seconds, sandbox, environment)
         symex_run = pool.submit(run_tool, symex_tree / "src" / tool, own, results, seconds,
                                 KLEE_ARGUMENTS, None, f"symex-{tool}", SYMEX_OPTIONS)
-        theirs, ours = klee_run.result(), symex_run.result()
-    for engine, row in (("klee", theirs), ("symex", ours)):
-        tests = sorted((results / f"{engine}-{tool}").glob("*.ktest"))
+        return klee_run.result(), symex_run.result()
+
+
+def measure(tool: str, rows: tuple[dict[str, object], dict[str, object]], gcov_tree: Path,
+            work: Path, replay: str) -> dict[str, object]:
+    """Both engines' tests replayed on the gcov build: the tool's row."""
+    own = f"src/{SOURCES.get(tool, tool)}.c"
+    for engine, row in zip(("klee", "symex"), rows):
+        tests = sorted((work / "results" / f"{engine}-{tool}").glob("*.ktest"))
         executed, total = gcov_coverage(gcov_tree, tool, own, tests, work / "gcda" / engine / tool, replay)
         row["gcov_lines"] = f"{executed}/{total}"
         row["gcov_coverage"] = round(100 * executed / total, 1) if total else None
-    return {"tool": tool, "klee": theirs, "symex": ours}
+    return {"tool": tool, "klee": rows[0], "symex": rows[1]}
 
 
 def summarize(rows: list[dict[str, object]], results: Path) -> None:
@@ -257,10 +263,16 @@ def main() -> int:
     chosen = tools(source, options.tools.split(",") if options.tools else None)
     print(f"coreutils: {len(chosen)} tools, {options.time:g} s each in symex and in KLEE at once", flush=True)
     rows = []
-    for tool in chosen:
-        row = compare_tool(tool, source, klee_tree, gcov_tree, work, options.time, klee, replay)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    # a tool's replays (mostly waiting on klee-replay's terminal) overlap the next tool's runs
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as measuring:
+        pending: concurrent.futures.Future[dict[str, object]] | None = None
+        for tool in [*chosen, None]:
+            ran = run_both(tool, source, klee_tree, work, options.time, klee) if tool else None
+            if pending is not None:
+                rows.append(pending.result())
+                print(json.dumps(rows[-1]), flush=True)
+            if tool is not None and ran is not None:
+                pending = measuring.submit(measure, tool, ran, gcov_tree, work, replay)
     summarize(rows, work / "results")
     return 0
 
