@@ -149,7 +149,7 @@ def run_tool(executable: Path, own: str, results: Path, seconds: float,
     # a run that does not stop near its time limit is an engine failure: reported, not waited on
     grace = seconds * 2 + 60
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=grace)
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=grace)
     except subprocess.TimeoutExpired:
         return {"tool": tool, "status": None, "seconds": round(time.monotonic() - started, 1),
                 "failure": f"did not stop within {grace:g} s of a {seconds:g} s limit"}
@@ -179,11 +179,11 @@ def run_tool(executable: Path, own: str, results: Path, seconds: float,
     if row["errors"]:
         # every reported error must fail the same way natively (symex replay runs the build)
         replay = subprocess.run([*SYMEX, "replay", str(executable), str(out)],
-                                capture_output=True, text=True, timeout=3600)
+                                capture_output=True, text=True, errors="replace", timeout=3600)
         row["reproduced"] = _reproduced(replay.stdout)
         if asan is not None and asan.is_file():
             replay = subprocess.run([*SYMEX, "replay", str(asan), str(out)],
-                                    capture_output=True, text=True, timeout=3600)
+                                    capture_output=True, text=True, errors="replace", timeout=3600)
             row["reproduced_asan"] = _reproduced(replay.stdout)
     return row
 

@@ -121,7 +121,9 @@ def run_klee(klee: str, bitcode: Path, out: Path, seconds: float, sandbox: Path,
                f"--run-in-dir={sandbox}", f"--env-file={environment}", str(bitcode), *KLEE_ARGUMENTS]
     started = time.monotonic()
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=seconds * 2 + 120)
+        # the tool's own output passes through KLEE's stderr: any bytes
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              timeout=seconds * 2 + 120)
     except subprocess.TimeoutExpired:
         return {"failure": "did not stop", "seconds": round(time.monotonic() - started, 1)}
     row: dict[str, object] = {"seconds": round(time.monotonic() - started, 1), "status": proc.returncode}
