@@ -296,6 +296,25 @@ def test_the_working_directory_reads_as_a_directory() -> None:
     assert outcome.stdout.encode() == test.stdout
 
 
+@needs_gcc
+def test_the_user_database_holds_root() -> None:
+    """getpwnam with a symbolic name finds root, the one user of the model's /etc/passwd, and
+    the test replays natively (root is uid 0, group root, on every Linux)."""
+    source = PROGRAMS / "users.c"
+    words = ("--sym-args", "1", "1", "5")
+    result = symex.explore(symex.compile(source, libc="musl"), sym_args=ArgvSpec.parse(words))
+    found = [t for t in result.tests if t.exit_code == 0]
+    assert len(found) == 1 and result.paths.errors == 0
+    (test,) = found
+    assert test.objects["arg00"].split(b"\0")[0] == b"root"
+    assert test.stdout == b"root 0 root\n"
+    ktest = KTest((source.name, *words),
+                  tuple(KTestObject(name, data) for name, data in test.objects.items()))
+    args, first = replay_command_line(ktest)
+    outcome = run_native(build_native(source), ktest, args=args, first_object=first)
+    assert outcome.stdout.encode() == test.stdout
+
+
 def test_sym_stdin_before_the_program_on_the_command_line(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = run_symex("run", "-q", "--output-dir", str(out), "--sym-stdin", "1",

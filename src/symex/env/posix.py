@@ -92,6 +92,11 @@ class FileNode:
 
 _WORKING_DIRECTORY = FileNode((), mode=S_IFDIR | 0o755)
 
+#: the system's own files every world has, the same on every machine: the user database with
+#: root alone, as on a minimal Linux (musl's getpwnam/getgrgid read them: `id root`, `groups
+#: root` and `ls -l`'s owner names work, and replay natively on any Linux, where root is 0)
+SYSTEM_FILES = {"/etc/passwd": b"root:x:0:0:root:/root:/bin/sh\n", "/etc/group": b"root:x:0:\n"}
+
 
 @attrs.frozen
 class OpenFile:
@@ -227,6 +232,11 @@ def install_world(ex: Executor, state: State, spec: ArgvSpec, setup: PosixSetup)
         nodes[node] = FileNode(tuple(content), read_only=True)
         names[_normal(path)] = node
         names[os.path.abspath(path)] = node
+    for path, text in SYSTEM_FILES.items():
+        if path not in names:
+            node = len(nodes) + 1
+            nodes[node] = FileNode(tuple(text), read_only=True)
+            names[path] = node
     nodes[STDERR_NODE] = FileNode((), mode=S_IFIFO | 0o600)
     fail_values: list[Any] = []
     if spec.max_fail:
@@ -313,7 +323,9 @@ def _symbolic_file_name(ex: Executor, state: State, address: int) -> str | None:
     spell is a fork, as KLEE's POSIX runtime forks on "is it A": the state takes the name,
     a second one makes the call again knowing the path is not that name. Without this a
     tool given ``--sym-args`` and ``--sym-files`` would never open its symbolic file."""
-    names = world_of(state).names
+    # the files of the working directory (the symbolic files, those the program made): a
+    # symbolic argument is not also tried as /etc/passwd, which KLEE's runtime does not do
+    names = [name for name in world_of(state).names if "/" not in name]
     if not names:
         return None
     segment, offset = locate(address)
