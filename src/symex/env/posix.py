@@ -72,10 +72,10 @@ MAX_FDS = 1024
 
 #: node ids of the two output sinks (the path's stdout and stderr)
 STDOUT_NODE, STDERR_NODE = -1, -2
-#: the working directory, which is also the root (getcwd says "/"): it holds the files named
-#: without a slash (the symbolic files A, B, ... and those the program creates)
+#: the working directory, which is also the root (getcwd says "/", and both "." and "/" name
+#: it): it holds the files named without a slash (the symbolic files A, B, ... and those the
+#: program creates)
 DIRECTORY_NODE = -3
-_DIRECTORY_NAMES = (".", "/")
 
 
 @attrs.frozen
@@ -232,11 +232,7 @@ def install_world(ex: Executor, state: State, spec: ArgvSpec, setup: PosixSetup)
         nodes[node] = FileNode(tuple(content), read_only=True)
         names[_normal(path)] = node
         names[os.path.abspath(path)] = node
-    for path, text in SYSTEM_FILES.items():
-        if path not in names:
-            node = len(nodes) + 1
-            nodes[node] = FileNode(tuple(text), read_only=True)
-            names[path] = node
+    _add_standard_files(nodes, names)
     nodes[STDERR_NODE] = FileNode((), mode=S_IFIFO | 0o600)
     fail_values: list[Any] = []
     if spec.max_fail:
@@ -256,6 +252,29 @@ def install_world(ex: Executor, state: State, spec: ArgvSpec, setup: PosixSetup)
 _STANDARD_FDS: immutables.Map[int, int] = immutables.Map({0: 0, 1: 1, 2: 2})
 
 
+def _add_standard_files(nodes: dict[int, FileNode], names: dict[str, int]) -> None:
+    """What every world's file system has: the working directory (as "." and "/") and the
+    system files, unless a host file of the same name came first."""
+    nodes[DIRECTORY_NODE] = _WORKING_DIRECTORY
+    names["."] = names["/"] = DIRECTORY_NODE
+    for path, text in SYSTEM_FILES.items():
+        if path not in names:
+            node = len(nodes) + 1
+            nodes[node] = FileNode(tuple(text), read_only=True)
+            names[path] = node
+
+
+def _directory_entries(world: PosixWorld) -> list[tuple[str, int]]:
+    """The working directory's files, (name, node), by name: those named without a slash."""
+    return [(name, node) for name, node in sorted(world.names.items())
+            if "/" not in name and name != "."]
+
+
+def _inode(node_id: int) -> int:
+    """A node's inode number (stat's st_ino, readdir's d_ino)."""
+    return 1000 + node_id if node_id > 0 else 10 - node_id
+
+
 def _standard_descriptions(stdin_node: int) -> immutables.Map[int, OpenFile]:
     return immutables.Map({0: OpenFile(stdin_node),
                            1: OpenFile(STDOUT_NODE, readable=False, writable=True),
@@ -270,8 +289,11 @@ def world_of(state: State) -> PosixWorld:
         nodes = {1: FileNode((), mode=S_IFIFO | 0o600, read_only=True),
                  STDOUT_NODE: FileNode((), mode=S_IFIFO | 0o600),
                  STDERR_NODE: FileNode((), mode=S_IFIFO | 0o600)}
-        world = state.posix = PosixWorld(immutables.Map(), immutables.Map(nodes), _STANDARD_FDS,
-                                         _standard_descriptions(1), 2, 3)
+        names: dict[str, int] = {}
+        _add_standard_files(nodes, names)
+        world = state.posix = PosixWorld(immutables.Map(names), immutables.Map(nodes),
+                                         _STANDARD_FDS, _standard_descriptions(1),
+                                         len(nodes) + 1, 3)
     return world
 
 
@@ -325,7 +347,7 @@ def _symbolic_file_name(ex: Executor, state: State, address: int) -> str | None:
     tool given ``--sym-args`` and ``--sym-files`` would never open its symbolic file."""
     # the files of the working directory (the symbolic files, those the program made): a
     # symbolic argument is not also tried as /etc/passwd, which KLEE's runtime does not do
-    names = [name for name in world_of(state).names if "/" not in name]
+    names = [name for name, _ in _directory_entries(world_of(state))]
     if not names:
         return None
     segment, offset = locate(address)
@@ -342,7 +364,7 @@ def _symbolic_file_name(ex: Executor, state: State, address: int) -> str | None:
             return None  # a concrete string
     else:
         return None  # concrete and longer than every name
-    for name in sorted(names):
+    for name in names:
         encoded = name.encode("utf-8", "surrogateescape") + b"\0"
         if len(encoded) > len(spelled):
             continue
@@ -368,23 +390,19 @@ def lowest_free_fd(world: PosixWorld, low: int = 0) -> int:
 
 
 def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    return _open_path(ex, state, _path(ex, state, args[0]), args[1])
+
+
+def _open_path(ex: Executor, state: State, path: str | None, flags_arg: Any) -> int:
+    """open() of a path already read from the program's memory."""
     world = world_of(state)
-    path = _path(ex, state, args[0])
-    flags = concrete_int(ex, state, args[1], 32, "open flags")
+    flags = concrete_int(ex, state, flags_arg, 32, "open flags")
     if path is None:
         return -EINVAL  # glibc gives EFAULT; the path was NULL either way
     access = flags & O_ACCMODE
     wants_write = access in (O_WRONLY, O_RDWR) or flags & O_TRUNC
     names, nodes, next_node = world.names, world.nodes, world.next_node
-    if path in _DIRECTORY_NAMES:
-        # a directory opens for reading only (Linux: EISDIR), and reads of it fail
-        if wants_write or flags & O_CREAT:
-            return -EISDIR
-        node_id: int | None = DIRECTORY_NODE
-        if DIRECTORY_NODE not in nodes:
-            nodes = nodes.set(DIRECTORY_NODE, _WORKING_DIRECTORY)
-    else:
-        node_id = names.get(path)
+    node_id = names.get(path)
     if node_id is None:
         if not flags & O_CREAT:
             return -ENOENT
@@ -395,6 +413,8 @@ def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     elif flags & O_CREAT and flags & O_EXCL:
         return -EEXIST
     node = nodes[node_id]
+    if node.mode & S_IFMT == S_IFDIR and (wants_write or flags & O_CREAT):
+        return -EISDIR  # a directory opens for reading only, and its reads fail
     if wants_write and node.read_only:
         return -EACCES
     if flags & O_TRUNC and access != 0:
@@ -416,7 +436,7 @@ def _openat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     path = _path(ex, state, args[1])
     if directory != AT_FDCWD and path is not None and not path.startswith("/"):
         return -EBADF  # no directory descriptors in this model
-    return _open(ex, state, args[1:], ins)
+    return _open_path(ex, state, path, args[2])
 
 
 def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
@@ -527,7 +547,7 @@ def _fill_stat(ex: Executor, state: State, node_id: int, node: FileNode, buffer:
     def put(offset: int, value: int, size: int) -> None:
         image[offset:offset + size] = list(value.to_bytes(size, "little"))
 
-    put(_ST_INO, 1000 + node_id if node_id > 0 else 10 - node_id, 8)
+    put(_ST_INO, _inode(node_id), 8)
     put(_ST_NLINK, 1, 8)
     put(_ST_MODE, node.mode, 4)
     put(_ST_SIZE, len(node.data), 8)
@@ -540,8 +560,6 @@ def _fill_stat(ex: Executor, state: State, node_id: int, node: FileNode, buffer:
 def _stat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     path = _path(ex, state, args[0])
-    if path in _DIRECTORY_NAMES:
-        return _fill_stat(ex, state, DIRECTORY_NODE, _WORKING_DIRECTORY, args[1])
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
@@ -561,8 +579,6 @@ def _access(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     world = world_of(state)
     path = _path(ex, state, args[0])
     mode = concrete_int(ex, state, args[1], 32, "access mode")
-    if path in (".", "/"):
-        return 0
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
@@ -610,6 +626,8 @@ def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     node_id = world.names.get(path) if path is not None else None
     if path is None or node_id is None:
         return -ENOENT
+    if world.nodes[node_id].mode & S_IFMT == S_IFDIR:
+        return -EISDIR  # Linux's answer for unlink of a directory
     if world.nodes[node_id].read_only:
         return -EACCES
     state.posix = attrs.evolve(world, names=world.names.delete(path))
@@ -627,9 +645,10 @@ def _getdents64(ex: Executor, state: State, args: list[Any], ins: Instruction) -
         return -EBADF
     if world.nodes[opened.node].mode & S_IFMT != S_IFDIR:
         return -ENOTDIR
-    entries = [(".", 10 - DIRECTORY_NODE, S_IFDIR), ("..", 10 - DIRECTORY_NODE, S_IFDIR)]
-    entries += [(name, 1000 + node_id, world.nodes[node_id].mode & S_IFMT)
-                for name, node_id in sorted(world.names.items()) if "/" not in name]
+    here = _inode(DIRECTORY_NODE)  # ".." too: the working directory is the root
+    entries = [(".", here, S_IFDIR), ("..", here, S_IFDIR)]
+    entries += [(name, _inode(node_id), world.nodes[node_id].mode & S_IFMT)
+                for name, node_id in _directory_entries(world)]
     index = opened.offset
     out = bytearray()
     while index < len(entries):
