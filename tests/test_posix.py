@@ -35,6 +35,12 @@ def native(name: str, directory: Path, stdin: bytes = b"") -> subprocess.Complet
                           check=False, timeout=30)
 
 
+def as_ktest(test: symex.TestCase, *args: str) -> KTest:
+    """A test case as the .ktest symex writes for it: ``args`` (program, then its options in
+    KLEE's syntax) and the test's objects."""
+    return KTest(args, tuple(KTestObject(name, data) for name, data in test.objects.items()))
+
+
 def only_test(result: symex.Result) -> symex.TestCase:
     assert len(result.tests) == 1, [t.reason for t in result.tests]
     return result.tests[0]
@@ -248,8 +254,7 @@ def test_symbolic_stdin_tests_replay_with_the_same_output() -> None:
     executable = build_native(source)
     assert len(result.tests) > 20
     for test in result.tests:
-        ktest = KTest(("tokens.c", "--sym-stdin", "3"),
-                      tuple(KTestObject(name, data) for name, data in test.objects.items()))
+        ktest = as_ktest(test, "tokens.c", "--sym-stdin", "3")
         args, first = replay_command_line(ktest)
         assert (args, first) == ([], 2)
         environment = replay_environment(ktest)
@@ -274,8 +279,7 @@ def test_a_symbolic_argument_may_name_the_symbolic_file(libc: str) -> None:
     assert by_exit[2].objects["arg00"][:2] != b"A\0"
     executable = build_native(source)
     for test in result.tests:
-        ktest = KTest((source.name, *words),
-                      tuple(KTestObject(name, data) for name, data in test.objects.items()))
+        ktest = as_ktest(test, source.name, *words)
         args, first = replay_command_line(ktest)
         outcome = run_native(executable, ktest, args=args, environment=replay_environment(ktest),
                              first_object=first)
@@ -290,8 +294,7 @@ def test_the_working_directory_reads_as_a_directory() -> None:
     result = symex.explore(symex.compile(source, libc="musl"), sym_files=(1, 2))
     test = only_test(result)
     assert test.stdout == b"read: EISDIR\nwrite: EISDIR\ndots 2 A 1 others 0\n"
-    ktest = KTest((source.name, "--sym-files", "1", "2"),
-                  tuple(KTestObject(name, data) for name, data in test.objects.items()))
+    ktest = as_ktest(test, source.name, "--sym-files", "1", "2")
     outcome = run_native(build_native(source), ktest, environment=replay_environment(ktest))
     assert outcome.stdout.encode() == test.stdout
 
@@ -308,8 +311,7 @@ def test_the_user_database_holds_root() -> None:
     (test,) = found
     assert test.objects["arg00"].split(b"\0")[0] == b"root"
     assert test.stdout == b"root 0 root\n"
-    ktest = KTest((source.name, *words),
-                  tuple(KTestObject(name, data) for name, data in test.objects.items()))
+    ktest = as_ktest(test, source.name, *words)
     args, first = replay_command_line(ktest)
     outcome = run_native(build_native(source), ktest, args=args, first_object=first)
     assert outcome.stdout.encode() == test.stdout
