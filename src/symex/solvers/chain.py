@@ -403,12 +403,8 @@ class ChainSolver(SolverBase):
             model = None
         else:
             model = dict(zip(arrays, answer[1]))
-            # Only models the evaluator confirms are reused: the evaluator is what tries them.
-            assignment = _expr.Assignment(model)
-            if all(assignment.evaluate(c) for c in ordered):
-                self._cex_models.appendleft((query, model, assignment))
-                if shared is not None:
-                    shared.publish(key, model)
+            if self._cex_keep(query, ordered, model) and shared is not None:
+                shared.publish(key, model)
         layer.time += time.perf_counter() - started
         return model
 
@@ -417,12 +413,18 @@ class ChainSolver(SolverBase):
         that assumed the side of a branch its inputs take, without the solver: its later
         questions find its inputs here instead of solving that constraint again). Kept only
         if the evaluator confirms it, as every cached model."""
-        if not self._cex_on:
-            return
-        ordered = tuple(dict.fromkeys(constraints))
+        if self._cex_on:
+            ordered = tuple(dict.fromkeys(constraints))
+            self._cex_keep(frozenset(ordered), ordered, dict(model))
+
+    def _cex_keep(self, query: frozenset[Expr], ordered: Sequence[Expr], model: _Model) -> bool:
+        """Put ``model`` first in the counter-example cache as a model of ``query`` if the
+        evaluator confirms it (the evaluator is what tries cached models); whether it did."""
         assignment = _expr.Assignment(model)
-        if all(assignment.evaluate(c) for c in ordered):
-            self._cex_models.appendleft((frozenset(ordered), dict(model), assignment))
+        if not all(assignment.evaluate(c) for c in ordered):
+            return False
+        self._cex_models.appendleft((query, model, assignment))
+        return True
 
     def _cex_lookup(self, query: frozenset[Expr],
                     ordered: Sequence[Expr]) -> tuple[_Model | None] | None:
