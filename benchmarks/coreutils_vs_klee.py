@@ -165,24 +165,27 @@ def gcov_coverage(gcov_tree: Path, tool: str, own: str, tests: list[Path], count
     executed = total = 0
     for counts in counters.rglob("src/*.gcda"):
         notes = Path("/" + str(counts.relative_to(counters))).with_suffix(".gcno")
-        if not notes.is_file():
-            continue
-        shutil.copyfile(notes, counts.with_suffix(".gcno"))
-        proc = subprocess.run(["gcov", "-n", "-o", str(counts.parent), counts.stem + ".c"],
-                              cwd=gcov_tree, capture_output=True, text=True)
-        for name, percent, lines in re.findall(r"File '([^']+)'\nLines executed:([\d.]+)% of (\d+)", proc.stdout):
-            if name.endswith(own) and int(lines) > total:
-                executed, total = round(float(percent) * int(lines) / 100), int(lines)
+        if notes.is_file():
+            shutil.copyfile(notes, counts.with_suffix(".gcno"))
+            for lines, done in _gcov_lines(gcov_tree, counts.with_suffix(".gcno"), own):
+                if lines > total:
+                    executed, total = done, lines
     if total == 0:
         # nothing ran: the file's executable lines from its notes alone
-        notes_files = sorted((gcov_tree / "src").glob(f"*{Path(own).stem}.gcno"))
-        if notes_files:
-            proc = subprocess.run(["gcov", "-n", "-o", str(notes_files[0].parent), notes_files[0].stem + ".c"],
-                                  cwd=gcov_tree, capture_output=True, text=True)
-            for name, _, lines in re.findall(r"File '([^']+)'\nLines executed:([\d.]+)% of (\d+)", proc.stdout):
-                if name.endswith(own):
-                    total = max(total, int(lines))
+        for notes in sorted((gcov_tree / "src").glob(f"*{Path(own).stem}.gcno"))[:1]:
+            total = max((lines for lines, _ in _gcov_lines(gcov_tree, notes, own)), default=0)
     return executed, total
+
+
+def _gcov_lines(gcov_tree: Path, notes: Path, own: str) -> list[tuple[int, int]]:
+    """(lines, executed) of each source file ending in ``own`` that gcov reports for the
+    object whose notes (and counters, if any, beside them) are ``notes``."""
+    proc = subprocess.run(["gcov", "-n", "-o", str(notes.parent), notes.stem + ".c"],
+                          cwd=gcov_tree, capture_output=True, text=True)
+    return [(int(lines), round(float(percent) * int(lines) / 100))
+            for name, percent, lines in re.findall(r"File '([^']+)'\nLines executed:([\d.]+)% of (\d+)",
+                                                   proc.stdout)
+            if name.endswith(own)]
 
 
 def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: float,
