@@ -191,3 +191,30 @@ def test_syscall_reads_only_the_arguments_the_call_takes(tmp_path: Path) -> None
     assert result.paths.errors == 0
     # renameat2 is not modelled: ENOSYS, -1; getpid is
     assert test.stdout == b"-1 1\n"
+
+
+def test_resource_limits_are_kept_per_path(tmp_path: Path) -> None:
+    """getrlimit/setrlimit (memcached sets its open-file limit to its connection count before
+    anything else, and exits when either call fails): the open-file limit is the model's
+    descriptor table, 1024 soft and hard; lowering it is seen by the next getrlimit, raising
+    the hard limit past it fails with EPERM, a soft limit above the hard one with EINVAL."""
+    source = tmp_path / "limits.c"
+    source.write_text('#include <errno.h>\n#include <stdio.h>\n#include <sys/resource.h>\n'
+                      'int main(void) { struct rlimit r;\n'
+                      '  if (getrlimit(RLIMIT_NOFILE, &r)) return 1;\n'
+                      '  printf("%llu %llu\\n", (unsigned long long)r.rlim_cur, (unsigned long long)r.rlim_max);\n'
+                      '  r.rlim_cur = r.rlim_max = 512;\n'
+                      '  printf("%d ", setrlimit(RLIMIT_NOFILE, &r));\n'
+                      '  getrlimit(RLIMIT_NOFILE, &r);\n'
+                      '  printf("%llu %llu\\n", (unsigned long long)r.rlim_cur, (unsigned long long)r.rlim_max);\n'
+                      '  r.rlim_max = 4096;\n'
+                      '  printf("%d %d ", setrlimit(RLIMIT_NOFILE, &r), errno == EPERM);\n'
+                      '  r.rlim_cur = 600; r.rlim_max = 512;\n'
+                      '  printf("%d %d\\n", setrlimit(RLIMIT_NOFILE, &r), errno == EINVAL);\n'
+                      '  getrlimit(RLIMIT_CORE, &r);\n'
+                      '  printf("%d\\n", r.rlim_cur == 0 && r.rlim_max == RLIM_INFINITY);\n'
+                      '  return 0; }\n')
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    assert test.exit_code == 0
+    assert test.stdout == b"1024 1024\n0 512 512\n-1 1 -1 1\n1\n"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -132,6 +133,38 @@ static long uname_call(struct utsname *name)
 	return 0;
 }
 
+/* Resource limits, kept per path (a global of the program's, so forked paths each have
+ * their own): what a fresh Linux process has, except the open-file limit, which is the
+ * model's descriptor table (1,024 entries) soft and hard; raising a hard limit past that
+ * fails with EPERM, as for a process without CAP_SYS_RESOURCE. */
+static struct rlimit resource_limits[RLIM_NLIMITS] = {
+	[0 ... RLIM_NLIMITS - 1] = {RLIM_INFINITY, RLIM_INFINITY},
+	[RLIMIT_STACK] = {8 << 20, RLIM_INFINITY},
+	[RLIMIT_CORE] = {0, RLIM_INFINITY},
+	[RLIMIT_NOFILE] = {1024, 1024},
+	[RLIMIT_MEMLOCK] = {8 << 20, 8 << 20},
+};
+
+static long prlimit_call(long pid, long resource, const struct rlimit *wanted, struct rlimit *old)
+{
+	if (pid != 0 && pid != getpid())
+		return -ESRCH;
+	if (resource < 0 || resource >= RLIM_NLIMITS)
+		return -EINVAL;
+	struct rlimit *limit = &resource_limits[resource];
+	if (wanted) {
+		if (wanted->rlim_cur > wanted->rlim_max)
+			return -EINVAL;
+		if (wanted->rlim_max > limit->rlim_max)
+			return -EPERM;
+	}
+	if (old)
+		*old = *limit;
+	if (wanted)
+		*limit = *wanted;
+	return 0;
+}
+
 long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 {
 	switch (n) {
@@ -206,6 +239,9 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 		return 0;
 	}
 	case SYS_rt_sigaction: case SYS_rt_sigprocmask: return 0; /* no signal is ever delivered */
+	case SYS_prlimit64: return prlimit_call(a, b, (const struct rlimit *)c, (struct rlimit *)d);
+	case SYS_getrlimit: return prlimit_call(0, a, 0, (struct rlimit *)b);
+	case SYS_setrlimit: return prlimit_call(0, a, (const struct rlimit *)b, 0);
 	case SYS_brk: return 0;
 	case SYS_mmap: return -ENOMEM;
 	case SYS_munmap: case SYS_mprotect: case SYS_madvise: return 0;
