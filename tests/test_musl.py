@@ -218,3 +218,21 @@ def test_resource_limits_are_kept_per_path(tmp_path: Path) -> None:
     (test,) = result.tests
     assert test.exit_code == 0
     assert test.stdout == b"1024 1024\n0 512 512\n-1 1 -1 1\n1\n"
+
+
+def test_credentials_change_by_the_kernels_rules(tmp_path: Path) -> None:
+    """setgid/setuid (memcached's -u drops root this way, through musl's __synccall): a root
+    process may take any ids; once it is user 1000 it may not take root back (EPERM), and
+    getuid/getgid report what was set."""
+    source = tmp_path / "ids.c"
+    source.write_text('#include <errno.h>\n#include <grp.h>\n#include <stdio.h>\n#include <unistd.h>\n'
+                      'int main(void) {\n'
+                      '  printf("%d %d ", (int)getuid(), (int)getgid());\n'
+                      '  printf("%d %d %d ", setgroups(0, 0), setgid(100), setuid(1000));\n'
+                      '  printf("%d %d %d ", (int)getuid(), (int)geteuid(), (int)getgid());\n'
+                      '  printf("%d %d %d\\n", setuid(0), errno == EPERM, setuid(1000));\n'
+                      '  return 0; }\n')
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    assert test.exit_code == 0
+    assert test.stdout == b"0 0 0 0 0 1000 1000 100 -1 1 0\n"

@@ -133,6 +133,53 @@ static long uname_call(struct utsname *name)
 	return 0;
 }
 
+/* The process's credentials (real, effective, saved), kept per path like the resource
+ * limits below: root at start, as the model's files assume; setuid and friends change them
+ * with the kernel's rules (an effective root may set any id, anyone else only one of the
+ * three it has). Supplementary groups are accepted and not kept. */
+static unsigned user_ids[3], group_ids[3];
+
+static long get_ids(const unsigned *ids, unsigned *real, unsigned *effective, unsigned *saved)
+{
+	*real = ids[0];
+	*effective = ids[1];
+	*saved = ids[2];
+	return 0;
+}
+
+static int unchanged(long id)
+{
+	return id == -1 || (unsigned)id == 0xffffffffu;
+}
+
+/* setres[ug]id: -1 leaves an id as it is; without an effective root, each new id must be
+ * one the process already has */
+static long set_ids(unsigned *ids, long real, long effective, long saved)
+{
+	long wanted[3] = {real, effective, saved};
+	for (int i = 0; i < 3; i++)
+		if (!unchanged(wanted[i]) && user_ids[1] != 0 && (unsigned)wanted[i] != ids[0] &&
+		    (unsigned)wanted[i] != ids[1] && (unsigned)wanted[i] != ids[2])
+			return -EPERM;
+	for (int i = 0; i < 3; i++)
+		if (!unchanged(wanted[i]))
+			ids[i] = (unsigned)wanted[i];
+	return 0;
+}
+
+/* set[ug]id: all three ids for an effective root, the effective one for anyone else */
+static long set_id(unsigned *ids, long id)
+{
+	return user_ids[1] == 0 ? set_ids(ids, id, id, id) : set_ids(ids, -1, id, -1);
+}
+
+/* musl's set*id run their system call on every thread through __synccall; the model's
+ * credentials belong to the process, so once is every thread's */
+void __synccall(void (*function)(void *), void *context)
+{
+	function(context);
+}
+
 /* Resource limits, kept per path (a global of the program's, so forked paths each have
  * their own): what a fresh Linux process has, except the open-file limit, which is the
  * model's descriptor table (1,024 entries) soft and hard; raising a hard limit past that
@@ -223,7 +270,19 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_getppid: return getppid();
 	case SYS_gettid: return 1;
 	case SYS_set_tid_address: return 1;
-	case SYS_getuid: case SYS_geteuid: case SYS_getgid: case SYS_getegid: return 0;
+	case SYS_getuid: return user_ids[0];
+	case SYS_geteuid: return user_ids[1];
+	case SYS_getgid: return group_ids[0];
+	case SYS_getegid: return group_ids[1];
+	case SYS_getresuid: return get_ids(user_ids, (unsigned *)a, (unsigned *)b, (unsigned *)c);
+	case SYS_getresgid: return get_ids(group_ids, (unsigned *)a, (unsigned *)b, (unsigned *)c);
+	case SYS_setuid: return set_id(user_ids, a);
+	case SYS_setgid: return set_id(group_ids, a);
+	case SYS_setreuid: return set_ids(user_ids, a, b, -1);
+	case SYS_setregid: return set_ids(group_ids, a, b, -1);
+	case SYS_setresuid: return set_ids(user_ids, a, b, c);
+	case SYS_setresgid: return set_ids(group_ids, a, b, c);
+	case SYS_setgroups: return user_ids[1] ? -EPERM : 0;
 	case SYS_umask: return 022;
 	case SYS_uname: return uname_call((struct utsname *)a);
 	case SYS_getcwd:
