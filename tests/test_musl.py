@@ -236,3 +236,40 @@ def test_credentials_change_by_the_kernels_rules(tmp_path: Path) -> None:
     (test,) = result.tests
     assert test.exit_code == 0
     assert test.stdout == b"0 0 0 0 0 1000 1000 100 -1 1 0\n"
+
+
+def test_an_eventfd_counts_and_wakes_a_blocked_thread(tmp_path: Path) -> None:
+    """eventfd (memcached's main thread wakes each worker through one): writes add, a read
+    takes the whole count (1 with EFD_SEMAPHORE) and blocks a thread while it is 0; poll
+    sees it readable only then; a non-blocking read of 0 is EAGAIN; reads and writes of
+    fewer than 8 bytes are EINVAL. The same output natively."""
+    source = tmp_path / "eventfd.c"
+    source.write_text('#include <errno.h>\n#include <poll.h>\n#include <pthread.h>\n#include <stdint.h>\n'
+                      '#include <stdio.h>\n#include <sys/eventfd.h>\n#include <unistd.h>\n'
+                      'static int efd;\n'
+                      'static void *worker(void *arg) { uint64_t v = 0;\n'
+                      '  if (read(efd, &v, 8) != 8) return 0;\n'
+                      '  printf("worker %llu\\n", (unsigned long long)v); return 0; }\n'
+                      'static int events(int fd) { struct pollfd p = {fd, POLLIN | POLLOUT, 0};\n'
+                      '  poll(&p, 1, 0); return p.revents; }\n'
+                      'int main(void) { pthread_t t; uint64_t v, one = 1, two = 2;\n'
+                      '  efd = eventfd(0, EFD_CLOEXEC);\n'
+                      '  printf("%d ", events(efd));\n'
+                      '  write(efd, &one, 8); write(efd, &two, 8);\n'
+                      '  printf("%d\\n", events(efd));\n'
+                      '  pthread_create(&t, 0, worker, 0); pthread_join(t, 0);\n'
+                      '  pthread_create(&t, 0, worker, 0); sleep(0);\n'
+                      '  uint64_t five = 5; write(efd, &five, 8); pthread_join(t, 0);\n'
+                      '  int s = eventfd(2, EFD_SEMAPHORE | EFD_NONBLOCK);\n'
+                      '  int r1 = read(s, &v, 8); printf("%d %llu ", r1, (unsigned long long)v);\n'
+                      '  read(s, &v, 8); int r3 = read(s, &v, 8); printf("%d %d ", r3, errno == EAGAIN);\n'
+                      '  int r4 = read(efd, &v, 4); printf("%d %d ", r4, errno == EINVAL);\n'
+                      '  int r5 = write(efd, &v, 4); printf("%d %d\\n", r5, errno == EINVAL);\n'
+                      '  return 0; }\n')
+    expected = b"4 5\nworker 3\nworker 5\n8 1 -1 1 -1 1 -1 1\n"
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    assert test.exit_code == 0 and result.paths.errors == 0
+    assert test.stdout == expected
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, timeout=60)
+    assert native.stdout == expected

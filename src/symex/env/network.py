@@ -20,6 +20,9 @@ data crosses a socket without being concretized.
 - Addresses: AF_INET by port (any IPv4 address reaches the model's one host), AF_UNIX by
   path; port 0 binds the next free port from 32768. Datagram sockets keep message
   boundaries and the sender's address.
+- An eventfd is one endpoint holding a 64-bit counter: a write of 8 bytes adds to it, a
+  read of 8 takes it all (or 1, with ``EFD_SEMAPHORE``) and blocks while it is 0; readable
+  while it is not 0 (memcached wakes its worker threads through one).
 - ``--sym-packets N SIZE``: the first ``accept`` that finds no connection waiting gets one
   from a client outside the program, which sends N packets of SIZE symbolic bytes (objects
   ``packet-0``... made when the connection is accepted) and closes; what the program sends
@@ -71,6 +74,10 @@ FIRST_EPHEMERAL_PORT = 32768
 EXTERNAL_ADDRESS = ("inet", 40000, 0x0A000002)
 
 _INT = Access(ValueKind.INT, 4, 32)
+_WORD = Access(ValueKind.INT, 8, 64)
+EFD_SEMAPHORE = 1
+#: the most an eventfd counter holds (a write that would pass it blocks)
+EVENTFD_MAX = (1 << 64) - 2
 
 
 class EndpointKind(enum.Enum):
@@ -82,6 +89,7 @@ class EndpointKind(enum.Enum):
     LISTENING = "listening socket"
     STREAM = "connected stream socket"
     DATAGRAM = "datagram socket"
+    EVENTFD = "event counter (eventfd)"
 
 
 @attrs.frozen
@@ -103,6 +111,10 @@ class Endpoint:
     read_shut: bool = False
     write_shut: bool = False
     """``shutdown``: the peer reads end of file once its inbox is empty."""
+    counter: int = 0
+    """An eventfd's value."""
+    semaphore: bool = False
+    """An eventfd made with ``EFD_SEMAPHORE``: a read takes 1."""
 
 
 # -- the world's endpoints ------------------------------------------------------------------
@@ -151,6 +163,9 @@ def _is_null(pointer: Any) -> bool:
     return type(pointer) is int and pointer == 0
 
 
+_NOT_SOCKETS = frozenset({EndpointKind.PIPE_READ, EndpointKind.PIPE_WRITE, EndpointKind.EVENTFD})
+
+
 def _socket_of(ex: Executor, state: State, fd_value: Any) -> tuple[PosixWorld, int, OpenFile | None, int]:
     """(world, fd, description, endpoint id or -errno) of a descriptor that must be a socket."""
     world = world_of(state)
@@ -158,8 +173,7 @@ def _socket_of(ex: Executor, state: State, fd_value: Any) -> tuple[PosixWorld, i
     opened = world.opened(fd)
     if opened is None:
         return world, fd, None, -EBADF
-    if not opened.endpoint or world.endpoints[opened.endpoint].kind in (EndpointKind.PIPE_READ,
-                                                                       EndpointKind.PIPE_WRITE):
+    if not opened.endpoint or world.endpoints[opened.endpoint].kind in _NOT_SOCKETS:
         return world, fd, opened, -ENOTSOCK
     return world, fd, opened, opened.endpoint
 
@@ -276,6 +290,58 @@ def _pipe(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     world, writer = _new_endpoint(world, Endpoint(EndpointKind.PIPE_WRITE, peer=reader))
     return _two_descriptors(ex, state, world, reader, writer, args[0], bool(flags & O_NONBLOCK),
                             both_ways=False)
+
+
+def _eventfd(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    world = world_of(state)
+    value = concrete_int(ex, state, args[0], 32, "eventfd value", signed=False)
+    flags = concrete_int(ex, state, args[1], 32, "eventfd flags")
+    if flags & ~(EFD_SEMAPHORE | O_NONBLOCK | SOCK_CLOEXEC):
+        return -EINVAL
+    world, eid = _new_endpoint(world, Endpoint(EndpointKind.EVENTFD, counter=value,
+                                               semaphore=bool(flags & EFD_SEMAPHORE)))
+    world, fd = _new_descriptor(world, eid, nonblocking=bool(flags & O_NONBLOCK))
+    if fd >= 0:
+        state.posix = world
+    return fd
+
+
+def _eventfd_read(ex: Executor, state: State, fd: int, opened: OpenFile, buffer: Any, count: int) -> int:
+    world = world_of(state)
+    endpoint = world.endpoints[opened.endpoint]
+    if count < 8:
+        return -EINVAL
+    if endpoint.counter == 0:
+        if opened.nonblocking:
+            return -EAGAIN
+        scheduling.block(ex, state, _waiting_read(scheduling.threads_of(ex, state).thread.pid, fd))
+        return 0
+    taken = 1 if endpoint.semaphore else endpoint.counter
+    state.posix = _put(world, opened.endpoint, attrs.evolve(endpoint, counter=endpoint.counter - taken))
+    ex.write_bytes(state, buffer, taken.to_bytes(8, "little"))
+    return 8
+
+
+def _eventfd_write(ex: Executor, state: State, opened: OpenFile, buffer: Any, count: int) -> int:
+    world = world_of(state)
+    eid = opened.endpoint
+    if count < 8:
+        return -EINVAL
+    value = concrete_int(ex, state, ex.read(state, buffer, _WORD), 64, "eventfd value", signed=False)
+    if value > EVENTFD_MAX:
+        return -EINVAL
+    if world.endpoints[eid].counter + value > EVENTFD_MAX:
+        if opened.nonblocking:
+            return -EAGAIN
+
+        def room(s: State) -> bool:
+            w = s.posix
+            return w is None or eid not in w.endpoints or w.endpoints[eid].counter + value <= EVENTFD_MAX
+        scheduling.block(ex, state, room)
+        return 0
+    endpoint = world.endpoints[eid]
+    state.posix = _put(world, eid, attrs.evolve(endpoint, counter=endpoint.counter + value))
+    return 8
 
 
 def _two_descriptors(ex: Executor, state: State, world: PosixWorld, first: int, second: int,
@@ -490,6 +556,11 @@ def _ready_in(state: State, world: PosixWorld, fd: int, events: int, pid: int | 
         if endpoint.inbox:
             revents |= POLLIN
         revents |= POLLOUT
+    elif kind is EndpointKind.EVENTFD:
+        if endpoint.counter:
+            revents |= POLLIN
+        if endpoint.counter < EVENTFD_MAX:
+            revents |= POLLOUT
     elif kind is EndpointKind.PIPE_WRITE:
         reader_open = endpoint.peer in _open_endpoints(state, world)
         revents |= POLLOUT if reader_open else POLLERR
@@ -519,6 +590,8 @@ def _receive(ex: Executor, state: State, ins: Instruction, fd: int, buffer: Any,
     eid = opened.endpoint
     endpoint = world.endpoints[eid]
     kind = endpoint.kind
+    if kind is EndpointKind.EVENTFD:
+        return _eventfd_read(ex, state, fd, opened, buffer, count)
     if kind in (EndpointKind.PIPE_WRITE, EndpointKind.LISTENING):
         return -EBADF if kind is EndpointKind.PIPE_WRITE else -ENOTCONN
     if kind is EndpointKind.SOCKET:
@@ -596,6 +669,8 @@ def _send(ex: Executor, state: State, fd: int, buffer: Any, count: int, flags: i
     eid = opened.endpoint
     endpoint = world.endpoints[eid]
     kind = endpoint.kind
+    if kind is EndpointKind.EVENTFD:
+        return _eventfd_write(ex, state, opened, buffer, count)
     data = tuple(ex.read_bytes(state, buffer, count)) if count else ()
     if kind is EndpointKind.DATAGRAM:
         address = target if target is not None else endpoint.peer_address
@@ -672,8 +747,9 @@ def _on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
             return -29 & mask  # ESPIPE
         # fstat: a FIFO or a socket
         endpoint = world.endpoints[opened.endpoint]
+        # an eventfd is an anonymous inode: no file type bits
         mode = (S_IFIFO if endpoint.kind in (EndpointKind.PIPE_READ, EndpointKind.PIPE_WRITE)
-                else S_IFSOCK) | 0o600
+                else 0 if endpoint.kind is EndpointKind.EVENTFD else S_IFSOCK) | 0o600
         image = bytearray(STAT_SIZE)
         image[24:28] = mode.to_bytes(4, "little")
         image[16:24] = (1).to_bytes(8, "little")
@@ -815,6 +891,7 @@ def handlers(file_calls: dict[str, ExternalHandler]) -> dict[str, ExternalHandle
     them, and ``file_calls``' read/write/lseek/fstat extended to pipes and sockets."""
     longs = {"__symex_recvfrom": _recvfrom, "__symex_sendto": _sendto}
     ints = {"__symex_socket": _socket, "__symex_socketpair": _socketpair, "__symex_pipe": _pipe,
+            "__symex_eventfd": _eventfd,
             "__symex_bind": _bind, "__symex_listen": _listen, "__symex_connect": _connect,
             "__symex_accept": _accept, "__symex_shutdown": _shutdown,
             "__symex_getsockname": _getsockname(False), "__symex_getpeername": _getsockname(True),

@@ -40,6 +40,7 @@ int __symex_waitpid(int pid, int *status, int options);
 int __symex_socket(int family, int type, int protocol);
 int __symex_socketpair(int family, int type, int protocol, int *fds);
 int __symex_pipe(int *fds, int flags);
+int __symex_eventfd(unsigned value, int flags);
 int __symex_bind(int fd, const void *address, unsigned length);
 int __symex_listen(int fd, int backlog);
 int __symex_connect(int fd, const void *address, unsigned length);
@@ -247,6 +248,8 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 		return -ENOTTY;
 	case SYS_pipe: return __symex_pipe((int *)a, 0);
 	case SYS_pipe2: return __symex_pipe((int *)a, b);
+	case SYS_eventfd2: return __symex_eventfd(a, b);
+	case SYS_eventfd: return __symex_eventfd(a, 0);
 	case SYS_socket: return __symex_socket(a, b, c);
 	case SYS_socketpair: return __symex_socketpair(a, b, c, (int *)d);
 	case SYS_bind: return __symex_bind(a, (const void *)b, c);
