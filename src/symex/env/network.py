@@ -68,7 +68,6 @@ F_GETFD, F_SETFD, F_GETFL, F_SETFL = 1, 2, 3, 4
 SOL_SOCKET, SO_TYPE = 1, 3
 POLLIN, POLLOUT, POLLERR, POLLHUP, POLLNVAL = 1, 4, 8, 0x10, 0x20
 S_IFSOCK = 0o140000
-FD_SET_BYTES = 128
 FIRST_EPHEMERAL_PORT = 32768
 #: the address the outside client of --sym-packets connects from (10.0.0.2:40000)
 EXTERNAL_ADDRESS = ("inet", 40000, 0x0A000002)
@@ -835,13 +834,16 @@ def _select(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     nfds = concrete_int(ex, state, args[0], 32, "select nfds")
     if nfds < 0 or nfds > MAX_FDS:
         return -EINVAL
+    # the kernel reads and writes only the words that hold descriptors below nfds: libevent
+    # allocates its sets that size, not a whole fd_set
+    size = (nfds + 63) // 64 * 8
     sets: list[set[int] | None] = []
     for pointer in args[1:4]:
         if _is_null(pointer):
             sets.append(None)
             continue
         raw = [b if type(b) is int else ex.concretize(state, b, 8, "fd_set")
-               for b in ex.read_bytes(state, pointer, FD_SET_BYTES)]
+               for b in ex.read_bytes(state, pointer, size)] if size else []
         sets.append({fd for fd in range(nfds) if raw[fd // 8] >> (fd % 8) & 1})
     timeout = args[4]
     zero_timeout = False
@@ -864,10 +866,11 @@ def _select(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
         for pointer, result in zip(args[1:4], found):
             if result is None:
                 continue
-            image = bytearray(FD_SET_BYTES)
+            image = bytearray(size)
             for fd in result:
                 image[fd // 8] |= 1 << (fd % 8)
-            ex.write_bytes(state, pointer, bytes(image))
+            if size:
+                ex.write_bytes(state, pointer, bytes(image))
         return total
     pid = scheduling.threads_of(ex, state).thread.pid
 
