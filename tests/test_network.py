@@ -412,3 +412,80 @@ def test_the_same_networked_run_twice_gives_the_same_tests() -> None:
     assert [(t.objects, t.stdout, t.path) for t in runs[0].tests] == \
         [(t.objects, t.stdout, t.path) for t in runs[1].tests]
     assert len(runs[0].tests) > 20
+
+
+TIMERS = r"""
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static int fds[2];
+static unsigned long rounds;
+static void *ticker(void *arg) {
+  for (;;) {
+    struct pollfd p = {fds[0], POLLIN, 0};
+    if (poll(&p, 1, 100) > 0)
+      return 0;
+#ifdef COUNT_ROUNDS
+    rounds++;
+#endif
+  }
+}
+static void *sleeper(void *arg) {
+  for (int i = 0; i < 200; i++)
+    usleep(1000);
+  puts("slept 200 times");
+  write(fds[1], "x", 1);
+  return 0;
+}
+int main(void) {
+  pthread_t t, s;
+  pipe(fds);
+  pthread_create(&t, 0, ticker, 0);
+#ifdef SLEEPER
+  pthread_create(&s, 0, sleeper, 0);
+#endif
+  pthread_join(t, 0);
+  puts("done");
+  return 0;
+}
+"""
+
+
+@needs_gcc
+def test_a_thread_polling_forever_on_a_silent_pipe_is_a_hang_that_replays(tmp_path: Path) -> None:
+    """The ticker wakes from poll's time-out, finds nothing and polls again, and main waits
+    for it: every round ends in the same state (its stack objects aside, which are new
+    each round), so the program can never progress: a hang (livelock), with both stacks,
+    and natively it never ends either."""
+    source = write(tmp_path, "timers.c", TIMERS)
+    test = only_test(symex.explore(symex.compile(source)))
+    assert test.error is not None and test.error.kind is ErrorKind.HANG, (test.status, test.reason)
+    assert test.error.message.startswith("hang (livelock)")
+    stacks = dict(test.error.threads)
+    assert stacks["process 42, main thread"][0][0] == "main"  # joining the ticker (modelled: no frame)
+    assert "ticker" in [f for f, _, _ in stacks["process 42, thread 43"]]
+    out = tmp_path / "out"
+    done = run_symex("run", "-q", "--output-dir", str(out), str(source))
+    assert done.returncode == 0, done.stderr
+    replayed = run_symex("replay", "--timeout", "1", str(source), str(out), cwd=tmp_path)
+    assert "test000001.ktest: timeout, reproduces hang error" in replayed.stdout, replayed.stderr
+
+
+def test_a_thread_that_sleeps_many_times_and_then_acts_is_not_a_hang(tmp_path: Path) -> None:
+    """Time-outs that change something (the sleeper's loop counter) are not a repetition:
+    after 200 of them the sleeper writes to the pipe and the program ends as natively."""
+    source = write(tmp_path, "timers.c", TIMERS)
+    test = only_test(symex.explore(symex.compile(source, flags=["-DSLEEPER"])))
+    assert test.status is PathStatus.COMPLETED, test.reason
+    assert test.stdout == b"slept 200 times\ndone\n"
+
+
+def test_a_path_that_only_wakes_from_time_outs_ends_as_idle_not_as_a_bug(tmp_path: Path) -> None:
+    """With a counter that moves each round the state never repeats, and nothing proves the
+    program would not act one day: after 1,024 time-outs with no input, output or other
+    wake-up the path ends as partial ("idle"), not as an error."""
+    source = write(tmp_path, "timers.c", TIMERS)
+    test = only_test(symex.explore(symex.compile(source, flags=["-DCOUNT_ROUNDS"])))
+    assert test.status is PathStatus.PARTIAL and test.error is None
+    assert test.reason.startswith("idle: ") and "1024 time-outs" in test.reason

@@ -22,8 +22,11 @@ The first ``fork``, ``pthread_create`` or blocking call makes one. From then on:
   switch with several runnable threads forks one state per choice instead (``ForkKind.
   SCHEDULE``), at most N times per path.
 - Time passes only when nobody can run: then a thread waiting with a time-out (``poll``,
-  ``select``, ``sleep``) wakes with its time-out. When every thread is blocked without one,
-  the path ends with error kind ``hang`` and every thread's stack.
+  ``select``, ``sleep``) wakes with its time-out, the first such after the running thread
+  (so two threads' time-outs take turns). When every thread is blocked without one, the
+  path ends with error kind ``hang`` and every thread's stack; so it does when the whole
+  state comes back to what it was at an earlier such moment (core.livelock: a server alone,
+  waking on its timers forever).
 - ``errno`` is per thread: the C library's variable is saved and restored at each switch.
 """
 
@@ -34,6 +37,7 @@ from collections.abc import Callable
 
 import immutables
 
+from symex.core import livelock
 from symex.core.memory import OFFSET_MASK
 from symex.core.forks import ForkKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated, ProgramError
@@ -128,7 +132,7 @@ class ProcessContext:
 class Threads:
     """Every process and thread of a state, and which thread runs (``State.threads``)."""
 
-    __slots__ = ("current", "threads", "processes", "next_pid", "schedule_forks", "next_key")
+    __slots__ = ("current", "threads", "processes", "next_pid", "schedule_forks", "next_key", "idle")
 
     def __init__(self, schedule_forks: int) -> None:
         self.current = FIRST_PID
@@ -140,6 +144,8 @@ class Threads:
         self.schedule_forks = schedule_forks
         #: the next pthread key (keys are never reused)
         self.next_key = 0
+        #: what the moments time passed show (core.livelock)
+        self.idle = livelock.IdleWatch()
 
     def copy(self) -> Threads:
         """A copy for a forked state."""
@@ -150,6 +156,7 @@ class Threads:
         other.next_pid = self.next_pid
         other.schedule_forks = self.schedule_forks
         other.next_key = self.next_key
+        other.idle = self.idle.copy()
         return other
 
     @property
@@ -324,22 +331,38 @@ def exit_process(ex: Executor, state: State, code: int) -> None:
     _switch_to_next(ex, state, threads)
 
 
-def _runnable(state: State, threads: Threads) -> list[ThreadContext]:
-    """Threads that can run now, in scheduling order: the first after the running one."""
+def _in_turn(threads: Threads) -> list[ThreadContext]:
+    """Live threads in scheduling order: the first after the running one."""
     current = threads.current
     live = threads.live_threads()
-    ordered = [t for t in live if t.tid > current] + [t for t in live if t.tid <= current]
-    return [t for t in ordered if t.waiting is None or t.waiting(state)]
+    return [t for t in live if t.tid > current] + [t for t in live if t.tid <= current]
+
+
+def _runnable(state: State, threads: Threads) -> list[ThreadContext]:
+    """Threads that can run now, in scheduling order."""
+    return [t for t in _in_turn(threads) if t.waiting is None or t.waiting(state)]
 
 
 def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
     candidates = _runnable(state, threads)
     if not candidates:
-        timed = [t for t in threads.live_threads() if t.timed]
+        timed = [t for t in _in_turn(threads) if t.timed]
         if not timed:
-            raise PathTerminated(PathStatus.ERROR, "hang (possible deadlock)", _hang_error(ex, state))
+            raise PathTerminated(PathStatus.ERROR, "hang (possible deadlock)", _hang_error(
+                ex, state, "hang (possible deadlock): every process and thread is blocked"))
+        idleness = threads.idle.time_passes(state, threads)
+        if idleness is livelock.Idleness.REPEATS:
+            raise PathTerminated(PathStatus.ERROR, "hang (livelock)", _hang_error(
+                ex, state, "hang (livelock): every process and thread is blocked or waits out a "
+                "time-out, and the whole state repeats: nothing can make it progress"))
+        if idleness is livelock.Idleness.IDLE:
+            raise PathTerminated(PathStatus.PARTIAL, f"idle: every process and thread has been "
+                                 f"blocked or waiting out a time-out for {livelock.MAX_IDLE_TIME_OUTS} "
+                                 "time-outs, with no input, no output and nothing else waking one")
         timed[0].timed_out = True
         candidates = timed[:1]
+    elif any(t.waiting is not None for t in candidates):
+        threads.idle.woke()
     if len(candidates) > 1 and threads.schedule_forks > 0 and not ex.forks_exhausted():
         threads.schedule_forks -= 1
         states = [state] + [ex.fork(state) for _ in candidates[1:]]
@@ -411,12 +434,11 @@ def _write_errno(state: State, address: int, value: int) -> None:
 
 # -- hangs ----------------------------------------------------------------------------------
 
-def _hang_error(ex: Executor, state: State) -> ProgramError:
+def _hang_error(ex: Executor, state: State, message: str) -> ProgramError:
     """A ``hang`` error at the running thread's blocked call, with every thread's stack."""
     threads = state.threads
     assert threads is not None
-    error = ex.make_error(state, ErrorKind.HANG, "hang (possible deadlock): every process and "
-                          "thread is blocked", blocked=True)
+    error = ex.make_error(state, ErrorKind.HANG, message, blocked=True)
     stacks = []
     for thread in threads.live_threads():
         frames = state.frames if thread.tid == threads.current else (thread.frames or [])
