@@ -486,6 +486,12 @@ def test_a_path_that_only_wakes_from_time_outs_ends_as_idle_not_as_a_bug(tmp_pat
     program would not act one day: after 1,024 time-outs with no input, output or other
     wake-up the path ends as partial ("idle"), not as an error."""
     source = write(tmp_path, "timers.c", TIMERS)
-    test = only_test(symex.explore(symex.compile(source, flags=["-DCOUNT_ROUNDS"])))
+    program = symex.compile(source, flags=["-DCOUNT_ROUNDS"])
+    test = only_test(symex.explore(program))
     assert test.status is PathStatus.PARTIAL and test.error is None
     assert test.reason.startswith("idle: ") and "1024 time-outs" in test.reason
+    # the limit is the run's: fewer time-outs end it sooner, 0 never ends it
+    sooner = only_test(symex.explore(program, max_idle_time_outs=50))
+    assert "for 50 time-outs" in sooner.reason and sooner.instructions < test.instructions / 10
+    never = only_test(symex.explore(program, max_idle_time_outs=0, max_instructions=2 * test.instructions))
+    assert never.status is PathStatus.PARTIAL and not never.reason.startswith("idle")

@@ -22,6 +22,7 @@ from collections.abc import Collection, Sequence
 import attrs
 
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
+from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.core.outcome import ErrorKind
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError
@@ -73,6 +74,9 @@ class Limits:
     max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES
     stop_at: tuple[str, ...] = ()
     """Locations (``FUNCTION`` or ``FILE:LINE``) whose first reach stops the run."""
+    max_idle_time_outs: int = MAX_IDLE_TIME_OUTS
+    """Time-outs in a row with no other wake-up, input or output after which a path ends
+    as idle (0: never; core.livelock)."""
 
 
 @attrs.frozen
@@ -195,7 +199,8 @@ class RunDescription:
               stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
               sym_packets: tuple[int, int] | None = None,
               sym_fragments: int | None = None,
-              environ: Sequence[str] | None = None, max_fail: int = 0) -> RunDescription:
+              environ: Sequence[str] | None = None, max_fail: int = 0,
+              max_idle_time_outs: int = MAX_IDLE_TIME_OUTS) -> RunDescription:
         """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
         host files are read now. ``solver`` is a configuration string ("" when the caller
         brings a solver object)."""
@@ -217,6 +222,8 @@ class RunDescription:
             environment += (MaxFail(max_fail),)
         if schedule_forks < 0:
             raise ConfigError(f"schedule_forks must be 0 or more, not {schedule_forks}")
+        if max_idle_time_outs < 0:
+            raise ConfigError(f"max_idle_time_outs must be 0 (never) or more, not {max_idle_time_outs}")
         if stdin is not None and (sym_stdin is not None
                                   or any(isinstance(i, SymStdin) for i in extra)):
             raise ConfigError("stdin and sym_stdin both give standard input; pass one of them")
@@ -241,7 +248,7 @@ class RunDescription:
             inputs=Inputs(entry, ArgvSpec(concrete + tuple(extra) + environment),
                           PosixSetup.make(stdin, host_files), variables),
             limits=Limits(max_time, max_instructions, max_depth, max_states, max_forks,
-                          max_memory, max_stack_frames, _locations(stop_at)),
+                          max_memory, max_stack_frames, _locations(stop_at), max_idle_time_outs),
             search=Search(_names(searcher), seed, portfolio_strategies(portfolio, workers,
                                                                        searcher),
                           _names(replay_searcher), schedule_forks),

@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 
 import attrs
 
+from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.core.coverage import reach_targets, reached_location
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
 from symex.core.memory import ObjectKind
@@ -378,6 +379,7 @@ class Exploration:
                                  max_forks=limits.max_forks,
                                  track_path_blocks=output.track_test_coverage)
         self.executor.schedule_forks = search.schedule_forks
+        self.executor.max_idle_time_outs = limits.max_idle_time_outs
         #: blocks whose first visit halts the run (limits.stop_at), with their location
         self.reach_targets = reach_targets(self.executor.coverage_map, limits.stop_at)
         self.tree = ExecutionTree()
@@ -932,7 +934,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
             sym_packets: tuple[int, int] | None = None,
             sym_fragments: int | None = None, environ: Sequence[str] | None = None,
-            max_fail: int = 0) -> Result:
+            max_fail: int = 0, max_idle_time_outs: int = MAX_IDLE_TIME_OUTS) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -972,7 +974,10 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     writes to descriptors 1 and 2 is its test's ``stdout`` and ``stderr``. ``max_fail=N``
     (KLEE's ``--max-fail N``): up to N ``read``/``write``/``close`` calls per path fail with
     EIO, each where the objects ``read_fail``/``write_fail``/``close_fail`` say (a path per
-    choice; native replay does not inject them).
+    choice; native replay does not inject them). ``max_idle_time_outs=N``: a path whose
+    threads have only woken from time-outs, N times in a row with no input or output, ends
+    as partial, "idle" (0: never; default 1,024; a path whose whole state repeats ends as a
+    ``hang`` either way: :mod:`symex.core.livelock`).
 
     Memoized exploration (:mod:`symex.memo`, docs/memo.md): ``record_tree=PATH`` records the
     execution tree into a new SQLite file as the run goes; ``continue_with=DIR_OR_FILE``
@@ -1017,6 +1022,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         replay_searcher=replay_searcher, hash_constants=hash_constants, workers=workers,
         stop_at=stop_at, schedule_forks=schedule_forks, sym_packets=sym_packets,
         sym_fragments=sym_fragments, environ=environ, max_fail=max_fail,
+        max_idle_time_outs=max_idle_time_outs,
         parallel_backend=parallel_backend, cluster=cluster, balance_ratio=balance_ratio,
         portfolio=portfolio, journal=journal)
     return run_exploration(program, description, hooks=hooks,

@@ -30,6 +30,7 @@ from types import FrameType
 from typing import Any
 from collections.abc import Callable
 
+from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.cli.errors import error_text
 from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
@@ -169,6 +170,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     search.add_argument("--schedule-forks", type=_count, metavar="N", default=0,
                         help="a path may fork N times on which process or thread runs after "
                         "a blocking call (default 0: the next one in order)")
+    search.add_argument("--max-idle-time-outs", type=_count, metavar="N", default=MAX_IDLE_TIME_OUTS,
+                        help="end a path as idle after N time-outs in a row with no other "
+                        "wake-up, input or output (default %(default)s; 0: never)")
     search.add_argument("--max-memory", type=_count, metavar="MB",
                         help="stop when symex uses more than MB megabytes")
     parallel = run.add_argument_group(
@@ -581,6 +585,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                 max_depth=options.max_depth, max_states=options.max_states,
                 max_forks=options.max_forks, max_memory=options.max_memory,
                 stop_at=options.stop_at, schedule_forks=options.schedule_forks,
+                max_idle_time_outs=options.max_idle_time_outs,
                 exit_on_error=_exit_on_error(options),
                 only_output_states_covering_new=options.only_output_states_covering_new,
                 track_test_coverage=options.write_cov,

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 import immutables
 
 from symex import expr as E
+from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.core import values as V
 from symex.core.memory import (
     OFFSET_MASK,
@@ -128,6 +129,9 @@ class Executor:
         self.track_path_blocks = track_path_blocks
         #: scheduling choices a path may fork on (see core.scheduling)
         self.schedule_forks = 0
+        #: time-outs in a row with nothing else happening that end a path as idle (0: never;
+        #: see core.livelock)
+        self.max_idle_time_outs = MAX_IDLE_TIME_OUTS
         #: straight-line runs and chains of blocks compiled to Python (core.compiled_runs),
         #: the most instructions one call of them does, and, in the exact phase at the end of
         #: a time slice, the instructions left to the slice (0 otherwise)

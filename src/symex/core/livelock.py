@@ -21,7 +21,7 @@ times and then exits is never reported.
 
 A path that does not repeat exactly but goes on waking only from time-outs (memcached alone
 does: a statistics counter and libevent's random seed move on every round) is *idle*: after
-:data:`MAX_IDLE_TIME_OUTS` time-outs in a row with no other wake-up, no input and no output,
+:data:`MAX_IDLE_TIME_OUTS` time-outs in a row (the run's ``max_idle_time_outs``) with no other wake-up, no input and no output,
 it ends as partial with that reason. That is not reported as a hang: nothing proves the
 program would not act after one more time-out.
 """
@@ -46,7 +46,8 @@ __all__ = ["Idleness", "IdleWatch", "MAX_IDLE_TIME_OUTS", "MAX_SNAPSHOTS", "Snap
 #: comes back after as many moments as it has steps)
 MAX_SNAPSHOTS = 8
 
-#: time-outs in a row, with nothing else happening, after which a path ends as idle
+#: time-outs in a row, with nothing else happening, after which a path ends as idle, unless
+#: the run says otherwise (``explore(max_idle_time_outs=N)``, ``--max-idle-time-outs``)
 MAX_IDLE_TIME_OUTS = 1024
 
 
@@ -78,9 +79,10 @@ class IdleWatch:
         """A thread woke because what it waited for happened: the path is not idle."""
         self.time_outs = 0
 
-    def time_passes(self, state: State, threads: Threads) -> Idleness | None:
+    def time_passes(self, state: State, threads: Threads, limit: int) -> Idleness | None:
         """Record this moment (no thread can run; one is about to time out) and tell what
-        the moments so far show. Later writes copy the objects the snapshot holds (a new
+        the moments so far show (IDLE after ``limit`` time-outs in a row with nothing else
+        happening; 0: never). Later writes copy the objects the snapshot holds (a new
         ownership token, as a fork makes), so the snapshot keeps this moment's contents."""
         now = Snapshot(state, threads)
         state.cow = object()
@@ -96,7 +98,7 @@ class IdleWatch:
             del snapshots[0]
         if found:
             return Idleness.REPEATS
-        return Idleness.IDLE if self.time_outs >= MAX_IDLE_TIME_OUTS else None
+        return Idleness.IDLE if 0 < limit <= self.time_outs else None
 
 
 class Snapshot:

@@ -350,14 +350,14 @@ def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
         if not timed:
             raise PathTerminated(PathStatus.ERROR, "hang (possible deadlock)", _hang_error(
                 ex, state, "hang (possible deadlock): every process and thread is blocked"))
-        idleness = threads.idle.time_passes(state, threads)
+        idleness = threads.idle.time_passes(state, threads, ex.max_idle_time_outs)
         if idleness is livelock.Idleness.REPEATS:
             raise PathTerminated(PathStatus.ERROR, "hang (livelock)", _hang_error(
                 ex, state, "hang (livelock): every process and thread is blocked or waits out a "
                 "time-out, and the whole state repeats: nothing can make it progress"))
         if idleness is livelock.Idleness.IDLE:
             raise PathTerminated(PathStatus.PARTIAL, f"idle: every process and thread has been "
-                                 f"blocked or waiting out a time-out for {livelock.MAX_IDLE_TIME_OUTS} "
+                                 f"blocked or waiting out a time-out for {ex.max_idle_time_outs} "
                                  "time-outs, with no input, no output and nothing else waking one")
         timed[0].timed_out = True
         candidates = timed[:1]
