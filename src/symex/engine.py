@@ -976,7 +976,7 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     EIO, each where the objects ``read_fail``/``write_fail``/``close_fail`` say (a path per
     choice; native replay does not inject them). ``max_idle_time_outs=N``: a path whose
     threads have only woken from time-outs, N times in a row with no input or output, ends
-    as partial, "idle" (0: never; default 1,024; a path whose whole state repeats ends as a
+    as partial, "idle" (0: never; default 256; a path whose whole state repeats ends as a
     ``hang`` either way: :mod:`symex.core.livelock`).
 
     Memoized exploration (:mod:`symex.memo`, docs/memo.md): ``record_tree=PATH`` records the

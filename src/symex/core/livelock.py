@@ -48,7 +48,7 @@ MAX_SNAPSHOTS = 8
 
 #: time-outs in a row, with nothing else happening, after which a path ends as idle, unless
 #: the run says otherwise (``explore(max_idle_time_outs=N)``, ``--max-idle-time-outs``)
-MAX_IDLE_TIME_OUTS = 1024
+MAX_IDLE_TIME_OUTS = 256
 
 
 class Idleness(enum.Enum):

@@ -82,6 +82,17 @@ class TermBuilder(Protocol):
 
 
 @runtime_checkable
+class ConstArrayBuilder(Protocol):
+    """What a backend may offer beyond :class:`TermBuilder` (z3, bitwuzla and cvc5 do): the
+    array with one byte at every index, over which a mostly-uniform constant array is a few
+    stores (:mod:`symex.encodings.array_assert`). Others get arrays pinned by assertions."""
+
+    def const_array(self, value: int) -> Any:
+        """The 32->8 array holding byte ``value`` at every index."""
+        ...
+
+
+@runtime_checkable
 class ArrayLambdaBuilder(Protocol):
     """What a backend may offer beyond :class:`TermBuilder` (z3 does): arrays defined by a
     term over their index, so that a table's if-then-else is built once and each read of it

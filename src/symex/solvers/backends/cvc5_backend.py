@@ -124,6 +124,10 @@ class Cvc5Backend:
         """The 32->8 array constant named ``name``."""
         return self._var(name, -1, self._array_sort)
 
+    def const_array(self, value: int) -> Any:
+        """The 32->8 array holding byte ``value`` at every index."""
+        return self._tm.mkConstArray(self._array_sort, self.bv_const(value, 8))
+
     def select(self, array: Any, index: Any) -> Any:
         """``array[index]``."""
         return self._tm.mkTerm(Kind.SELECT, array, index)

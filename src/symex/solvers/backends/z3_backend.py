@@ -138,6 +138,12 @@ class Z3Backend:
         raw = z3.Z3_mk_const(self._ref, symbol, self._array_sort.ast)
         return self._kept(z3.ArrayRef(raw, self._ctx))
 
+    def const_array(self, value: int) -> Any:
+        """The 32->8 array holding byte ``value`` at every index."""
+        raw = z3.Z3_mk_const_array(self._ref, z3.BitVecSort(32, self._ctx).ast,
+                                   self.bv_const(value, 8).as_ast())
+        return self._kept(z3.ArrayRef(raw, self._ctx))
+
     def array_lambda(self, key: Hashable, body: Callable[[Any], Any]) -> Any:
         """The 32->8 array ``lambda i. body(i)``, the same for the same ``key`` until the
         context is reset (it holds no assertion, so a pop does not undo it): built once,
