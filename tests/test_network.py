@@ -496,3 +496,40 @@ def test_a_path_that_only_wakes_from_time_outs_ends_as_idle_not_as_a_bug(tmp_pat
     assert "for 50 time-outs" in sooner.reason and sooner.instructions < test.instructions / 3  # 50 of 256 rounds, and the start
     never = only_test(symex.explore(program, max_idle_time_outs=0, max_instructions=2 * test.instructions))
     assert never.status is PathStatus.PARTIAL and not never.reason.startswith("idle")
+
+
+SCATTER_GATHER = r"""
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+int main(void) {
+  int sv[2];
+  socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+  struct iovec out[3] = {{"VALUE ", 6}, {"key", 3}, {" 0 5\r\n", 6}};
+  struct msghdr sent = {0};
+  sent.msg_iov = out;
+  sent.msg_iovlen = 3;
+  long n = sendmsg(sv[0], &sent, 0);
+  char head[4] = {0}, rest[16] = {0};
+  struct iovec in[2] = {{head, 3}, {rest, 15}};
+  struct msghdr got = {0};
+  got.msg_iov = in;
+  got.msg_iovlen = 2;
+  long m = recvmsg(sv[1], &got, 0);
+  printf("%ld %ld [%s] [%s]\n", n, m, head, rest);
+  return 0;
+}
+"""
+
+
+@needs_gcc
+def test_sendmsg_gathers_and_recvmsg_scatters_several_buffers(tmp_path: Path) -> None:
+    """memcached writes each reply as one sendmsg of several buffers (header, key, value):
+    the buffers go out as one send and a recvmsg spreads what it reads over its buffers in
+    order, as natively. Before, every such reply ended the path as unsupported."""
+    source = write(tmp_path, "scatter_gather.c", SCATTER_GATHER)
+    test = only_test(symex.explore(symex.compile(source)))
+    assert test.status is PathStatus.COMPLETED, test.reason
+    expected = b"15 15 [VAL] [UE key 0 5\r\n]\n"
+    assert test.stdout == expected == native_output(source, tmp_path)

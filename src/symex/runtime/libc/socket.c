@@ -148,9 +148,13 @@ WEAK int inet_pton(int family, const char *text, void *out) {
 }
 WEAK int inet_aton(const char *text, void *out) { return inet_pton(2, text, out) == 1; }
 
-/* sendmsg and recvmsg with one buffer and no control data (file descriptors, credentials);
- * anything else ends the path as unsupported, naming what. */
+/* sendmsg and recvmsg without control data (file descriptors, credentials): the buffers are
+ * gathered into one send (a stream keeps it as one segment, a datagram socket as one message,
+ * as the kernel does) and one receive is scattered over them. Control data ends the path
+ * as unsupported. */
 void __symex_unsupported(const char *what);
+void *malloc(size_t size);
+void free(void *pointer);
 
 struct symex_iovec {
   void *base;
@@ -166,22 +170,50 @@ struct symex_msghdr {
   int flags;
 };
 
+static size_t total_length(const struct symex_msghdr *m) {
+  size_t total = 0;
+  for (size_t i = 0; i < m->iov_count; i++)
+    total += m->iov[i].length;
+  return total;
+}
+
 WEAK ssize_t sendmsg(int fd, const void *message, int flags) {
   const struct symex_msghdr *m = message;
   if (m->control_length)
     __symex_unsupported("sendmsg with control data");
-  if (m->iov_count != 1)
-    __symex_unsupported("sendmsg with other than one buffer");
-  return result(__symex_sendto(fd, m->iov[0].base, m->iov[0].length, flags, m->name, m->name_length));
+  if (m->iov_count == 1)
+    return result(__symex_sendto(fd, m->iov[0].base, m->iov[0].length, flags, m->name, m->name_length));
+  size_t total = total_length(m);
+  char *gathered = malloc(total ? total : 1);
+  if (!gathered)
+    return result(-105); /* ENOBUFS */
+  size_t at = 0;
+  for (size_t i = 0; i < m->iov_count; i++)
+    for (size_t k = 0; k < m->iov[i].length; k++)
+      gathered[at++] = ((const char *)m->iov[i].base)[k];
+  long sent = __symex_sendto(fd, gathered, total, flags, m->name, m->name_length);
+  free(gathered);
+  return result(sent);
 }
 
 WEAK ssize_t recvmsg(int fd, void *message, int flags) {
   struct symex_msghdr *m = message;
   if (m->control_length)
     __symex_unsupported("recvmsg with control data");
-  if (m->iov_count != 1)
-    __symex_unsupported("recvmsg with other than one buffer");
   m->flags = 0;
-  return result(__symex_recvfrom(fd, m->iov[0].base, m->iov[0].length, flags, m->name,
-                                 m->name ? &m->name_length : 0));
+  if (m->iov_count == 1)
+    return result(__symex_recvfrom(fd, m->iov[0].base, m->iov[0].length, flags, m->name,
+                                   m->name ? &m->name_length : 0));
+  size_t total = total_length(m);
+  char *received = malloc(total ? total : 1);
+  if (!received)
+    return result(-105); /* ENOBUFS */
+  long got = __symex_recvfrom(fd, received, total, flags, m->name, m->name ? &m->name_length : 0);
+  long left = got;
+  size_t at = 0;
+  for (size_t i = 0; i < m->iov_count && left > 0; i++)
+    for (size_t k = 0; k < m->iov[i].length && left > 0; k++, left--)
+      ((char *)m->iov[i].base)[k] = received[at++];
+  free(received);
+  return result(got);
 }
