@@ -491,6 +491,8 @@ def test_a_path_that_only_wakes_from_time_outs_ends_as_idle_not_as_a_bug(tmp_pat
     test = only_test(symex.explore(program))
     assert test.status is PathStatus.PARTIAL and test.error is None
     assert test.reason.startswith("idle: ") and "256 time-outs" in test.reason
+    # where each thread waits: main joining, the ticker in its poll
+    assert "(waiting at main timers.c:" in test.reason and "ticker timers.c:11)" in test.reason
     # the limit is the run's: fewer time-outs end it sooner, 0 never ends it
     sooner = only_test(symex.explore(program, max_idle_time_outs=50))
     assert "for 50 time-outs" in sooner.reason and sooner.instructions < test.instructions / 3  # 50 of 256 rounds, and the start

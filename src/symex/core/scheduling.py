@@ -358,7 +358,8 @@ def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
         if idleness is livelock.Idleness.IDLE:
             raise PathTerminated(PathStatus.PARTIAL, f"idle: every process and thread has been "
                                  f"blocked or waiting out a time-out for {ex.max_idle_time_outs} "
-                                 "time-outs, with no input, no output and nothing else waking one")
+                                 "time-outs, with no input, no output and nothing else waking one "
+                                 f"(waiting at {_waiting_places(ex, state, threads)})")
         timed[0].timed_out = True
         candidates = timed[:1]
     elif any(t.waiting is not None for t in candidates):
@@ -433,6 +434,18 @@ def _write_errno(state: State, address: int, value: int) -> None:
 
 
 # -- hangs ----------------------------------------------------------------------------------
+
+def _waiting_places(ex: Executor, state: State, threads: Threads) -> str:
+    """Where each live thread waits: its innermost frame with a source line, in tid order."""
+    places = []
+    for thread in threads.live_threads():
+        frames = state.frames if thread.tid == threads.current else (thread.frames or [])
+        stack = ex.stack_of(frames, blocked=True)
+        function, file, line = next((entry for entry in stack if entry[2] is not None),
+                                    stack[0] if stack else ("?", None, None))
+        places.append(f"{function} {file.rsplit('/', 1)[-1]}:{line}" if line is not None else function)
+    return ", ".join(places)
+
 
 def _hang_error(ex: Executor, state: State, message: str) -> ProgramError:
     """A ``hang`` error at the running thread's blocked call, with every thread's stack."""
