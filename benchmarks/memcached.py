@@ -27,6 +27,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -163,6 +164,7 @@ def main() -> int:
          ("--search", "random-path", "--search", "nurs:covnew", "--max-idle-time-outs", str(options.idle))),
     ]
     for name, arguments, seconds, extra in runs:
+        shutil.rmtree(results / name, ignore_errors=True)  # a run's directory must be new
         row = run_tool(executable, PROTOCOL, results, seconds, arguments, name=name, options=extra)
         out = results / name
         row["endings"] = endings(out)
