@@ -94,11 +94,12 @@ class ConstantArray:
             return builder.select(table, j)
         return table_read(cached_layout(self), j, builder)
 
-    def base(self, builder: TermBuilder) -> tuple[Any, list[Any]]:
+    def base(self, builder: TermBuilder, uniform: bool = True) -> tuple[Any, list[Any]]:
         """The term reads through writes start from, and the assertions it needs: the
         commonest byte everywhere with stores of the others where the backend has constant
-        arrays and the others are few, else the variable pinned byte by byte."""
-        const_array = getattr(builder, "const_array", None)
+        arrays and the others are few (unless ``uniform`` is off), else the variable pinned
+        byte by byte."""
+        const_array = getattr(builder, "const_array", None) if uniform else None
         initial = self.initial
         if const_array is not None and initial:
             common = Counter(initial).most_common(1)[0][0]
@@ -123,7 +124,7 @@ class ArrayAssertEncoding:
     """Solver arrays; constant arrays read as tables, or pinned by one ``select(A, i) = v``
     assertion per byte once a read goes through writes over them."""
 
-    __slots__ = ("table_reads",)
+    __slots__ = ("table_reads", "uniform_arrays")
 
     name: str = "array-assert"
     """The configuration name."""
@@ -133,9 +134,15 @@ class ArrayAssertEncoding:
     """Whether unwritten constant arrays are read as tables (False: the seed's encoding, every
     constant array pinned when declared; kept for benchmarks/table_reads.py)."""
 
-    def __init__(self, table_reads: bool = True) -> None:
-        """The encoding, reading unwritten constant arrays as tables unless told not to."""
+    uniform_arrays: bool
+    """Whether a mostly-uniform constant array read through writes is a constant array with
+    stores (False: pinned like any other; kept for benchmarks/uniform_arrays.py)."""
+
+    def __init__(self, table_reads: bool = True, uniform_arrays: bool = True) -> None:
+        """The encoding, reading unwritten constant arrays as tables and mostly-uniform ones
+        as constant arrays unless told not to."""
         self.table_reads = table_reads
+        self.uniform_arrays = uniform_arrays
 
     def declare(self, array: Array, builder: TermBuilder) -> tuple[Any, list[Any]]:
         """An array variable (a :class:`ConstantArray` for a constant array); no set-up yet,
@@ -168,7 +175,7 @@ class ArrayAssertEncoding:
         # assertions were made in, they are made again.
         base = memo.get(handle)
         if base is None:
-            base, assertions = handle.base(builder)
+            base, assertions = handle.base(builder, self.uniform_arrays)
             setup.extend(assertions)
             memo[handle] = base
         return read_through_stores(read, base, lower, builder, memo)

@@ -40,11 +40,12 @@ class HybridEncoding:
     uses_arrays: bool = True
     """Big arrays are solver arrays."""
 
-    def __init__(self, small: int = SMALL_ARRAY_BYTES) -> None:
-        """The encoding with ``small`` as the largest array spelled out byte by byte."""
+    def __init__(self, small: int = SMALL_ARRAY_BYTES, uniform_arrays: bool = True) -> None:
+        """The encoding with ``small`` as the largest array spelled out byte by byte
+        (``uniform_arrays``: as :class:`ArrayAssertEncoding`'s, for the big ones)."""
         self.small = small
         self._small_arrays = IteEncoding()
-        self._arrays = ArrayAssertEncoding()
+        self._arrays = ArrayAssertEncoding(uniform_arrays=uniform_arrays)
 
     def declare(self, array: Array, builder: TermBuilder) -> tuple[Any, list[Any]]:
         """The handle of the encoding the array's kind and size pick."""
