@@ -495,7 +495,8 @@ def test_a_path_that_only_wakes_from_time_outs_ends_as_idle_not_as_a_bug(tmp_pat
     assert "(waiting at main timers.c:" in test.reason and "ticker timers.c:11)" in test.reason
     # the limit is the run's: fewer time-outs end it sooner, 0 never ends it
     sooner = only_test(symex.explore(program, max_idle_time_outs=50))
-    assert "for 50 time-outs" in sooner.reason and sooner.instructions < test.instructions / 3  # 50 of 256 rounds, and the start
+    # 50 of the 256 rounds, and the start
+    assert "for 50 time-outs" in sooner.reason and sooner.instructions < test.instructions / 3
     never = only_test(symex.explore(program, max_idle_time_outs=0, max_instructions=2 * test.instructions))
     assert never.status is PathStatus.PARTIAL and not never.reason.startswith("idle")
 

@@ -21,9 +21,9 @@ times and then exits is never reported.
 
 A path that does not repeat exactly but goes on waking only from time-outs (memcached alone
 does: a statistics counter and libevent's random seed move on every round) is *idle*: after
-:data:`MAX_IDLE_TIME_OUTS` time-outs in a row (the run's ``max_idle_time_outs``) with no other wake-up, no input and no output,
-it ends as partial with that reason. That is not reported as a hang: nothing proves the
-program would not act after one more time-out.
+:data:`MAX_IDLE_TIME_OUTS` time-outs in a row (the run's ``max_idle_time_outs``) with no
+other wake-up, no input and no output, it ends as partial with that reason. That is not
+reported as a hang: nothing proves the program would not act after one more time-out.
 """
 
 from __future__ import annotations
@@ -142,10 +142,10 @@ def _paired_objects(mine: Snapshot, theirs: Snapshot) -> dict[int, int] | None:
     cannot be paired (then the states differ)."""
     pairs: dict[int, int] = {}
     for tid, frames in mine.frames.items():
-        others = theirs.frames[tid]
-        if len(frames) != len(others):
+        their_frames = theirs.frames[tid]
+        if len(frames) != len(their_frames):
             return None
-        for frame, other in zip(frames, others):
+        for frame, other in zip(frames, their_frames):
             if len(frame.allocas) != len(other.allocas):
                 return None
             for a, b in zip(frame.allocas, other.allocas):

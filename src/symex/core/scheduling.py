@@ -443,7 +443,8 @@ def _waiting_places(ex: Executor, state: State, threads: Threads) -> str:
         stack = ex.stack_of(frames, blocked=True)
         function, file, line = next((entry for entry in stack if entry[2] is not None),
                                     stack[0] if stack else ("?", None, None))
-        places.append(f"{function} {file.rsplit('/', 1)[-1]}:{line}" if line is not None else function)
+        places.append(f"{function} {file.rsplit('/', 1)[-1]}:{line}" if file and line is not None
+                      else function)
     return ", ".join(places)
 
 
