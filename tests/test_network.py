@@ -536,3 +536,20 @@ def test_sendmsg_gathers_and_recvmsg_scatters_several_buffers(tmp_path: Path) ->
     assert test.status is PathStatus.COMPLETED, test.reason
     expected = b"15 15 [VAL] [UE key 0 5\r\n]\n"
     assert test.stdout == expected == native_output(source, tmp_path)
+
+
+def test_a_server_in_memcacheds_shape_answers_every_symbolic_request() -> None:
+    """mini_memcached.c uses what memcached needed from the model and lacked before: a raised
+    open-file limit, select on a one-word set, a non-blocking accept, a worker woken through
+    an eventfd, a reply of two buffers in one sendmsg (musl's glue routes eventfd). With one
+    symbolic 8-byte packet, strncmp forks on each of "get "'s four bytes: five paths, each
+    answering as its packet says, and none ends otherwise."""
+    program = symex.compile(PROGRAMS / "mini_memcached.c", libc="musl")
+    result = symex.explore(program, sym_packets=(1, 8))
+    assert len(result.tests) == 5
+    for test in result.tests:
+        assert test.status is PathStatus.COMPLETED and test.exit_code == 0, test.reason
+        packet = test.objects["packet-0"]
+        expected = b"> END\r\n" if packet.startswith(b"get ") else b"> ERROR\r\n"
+        assert test.stdout == expected, packet
+    assert sum(t.objects["packet-0"].startswith(b"get ") for t in result.tests) == 1
