@@ -123,6 +123,9 @@ def test_interrupt_still_gives_a_final_snapshot(tmp_path: Path) -> None:
                     return
                 os.kill(os.getpid(), signal.SIGINT)
 
+    # a shell starts a background job with SIGINT ignored, and Python keeps it so: Ctrl-C
+    # must raise KeyboardInterrupt here whoever started the suite
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     sender = threading.Thread(target=interrupt)
     sender.start()
     try:
@@ -133,6 +136,7 @@ def test_interrupt_still_gives_a_final_snapshot(tmp_path: Path) -> None:
         enough.set()
         finished.set()
         sender.join()
+        signal.signal(signal.SIGINT, previous)
     assert result.halted == "interrupted"
     assert len(snapshots) >= 4 and snapshots[-1].final
     assert not any(s.final for s in snapshots[:-1])
