@@ -107,16 +107,15 @@ class Snapshot:
     __slots__ = ("summary", "frames", "objects", "posix", "constraints", "stdout", "stderr")
 
     def __init__(self, state: State, threads: Threads) -> None:
-        running = threads.threads[threads.current]
         #: what is cheap to compare: which thread ran last, each thread's wait and errno,
         #: each process's status and descriptors, how many symbolic objects
         self.summary = (threads.current, len(state.symbolics),
                         tuple((t.tid, t.pid, t.finished, t.waiting is None, t.timed, t.errno)
                               for t in threads.threads.values()),
                         tuple((p.pid, p.exit_status, p.reaped, p.fds) for p in threads.processes.values()))
-        self.frames = {tid: [f.copy() for f in (state.frames if tid == threads.current else t.frames or [])]
+        self.frames = {tid: [f.copy() for f in threads.frames_of(state, t)]
                        for tid, t in threads.threads.items() if not t.finished}
-        self.objects = {pid: (state.objects if pid == running.pid else p.objects)
+        self.objects = {pid: threads.objects_of(state, pid)
                         for pid, p in threads.processes.items() if p.exit_status is None}
         self.posix = state.posix
         self.constraints = state.constraints
@@ -153,10 +152,6 @@ def _paired_objects(mine: Snapshot, theirs: Snapshot) -> dict[int, int] | None:
                     pairs[a] = b
     for pid, objects in mine.objects.items():
         others = theirs.objects[pid]
-        if objects is None or others is None:
-            if objects is not others:
-                return None
-            continue
         only_mine = sorted(k for k in objects.keys() if k not in others and k not in pairs)
         paired = set(pairs.values())
         only_theirs = sorted(k for k in others.keys() if k not in objects and k not in paired)
@@ -204,11 +199,11 @@ def _same_frames(a: list[Frame], b: list[Frame], pairs: dict[int, int]) -> bool:
         for x, y in zip(a, b))
 
 
-def _same_memory(a: immutables.Map[int, ObjectState] | None, b: immutables.Map[int, ObjectState] | None,
+def _same_memory(a: immutables.Map[int, ObjectState], b: immutables.Map[int, ObjectState],
                  pairs: dict[int, int]) -> bool:
     if a is b:
         return True
-    if a is None or b is None or len(a) != len(b):
+    if len(a) != len(b):
         return False
     for segment, mine in a.items():
         theirs = b.get(pairs.get(segment, segment))

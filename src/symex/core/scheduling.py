@@ -187,6 +187,10 @@ class Threads:
                 tables.append(process.fds)
         return tables
 
+    def frames_of(self, state: State, thread: ThreadContext) -> list[Frame]:
+        """The frames of ``thread`` (the running one's are the state's)."""
+        return state.frames if thread.tid == self.current else (thread.frames or [])
+
     def objects_of(self, state: State, pid: int) -> immutables.Map[int, Any]:
         """The address space of process ``pid``."""
         if pid == self.threads[self.current].pid:
@@ -439,7 +443,7 @@ def _waiting_places(ex: Executor, state: State, threads: Threads) -> str:
     """Where each live thread waits: its innermost frame with a source line, in tid order."""
     places = []
     for thread in threads.live_threads():
-        frames = state.frames if thread.tid == threads.current else (thread.frames or [])
+        frames = threads.frames_of(state, thread)
         stack = ex.stack_of(frames, blocked=True)
         function, file, line = next((entry for entry in stack if entry[2] is not None),
                                     stack[0] if stack else ("?", None, None))
@@ -455,7 +459,7 @@ def _hang_error(ex: Executor, state: State, message: str) -> ProgramError:
     error = ex.make_error(state, ErrorKind.HANG, message, blocked=True)
     stacks = []
     for thread in threads.live_threads():
-        frames = state.frames if thread.tid == threads.current else (thread.frames or [])
+        frames = threads.frames_of(state, thread)
         label = (f"process {thread.pid}, main thread" if thread.tid == thread.pid
                  else f"process {thread.pid}, thread {thread.tid}")
         stacks.append((label, ex.stack_of(frames, blocked=True)))
