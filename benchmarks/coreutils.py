@@ -115,22 +115,27 @@ def _carries_bitcode(path: Path) -> bool:
         return False
 
 
-def own_coverage(out: Path, own: str) -> tuple[int, int]:
-    """(covered, total) lines of the tool's own source file (a path ending in ``own``, e.g.
-    src/wc.c) in the run's lcov file."""
-    covered = total = 0
+def line_hits(out: Path, own: str) -> dict[int, int]:
+    """Line -> times run, of a source file (a path ending in ``own``, e.g. src/wc.c) in the
+    run's lcov file (empty without one)."""
+    hits: dict[int, int] = {}
     current = None
     info = out / "coverage.info"
     if not info.is_file():
-        return 0, 0
+        return hits
     for line in info.read_text().splitlines():
         if line.startswith("SF:"):
             current = line[3:]
         elif line.startswith("DA:") and current is not None and current.endswith(own):
-            hits = int(line.split(",")[1])
-            total += 1
-            covered += hits > 0
-    return covered, total
+            number, count = line[3:].split(",")[:2]
+            hits[int(number)] = int(count)
+    return hits
+
+
+def own_coverage(out: Path, own: str) -> tuple[int, int]:
+    """(covered, total) lines of the tool's own source file in the run's lcov file."""
+    hits = line_hits(out, own)
+    return sum(count > 0 for count in hits.values()), len(hits)
 
 
 def run_tool(executable: Path, own: str, results: Path, seconds: float,

@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from coreutils import run_or_exit, run_tool  # noqa: E402
+from coreutils import line_hits, run_or_exit, run_tool  # noqa: E402
 
 SERVER_ARGUMENTS = ("-p", "11211", "-U", "0", "-t", "1", "-u", "root")
 #: libevent's back ends other than select(), off in its config.h
@@ -109,16 +109,7 @@ def handlers_reached(source: Path, out: Path) -> dict[str, bool]:
     starts = [(n, m[1]) for n, line in enumerate(lines, 1)
               if (m := re.match(r"(?:static )?(?:inline )?[\w\s*]*?\b(process_\w+)\(", line)) and
               not line.rstrip().endswith(";")]
-    executed: set[int] = set()
-    current = None
-    info = out / "coverage.info"
-    for line in info.read_text().splitlines() if info.is_file() else ():
-        if line.startswith("SF:"):
-            current = line[3:]
-        elif line.startswith("DA:") and current is not None and current.endswith(PROTOCOL):
-            number, hits = line[3:].split(",")[:2]
-            if int(hits) > 0:
-                executed.add(int(number))
+    executed = {n for n, count in line_hits(out, PROTOCOL).items() if count > 0}
     reached = {}
     for k, (start, name) in enumerate(starts):
         end = starts[k + 1][0] if k + 1 < len(starts) else len(lines) + 1
