@@ -11,6 +11,14 @@ maze slower). So constant-initial arrays of at most :data:`SMALL_ARRAY_BYTES` by
 declared and read as the ``ite`` encoding does, every other array as ``array-assert`` does;
 a read goes to the encoding whose handle its array has. Measured in docs/benchmarks.md
 ("KLEE parity and speed").
+
+A big constant array written at a few places (memcached's 16 KB read buffer, zeros but for
+the 128 bytes of two packets) and read at a symbolic index is the third case: through the
+array theory z3 took 4-15 s a query (offsets like ``24 + keylen`` into the buffer), while the
+read spelled out over its few writes, ending in the table read of the array's own bytes, is
+plain bit-vectors. So a read at a symbolic index of a constant array through at most
+:data:`FEW_WRITES` writes is an ``ite`` chain whatever the array's size (``few_writes=0``:
+off, for benchmarks/few_writes.py).
 """
 
 from __future__ import annotations
@@ -18,32 +26,41 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Callable, MutableMapping
 
-from symex.encodings.array_assert import ArrayAssertEncoding
+from symex.encodings.array_assert import ArrayAssertEncoding, ConstantArray
 from symex.encodings.core import TermBuilder
-from symex.encodings.ite import IteArray, IteEncoding
-from symex.expr import Array, Expr
+from symex.encodings.ite import IteArray, IteEncoding, ite_read
+from symex.encodings.table import cached_layout, table_read
+from symex.expr import Array, Expr, Op
 
-__all__ = ["SMALL_ARRAY_BYTES", "HybridEncoding"]
+__all__ = ["FEW_WRITES", "SMALL_ARRAY_BYTES", "HybridEncoding"]
 
 #: constant-initial arrays of at most this many bytes are encoded as ``ite``
 SMALL_ARRAY_BYTES = 64
+
+#: a symbolic-index read of a bigger constant array through at most this many writes is an
+#: ``ite`` chain over them (see the module docstring)
+FEW_WRITES = 256
 
 
 class HybridEncoding:
     """``ite`` for constant-initial arrays of at most ``small`` bytes, ``array-assert`` for
     the others."""
 
-    __slots__ = ("small", "_small_arrays", "_arrays")
+    __slots__ = ("small", "few_writes", "_small_arrays", "_arrays")
 
     name: str = "hybrid"
     """The configuration name."""
     uses_arrays: bool = True
     """Big arrays are solver arrays."""
 
-    def __init__(self, small: int = SMALL_ARRAY_BYTES, uniform_arrays: bool = True) -> None:
+    def __init__(self, small: int = SMALL_ARRAY_BYTES, uniform_arrays: bool = True,
+                 few_writes: int = FEW_WRITES) -> None:
         """The encoding with ``small`` as the largest array spelled out byte by byte
-        (``uniform_arrays``: as :class:`ArrayAssertEncoding`'s, for the big ones)."""
+        (``uniform_arrays``: as :class:`ArrayAssertEncoding`'s, for the big ones), and
+        symbolic-index reads of the big constant ones through at most ``few_writes`` writes
+        spelled out too (0: never)."""
         self.small = small
+        self.few_writes = few_writes
         self._small_arrays = IteEncoding()
         self._arrays = ArrayAssertEncoding(uniform_arrays=uniform_arrays)
 
@@ -58,6 +75,10 @@ class HybridEncoding:
         """The read as the encoding of its array's handle makes it."""
         if type(handle) is IteArray:
             return self._small_arrays.read(read, handle, lower, builder, memo, setup)
+        if (type(handle) is ConstantArray and read.args[0].op is not Op.CONST
+                and _has_few_writes(read, self.few_writes)):
+            layout = cached_layout(handle)
+            return ite_read(read, lower, builder, lambda index, j: table_read(layout, j, builder))
         return self._arrays.read(read, handle, lower, builder, memo, setup)
 
     def model(self, array: Array, handle: Any, builder: Any) -> bytes:
@@ -65,3 +86,18 @@ class HybridEncoding:
         if type(handle) is IteArray:
             return self._small_arrays.model(array, handle, builder)
         return self._arrays.model(array, handle, builder)
+
+
+def _has_few_writes(read: Expr, limit: int) -> bool:
+    """Whether the read's update list holds at least one and at most ``limit`` writes."""
+    updates = read.updates
+    node = updates.head if updates is not None else None
+    if node is None:
+        return False
+    count = 0
+    while node is not None:
+        count += 1
+        if count > limit:
+            return False
+        node = node.next
+    return True

@@ -17,7 +17,7 @@ from symex.encodings.core import TermBuilder
 from symex.encodings.table import TableLayout, cached_layout, table_read
 from symex.expr import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateNode
 
-__all__ = ["IteEncoding", "IteArray"]
+__all__ = ["IteEncoding", "IteArray", "ite_read"]
 
 _CONST = Op.CONST
 
@@ -39,6 +39,38 @@ class IteArray:
         self.terms = terms
         self.initial = initial
         self.layout = None
+
+
+def ite_read(read: Expr, lower: Callable[[Expr], Any], builder: TermBuilder,
+             initial_byte: Callable[[Expr, Any], Any]) -> Any:
+    """A READ as the array axiom spelled out: ``ite(i_n = j, v_n, ... ite(i_1 = j, v_1,
+    initial_byte(index, j)))`` over its update list (newest write outermost), with writes at
+    another concrete index left out and the chain cut at a write at the same concrete index.
+    ``initial_byte`` gives the array's own byte at the read's index expression and term."""
+    updates = read.updates
+    assert updates is not None
+    index = read.args[0]
+    concrete = index.value if index.op is _CONST else None
+    relevant: list[UpdateNode] = []
+    base = None
+    node = updates.head
+    while node is not None:
+        node_index = node.index
+        if concrete is not None and node_index.op is _CONST:
+            if node_index.value == concrete:
+                base = lower(node.value)
+                break
+        else:
+            relevant.append(node)
+        node = node.next
+    j = lower(index)
+    if base is None:
+        base = initial_byte(index, j)
+    term = base
+    for node in reversed(relevant):
+        hit = builder.compare(Op.EQ, lower(node.index), j)
+        term = builder.bv_op(Op.SELECT, (hit, lower(node.value), term), ELEMENT_WIDTH)
+    return term
 
 
 class IteEncoding:
@@ -72,30 +104,9 @@ class IteEncoding:
              builder: TermBuilder, memo: MutableMapping[Any, Any], setup: list[Any]) -> Any:
         """``ite(i_n = j, v_n, ... ite(i_1 = j, v_1, byte(j)))`` with writes at a different
         concrete index left out and the chain cut at a write at the same concrete index."""
-        updates = read.updates
-        assert updates is not None
-        index = read.args[0]
-        concrete = index.value if index.op is _CONST else None
-        relevant: list[UpdateNode] = []
-        base = None
-        node = updates.head
-        while node is not None:
-            node_index = node.index
-            if concrete is not None and node_index.op is _CONST:
-                if node_index.value == concrete:
-                    base = lower(node.value)
-                    break
-            else:
-                relevant.append(node)
-            node = node.next
-        j = lower(index)
-        if base is None:
-            base = self._initial_byte(handle, index, j, builder, self.table_reads)
-        term = base
-        for node in reversed(relevant):
-            hit = builder.compare(Op.EQ, lower(node.index), j)
-            term = builder.bv_op(Op.SELECT, (hit, lower(node.value), term), ELEMENT_WIDTH)
-        return term
+        table_reads = self.table_reads
+        return ite_read(read, lower, builder,
+                        lambda index, j: self._initial_byte(handle, index, j, builder, table_reads))
 
     @staticmethod
     def _initial_byte(handle: IteArray, index: Expr, j: Any, builder: TermBuilder,
