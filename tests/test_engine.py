@@ -458,3 +458,23 @@ def test_solver_timeout_leaves_a_side_unexplored_and_the_path_goes_on(tmp_path: 
     assert {2, 3} <= exits
     undecided = any(s.kind is ShortfallKind.UNDECIDED for s in result.shortfalls)
     assert undecided or 1 in exits
+
+
+def test_a_run_leaves_the_embedding_programs_collector_as_it_was(tmp_path: Path) -> None:
+    """Paths run with fewer garbage collections (core.collection), and the program that
+    called explore() gets its own thresholds back and an unfrozen heap."""
+    import gc
+    from symex.core.collection import RUN_THRESHOLDS
+    program = symex.compile(Path(__file__).parents[1] / "examples" / "get_sign.c")
+    seen: list[tuple[int, int, int]] = []
+    before = gc.get_threshold()
+    gc.set_threshold(1234, 11, 12)
+    try:
+        hooks = symex.Hooks(on_fork=lambda parent, child: seen.append(gc.get_threshold()))
+        result = symex.explore(program, hooks=hooks)
+        assert result.paths.completed == 3
+        assert seen and all(t == RUN_THRESHOLDS for t in seen)
+        assert gc.get_threshold() == (1234, 11, 12)
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*before)

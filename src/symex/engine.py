@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 
 import attrs
 
+from symex.core.collection import fewer_collections
 from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.core.coverage import reach_targets, reached_location
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
@@ -497,16 +498,18 @@ class Exploration:
     def advance(self, until: float | None = None, live: int | None = None) -> str | None:
         """Run time slices until no state is left or a limit halts exploration (then why,
         else None), or until the monotonic clock passes ``until`` or there are ``live``
-        live states (None, states left)."""
-        while not self._all_done():
-            halted = self._limit_reached(self.start)
-            if halted:
-                return halted
-            self._step()
-            if until is not None and time.monotonic() >= until:
-                return None
-            if live is not None and self.live >= live:
-                return None
+        live states (None, states left). Garbage is collected less often meanwhile
+        (core.collection)."""
+        with fewer_collections():
+            while not self._all_done():
+                halted = self._limit_reached(self.start)
+                if halted:
+                    return halted
+                self._step()
+                if until is not None and time.monotonic() >= until:
+                    return None
+                if live is not None and self.live >= live:
+                    return None
         return None
 
     @property
