@@ -750,3 +750,29 @@ def test_the_page_talks_back(service: Service, tmp_path: Path) -> None:
             assert page.locator("#plot circle.point").count() == len(rows)
         finally:
             browser.close()
+
+
+def test_a_new_database_beside_old_job_files_runs_its_own_jobs(tmp_path: Path) -> None:
+    """A database deleted and made again, its storage kept: job 1 of the new one is not
+    taken for the old job 1 (its run-1 directory was there, and the job failed on it)."""
+    first = Service(tmp_path)
+    try:
+        with first.client(first.alice) as alice:
+            old = _submit(alice, TWO_BUGS, "two_bugs.c")
+            assert _wait(alice, old)["status"] == "done"
+    finally:
+        first.stop()
+    first.db.unlink()
+    second = Service(tmp_path)
+    try:
+        with second.client(second.alice) as alice:
+            get_sign = (Path(__file__).parents[1] / "examples" / "get_sign.c").read_text()
+            new = _submit(alice, get_sign, "get_sign.c")
+            assert new == old
+            state = _wait(alice, new)
+            assert state["status"] == "done", state
+            # get_sign's three signs, not the two-bug program's 8 paths and 2 errors
+            assert state["summary"]["paths"] == 3 and state["summary"]["errors"] == 0
+            assert len(_ktests(alice, new)) == 3
+    finally:
+        second.stop()

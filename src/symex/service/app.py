@@ -116,7 +116,10 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         job = store.job(job_id)
         assert job is not None
         where = job_dir(storage, job)
-        where.mkdir(parents=True, exist_ok=True)
+        # a job id is new in this database, so a directory already there was left by another
+        # one (a database deleted, its files kept): its runs would be taken for this job's
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
         # the scheduler leaves the job alone while it is checked; compiled where its run
         # will compile it, its IR is cached for the run
         (where / CHECKING_MARKER).touch()
