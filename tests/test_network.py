@@ -491,8 +491,20 @@ def test_a_path_that_only_wakes_from_time_outs_ends_as_idle_not_as_a_bug(tmp_pat
     test = only_test(symex.explore(program))
     assert test.status is PathStatus.PARTIAL and test.error is None
     assert test.reason.startswith("idle: ") and "256 time-outs" in test.reason
-    # where each thread waits: main joining, the ticker in its poll
+    # where each thread waits: main joining, the ticker in its poll; and their whole stacks
     assert "(waiting at main timers.c:" in test.reason and "ticker timers.c:11)" in test.reason
+    stacks = dict(test.threads)
+    assert stacks["process 42, main thread"][0][0] == "main"
+    assert "ticker" in [f for f, _, _ in stacks["process 42, thread 43"]]
+    # the command line writes them beside the test, as KLEE's .early file
+    counting = write(tmp_path, "counting.c", "#define COUNT_ROUNDS\n" + TIMERS)
+    out = tmp_path / "out"
+    done = run_symex("run", "-q", "--max-idle-time-outs", "50", "--output-dir", str(out), str(counting))
+    assert done.returncode == 0, done.stderr
+    early = (out / "test000001.early").read_text()
+    assert early.startswith("Stopped: idle: ") and "Stack of process 42, thread 43:" in early
+    # the ticker's poll, one line lower for the #define, with its source line
+    assert "in ticker at " in early and "counting.c:12\n\t     if (poll(&p, 1, 100) > 0)" in early
     # the limit is the run's: fewer time-outs end it sooner, 0 never ends it
     sooner = only_test(symex.explore(program, max_idle_time_outs=50))
     # 50 of the 256 rounds, and the start

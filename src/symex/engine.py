@@ -852,7 +852,7 @@ class Exploration:
                         instructions=state.instructions,
                         covered_lines=(self.executor.coverage_map.lines_of(state.blocks)
                                        if state.blocks is not None else None),
-                        covers_new=covers_new)
+                        covers_new=covers_new, threads=end.threads)
         self.tests.append(test)
         if end.error is not None:
             self.errors.add(end.error)

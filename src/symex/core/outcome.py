@@ -91,6 +91,9 @@ class TestCase:
     later forks (so two paths that share a prefix are not both "new" for it)."""
     stderr: bytes = b""
     """What the path wrote to standard error (descriptor 2)."""
+    threads: tuple[tuple[str, tuple[StackEntry, ...]], ...] = ()
+    """Every live thread's stack where a partial path stopped waiting (``idle``), labelled
+    as a hang error's are; written to the test's ``.early`` file."""
 
 
 #: why paths end when the run's time limit (max_time, --max-time) is reached
@@ -102,7 +105,8 @@ class PathTerminated(Exception):
 
     def __init__(self, status: PathStatus, reason: str = "", error: ProgramError | None = None,
                  exit_code: int | None = None, emit_test: bool = True,
-                 limit: bool = False) -> None:
+                 limit: bool = False,
+                 threads: tuple[tuple[str, tuple[StackEntry, ...]], ...] = ()) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason
@@ -112,6 +116,8 @@ class PathTerminated(Exception):
         #: a limit of the run stopped the path (time, depth, states...), not the path itself:
         #: a later run over the recorded tree explores on from there
         self.limit = limit
+        #: every live thread's stack, for a path that stopped waiting (TestCase.threads)
+        self.threads = threads
 
 
 class Forked(Exception):

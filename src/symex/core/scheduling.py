@@ -40,7 +40,7 @@ import immutables
 from symex.core import livelock
 from symex.core.memory import OFFSET_MASK
 from symex.core.forks import ForkKind
-from symex.core.outcome import ErrorKind, PathStatus, PathTerminated, ProgramError
+from symex.core.outcome import ErrorKind, PathStatus, PathTerminated, ProgramError, StackEntry
 from symex.core.state import Frame, State
 from symex.ir.program import SEGMENT_SHIFT, Function
 
@@ -363,7 +363,8 @@ def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
             raise PathTerminated(PathStatus.PARTIAL, f"idle: every process and thread has been "
                                  f"blocked or waiting out a time-out for {ex.max_idle_time_outs} "
                                  "time-outs, with no input, no output and nothing else waking one "
-                                 f"(waiting at {_waiting_places(ex, state, threads)})")
+                                 f"(waiting at {_waiting_places(ex, state, threads)})",
+                                 threads=_thread_stacks(ex, state, threads))
         timed[0].timed_out = True
         candidates = timed[:1]
     elif any(t.waiting is not None for t in candidates):
@@ -457,11 +458,17 @@ def _hang_error(ex: Executor, state: State, message: str) -> ProgramError:
     threads = state.threads
     assert threads is not None
     error = ex.make_error(state, ErrorKind.HANG, message, blocked=True)
+    return ProgramError(error.kind, error.message, error.location, error.stack,
+                        error.instruction, _thread_stacks(ex, state, threads))
+
+
+def _thread_stacks(ex: Executor, state: State,
+                   threads: Threads) -> tuple[tuple[str, tuple[StackEntry, ...]], ...]:
+    """Every live thread's stack, labelled by process and thread, where each is blocked."""
     stacks = []
     for thread in threads.live_threads():
         frames = threads.frames_of(state, thread)
         label = (f"process {thread.pid}, main thread" if thread.tid == thread.pid
                  else f"process {thread.pid}, thread {thread.tid}")
         stacks.append((label, ex.stack_of(frames, blocked=True)))
-    return ProgramError(error.kind, error.message, error.location, error.stack,
-                        error.instruction, tuple(stacks))
+    return tuple(stacks)

@@ -171,6 +171,8 @@ class OutputDirectory:
             write_atomically(self.path / f"test{number:06d}.{error.kind.value}.err",
                              self.error_report(error))
             self.error_files += 1
+        if test.threads:
+            write_atomically(stem.with_suffix(".early"), self.early_report(test))
         if self.write_coverage and test.covered_lines is not None:
             lines = sorted(test.covered_lines)
             write_atomically(stem.with_suffix(".cov"), "".join(f"{f}:{n}\n" for f, n in lines))
@@ -186,6 +188,15 @@ class OutputDirectory:
         out.append("Stack:")
         self._stack_lines(out, error.stack)
         for label, stack in error.threads:
+            out.append(f"Stack of {label}:")
+            self._stack_lines(out, stack)
+        return "\n".join(out) + "\n"
+
+    def early_report(self, test: TestCase) -> str:
+        """The text of a ``.early`` file (KLEE's name for a path stopped early): why, and
+        where every thread waited."""
+        out = [f"Stopped: {test.reason}"]
+        for label, stack in test.threads:
             out.append(f"Stack of {label}:")
             self._stack_lines(out, stack)
         return "\n".join(out) + "\n"
