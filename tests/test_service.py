@@ -776,3 +776,32 @@ def test_a_new_database_beside_old_job_files_runs_its_own_jobs(tmp_path: Path) -
             assert len(_ktests(alice, new)) == 3
     finally:
         second.stop()
+
+
+def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service: Service,
+                                                                         tmp_path: Path) -> None:
+    """A server built whole on musl, uploaded as bitcode (a real server's is megabytes), run
+    with Cloud9's --sym-packets and its own arguments: mini_memcached answers its symbolic
+    packet on five paths, as `symex run` does (tests/test_network.py)."""
+    import llvmlite.binding as llvm
+    import symex
+    from symex.service.jobs import JobSpec, run_command
+    program = symex.compile(Path(__file__).parent / "programs" / "network" / "mini_memcached.c",
+                            libc="musl")
+    bitcode = llvm.parse_assembly(program.ir_text).as_bitcode()
+    with service.client(service.alice) as client:
+        response = client.post("/api/jobs", files={"program": ("mini_memcached.bc", bitcode)},
+                               data={"max_time": "120", "inputs": "--sym-packets 1 8",
+                                     "arguments": "-p 11211 -u 'root user'"})
+        assert response.status_code == 201, response.text
+        state = _wait(client, int(response.json()["id"]))
+        assert state["status"] == "done", state["reason"]
+        assert state["summary"]["paths"] == 5 and state["summary"]["errors"] == 0
+        refused = client.post("/api/jobs", files={"program": ("mini_memcached.bc", bitcode)},
+                              data={"inputs": "--sym-packets 1", "arguments": "-p"})
+        assert refused.status_code == 400 and "--sym-packets takes 2 number(s)" in refused.text
+    # the arguments follow the program, split as a shell splits them
+    spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-packets 1 8", arguments="-p 11211 -u 'root user'")
+    command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
+    assert command[-5:] == [str(tmp_path / "p.bc"), "-p", "11211", "-u", "root user"]
+    assert command[-8:-5] == ["--sym-packets", "1", "8"]

@@ -50,7 +50,11 @@ def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
     if is_native_build(p):
         source = link_modules(bitcode_paths(p), name=p.name)
     module = parse_module(source)
-    if libc is True and "musl" in module.triple:
+    if any(f.name == LIBC_START and not f.is_declaration for f in module.functions):
+        # a whole program linked before (a run's assembly.ll, or bitcode made of it): its
+        # libraries are in; linking them again would define every name twice
+        library = "none"
+    elif libc is True and "musl" in module.triple:
         # compiled for musl (compile(..., libc="musl"), or SYMEX_LIBC=musl symex cc)
         library = "musl"
     if library == "musl":

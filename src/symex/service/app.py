@@ -79,16 +79,18 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                      max_time: float = Form(60.0), workers: int = Form(1),
                      flags: str = Form(""), inputs: str = Form(""),
                      budget: float | None = Form(None), policy: str = Form("budget-first"),
+                     arguments: str = Form(""),
                      who: Tenant = Depends(tenant)) -> dict[str, Any]:
         """Queue a job: ``program`` (.c, .ll or .bc), ``goal`` (all-paths, crashes,
         line-coverage:N, branch-coverage:N),
         ``max_time`` (seconds), ``workers``, ``flags`` (-DNAME[=V], -O LEVEL) and ``inputs``
-        (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N); the
+        (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N,
+        --sym-packets N SIZE), ``arguments`` (the program's own, as a shell splits them); the
         resource policy: ``budget`` (worker-seconds) and ``policy`` (budget-first: stop when
         it is spent; goal-first: run on to max_time for the goal)."""
         try:
             name = check_program_name(program.filename or "")
-            spec = JobSpec.parse(goal, max_time, workers, flags, inputs, budget, policy)
+            spec = JobSpec.parse(goal, max_time, workers, flags, inputs, budget, policy, arguments)
         except SymexError as exc:
             raise HTTPException(400, str(exc)) from None
         data = await program.read(MAX_PROGRAM_BYTES + 1)

@@ -13,6 +13,7 @@ import enum
 import io
 import os
 import re
+import shlex
 import sqlite3
 import sys
 import tempfile
@@ -34,7 +35,7 @@ __all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "Policy", "crashes",
 #: seconds between two rows of a job's progress (its run.stats)
 PROGRESS_SECONDS = 1.0
 #: the largest program a job may upload
-MAX_PROGRAM_BYTES = 1 << 20
+MAX_PROGRAM_BYTES = 16 << 20
 #: the longest budget a job may ask for, in seconds
 MAX_JOB_SECONDS = 24 * 3600
 #: the most workers a job may ask for
@@ -102,13 +103,15 @@ class JobSpec:
     """Compiler flags: ``-DNAME[=VALUE]`` and ``-O LEVEL`` only."""
     inputs: tuple[str, ...]
     """KLEE's input options: ``--sym-arg N``, ``--sym-args MIN MAX N``, ``--sym-files N
-    SIZE``, ``--sym-stdin N``."""
+    SIZE``, ``--sym-stdin N``, and Cloud9's ``--sym-packets N SIZE``."""
     location: str | None = None
     """What a reach goal must reach (``FUNCTION`` or ``FILE:LINE``)."""
     budget: float | None = None
     """Worker-seconds the job may use (None: ``workers x max_time``)."""
     policy: Policy = attrs.field(default=None, converter=lambda p: p or Policy.BUDGET_FIRST)
     """What wins when goal and budget conflict."""
+    arguments: tuple[str, ...] = ()
+    """The program's own concrete arguments (a server's ``-p 11211 -u root``), after it."""
 
     @property
     def time_limit(self) -> float:
@@ -126,7 +129,7 @@ class JobSpec:
     @classmethod
     def parse(cls, goal: str, max_time: float, workers: int, flags: str,
               inputs: str, budget: float | None = None,
-              policy: str = "budget-first") -> JobSpec:
+              policy: str = "budget-first", arguments: str = "") -> JobSpec:
         """Check a request's fields; ConfigError says what is wrong and what to send."""
         try:
             parsed_policy = Policy(policy)
@@ -169,7 +172,8 @@ class JobSpec:
                                   f"and -O0..-O3/-Os")
         return cls(parsed_goal, target, float(max_time), int(workers), flag_words,
                    _check_inputs(inputs.split()), location,
-                   float(budget) if budget is not None else None, parsed_policy)
+                   float(budget) if budget is not None else None, parsed_policy,
+                   _check_arguments(arguments))
 
     def goal_reached(self, row: dict[str, float]) -> str | None:
         """For a coverage goal, what a progress row says when it meets it (else None)."""
@@ -193,7 +197,8 @@ class JobSpec:
         """The specification as stored."""
         return {"goal": self.goal_text, "max_time": self.max_time, "workers": self.workers,
                 "budget": self.budget, "policy": self.policy.value,
-                "flags": list(self.flags), "inputs": list(self.inputs)}
+                "flags": list(self.flags), "inputs": list(self.inputs),
+                "arguments": list(self.arguments)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobSpec:
@@ -203,11 +208,15 @@ class JobSpec:
         return cls(Goal(goal), float(rest) if rest and not reach else None,
                    float(data["max_time"]), int(data["workers"]), tuple(data["flags"]),
                    tuple(data["inputs"]), rest if reach else None, data.get("budget"),
-                   Policy(data.get("policy", Policy.BUDGET_FIRST.value)))
+                   Policy(data.get("policy", Policy.BUDGET_FIRST.value)),
+                   tuple(data.get("arguments", ())))
 
 
 #: input option -> how many numbers follow it
-_INPUT_ARITY = {"--sym-arg": 1, "--sym-args": 3, "--sym-files": 2, "--sym-stdin": 1}
+_INPUT_ARITY = {"--sym-arg": 1, "--sym-args": 3, "--sym-files": 2, "--sym-stdin": 1,
+                "--sym-packets": 2}
+#: at most this many program arguments, each at most this long
+MAX_ARGUMENTS, MAX_ARGUMENT_CHARS = 64, 256
 
 
 def _check_inputs(words: list[str]) -> tuple[str, ...]:
@@ -217,12 +226,26 @@ def _check_inputs(words: list[str]) -> tuple[str, ...]:
         arity = _INPUT_ARITY.get(option)
         if arity is None:
             raise ConfigError(f"input option {option!r} is not known; use --sym-arg N, "
-                              f"--sym-args MIN MAX N, --sym-files N SIZE or --sym-stdin N")
+                              f"--sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N or "
+                              f"--sym-packets N SIZE")
         numbers = words[index + 1:index + 1 + arity]
         if len(numbers) != arity or not all(_COUNT.match(n) for n in numbers):
             raise ConfigError(f"{option} takes {arity} number(s)")
         index += 1 + arity
     return tuple(words)
+
+
+def _check_arguments(text: str) -> tuple[str, ...]:
+    """The program's arguments, split as a shell would (quotes group words; nothing is run
+    through a shell: they are argv)."""
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise ConfigError(f"arguments: {exc}; quote words the shell way ('a b' or \"a b\")") from None
+    if len(words) > MAX_ARGUMENTS or any(len(w) > MAX_ARGUMENT_CHARS or "\0" in w for w in words):
+        raise ConfigError(f"arguments: at most {MAX_ARGUMENTS} words of at most "
+                          f"{MAX_ARGUMENT_CHARS} characters each")
+    return words
 
 
 def check_program_name(name: str) -> str:
@@ -261,6 +284,7 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
         command += ["-O", flag[2:]] if flag.startswith("-O") else [flag]
     command += list(spec.inputs)
     command.append(str(program))
+    command += list(spec.arguments)
     return command
 
 
