@@ -22,6 +22,8 @@ pytest.importorskip("uvicorn")
 
 from test_workflow import MANY_PATHS, TWO_BUGS  # noqa: E402
 
+from symex.service.jobs import MAX_PROGRAM_BYTES  # noqa: E402
+
 pytestmark = pytest.mark.slow
 
 #: a program whose exploration takes far longer than a test (2^24 paths): a job to cancel
@@ -300,7 +302,7 @@ def test_bad_requests_get_a_4xx_that_says_what_to_do(service: Service) -> None:
             (post("prog.c", TWO_BUGS.encode(), flags="-I/etc"), 400, "not allowed"),
             (post("prog.c", TWO_BUGS.encode(), inputs="--sym-stdin x"), 400, "number"),
             (post("prog.c", TWO_BUGS.encode(), max_time="-1"), 400, "max_time"),
-            (post("big.c", b"/*" + b" " * (1 << 20) + b"*/"), 413, "bytes"),
+            (post("big.c", b"/*" + b" " * MAX_PROGRAM_BYTES + b"*/"), 413, "bytes"),
             (client.post("/api/jobs", data={"goal": "crashes"}), 422, ""),
         ]
         for response, status, words in cases:
