@@ -799,6 +799,15 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
         state = _wait(client, int(response.json()["id"]))
         assert state["status"] == "done", state["reason"]
         assert state["summary"]["paths"] == 5 and state["summary"]["errors"] == 0
+    # the same through the Python client
+    import symex.service
+    saved = tmp_path / "mini_memcached.bc"
+    saved.write_bytes(bitcode)
+    with symex.service.Client(service.url, service.alice) as python_client:
+        job = python_client.submit(saved, inputs="--sym-packets 1 8", arguments="-p 11211", max_time=120)
+        state = job.wait(timeout=240)
+        assert state["status"] == "done" and state["summary"]["paths"] == 5, state["reason"]
+    with service.client(service.alice) as client:
         refused = client.post("/api/jobs", files={"program": ("mini_memcached.bc", bitcode)},
                               data={"inputs": "--sym-packets 1", "arguments": "-p"})
         assert refused.status_code == 400 and "--sym-packets takes 2 number(s)" in refused.text

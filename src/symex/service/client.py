@@ -97,8 +97,10 @@ class Client:
         self._httpx = httpx
 
     def submit(self, program: str | Path, *, goal: str = "all-paths", max_time: float = 60.0,
-               workers: int = 1, flags: str = "", inputs: str = "") -> RemoteJob:
-        """Upload ``program`` (a .c, .ll or .bc file) as a new job; the job."""
+               workers: int = 1, flags: str = "", inputs: str = "",
+               arguments: str = "") -> RemoteJob:
+        """Upload ``program`` (a .c, .ll or .bc file) as a new job, with the program's own
+        ``arguments`` (split as a shell splits them); the job."""
         path = Path(program)
         try:
             data = path.read_bytes()
@@ -107,7 +109,7 @@ class Client:
         response = self._request("POST", "/api/jobs", files={"program": (path.name, data)},
                                  data={"goal": goal, "max_time": str(max_time),
                                        "workers": str(workers), "flags": flags,
-                                       "inputs": inputs})
+                                       "inputs": inputs, "arguments": arguments})
         return RemoteJob(self, int(response.json()["id"]))
 
     def jobs(self) -> list[dict[str, Any]]:
