@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 from collections.abc import Sequence
 
-import llvmlite.binding as llvm
-
 from symex.errors import CompilerNotFound, ConfigError, LoadError
 from symex.ir.compile import compile_c, find_compiler
 from symex.ir.link import index_files, link_libraries, link_runtime, runtime_ir_files, runtime_sources
@@ -51,12 +49,7 @@ def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
     source = p
     if is_native_build(p):
         source = link_modules(bitcode_paths(p), name=p.name)
-    # A context of its own: in llvmlite's global one, struct types clash with those of every
-    # module parsed before in the process and get renamed (%struct.anon -> %struct.anon.41),
-    # so the same program loaded after linking its objects and loaded from the cache gave two
-    # IR texts: every replay of a `symex cc` build said the program had changed.
-    context = llvm.create_context()
-    module = parse_module(source, context)
+    module = parse_module(source)
     if any(f.name == LIBC_START and not f.is_declaration for f in module.functions):
         # a whole program linked before (a run's assembly.ll, or bitcode made of it): its
         # libraries are in; linking them again would define every name twice
@@ -68,15 +61,14 @@ def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
         compiler = find_compiler()
         runtime = [f for source, f in zip(runtime_sources(), index_files(runtime_ir_files(compiler)))
                    if source.stem not in _NOT_WITH_MUSL]
-        link_libraries(module, [runtime, musl_library(compiler)], keep=frozenset({LIBC_START}),
-                       context=context)
+        link_libraries(module, [runtime, musl_library(compiler)], keep=frozenset({LIBC_START}))
     elif library == "symex":
         try:
             compiler = find_compiler()
         except CompilerNotFound:
             compiler = None
         if compiler is not None:
-            link_runtime(module, compiler, context=context)
+            link_runtime(module, compiler)
     # llvmlite renames named structs that clash with earlier modules in the process
     # (%struct.S -> %struct.S.0) and renumbers metadata: lowering reads its own printout
     return Lowering(module, str(module), str(p)).run()

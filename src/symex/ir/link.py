@@ -69,9 +69,9 @@ def runtime_ir_files(compiler: Compiler | None = None) -> list[Path]:
     return files
 
 
-def _parse(path: Path, context: Any = None) -> Any:
+def _parse(path: Path) -> Any:
     try:
-        module = llvm.parse_assembly(path.read_text(), context=context)
+        module = llvm.parse_assembly(path.read_text())
         module.verify()
     except RuntimeError as exc:
         raise LoadError(f"symex's C library {path} is not valid IR: {str(exc).strip()} "
@@ -126,7 +126,7 @@ def index_files(paths: list[Path]) -> list[LibraryFile]:
     return files
 
 
-def link_runtime(module: Any, compiler: Compiler | None = None, *, context: Any = None) -> list[str]:
+def link_runtime(module: Any, compiler: Compiler | None = None) -> list[str]:
     """Link into ``module`` the library functions it calls and does not define, with
     everything they need. Returns the names of the functions linked, sorted."""
     declared = {f.name for f in module.functions if f.is_declaration}
@@ -134,16 +134,13 @@ def link_runtime(module: Any, compiler: Compiler | None = None, *, context: Any 
     if not declared and not declared_globals:
         return []
     # parsing the library costs milliseconds: only when the module calls one of its functions
-    return link_libraries(module, [index_files(runtime_ir_files(compiler))], context=context)
+    return link_libraries(module, [index_files(runtime_ir_files(compiler))])
 
 
-def link_libraries(module: Any, tiers: list[list[LibraryFile]], *, keep: frozenset[str] = frozenset(),
-                   context: Any = None) -> list[str]:
+def link_libraries(module: Any, tiers: list[list[LibraryFile]], *, keep: frozenset[str] = frozenset()) -> list[str]:
     """Link into ``module`` what it calls (or names) and does not define, from the first of
     ``tiers`` defining each name, with everything that needs; and the names in ``keep``
-    (an entry point the library provides). Returns the functions linked, sorted. The
-    library's files are parsed in ``context``, the module's LLVM context (None: the global
-    one)."""
+    (an entry point the library provides). Returns the functions linked, sorted."""
     declared = {f.name for f in module.functions if f.is_declaration}
     # a program may use only `stderr` (with fprintf, a Python handler): the library file that
     # defines the global must come in too
@@ -172,10 +169,10 @@ def link_libraries(module: Any, tiers: list[list[LibraryFile]], *, keep: frozens
         pending.extend(sorted(found.references - seen))
     if not chosen:
         return []
-    library = _parse(chosen[0].path, context)
+    library = _parse(chosen[0].path)
     for entry in chosen[1:]:
         try:
-            library.link_in(_parse(entry.path, context))
+            library.link_in(_parse(entry.path))
         except RuntimeError as exc:
             raise LoadError(f"linking the C library's {entry.path.name} failed: {str(exc).strip()} "
                             "(delete the IR cache directory and retry)") from None

@@ -87,14 +87,12 @@ def bitcode_paths(path: str | os.PathLike[str]) -> list[Path]:
     return unique
 
 
-def parse_module(path: Path, context: Any = None) -> Any:
-    """An llvmlite module from a ``.ll`` or ``.bc`` file, verified; LoadError otherwise
-    (in ``context``, an LLVM context; None: llvmlite's global one)."""
+def parse_module(path: Path) -> Any:
+    """An llvmlite module from a ``.ll`` or ``.bc`` file, verified; LoadError otherwise."""
     data = path.read_bytes()
     bitcode = data[:4] in _BITCODE_MAGICS
     try:
-        module = (llvm.parse_bitcode(data, context=context) if bitcode
-                  else llvm.parse_assembly(data.decode("utf-8"), context=context))
+        module = llvm.parse_bitcode(data) if bitcode else llvm.parse_assembly(data.decode("utf-8"))
         module.verify()
     except UnicodeDecodeError:
         raise LoadError(f"{path}: neither LLVM assembly (.ll) nor bitcode (.bc)") from None
