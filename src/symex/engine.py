@@ -733,10 +733,14 @@ class Exploration:
         live = list(self.states.values())
         replaying = [s for s in live if s.id in self.replaying]
         exploring = [s for s in live if s.id not in self.replaying]
-        if self.replay_searcher is not None and replaying:
-            self.replay_searcher.update(None, [], replaying)
-        # the newest first: a depth-first searcher pops them from its end
-        self.searcher.update(None, [], exploring[::-1])
+        if reason != "interrupted":
+            # a Ctrl-C may land between the engine's bookkeeping and a searcher's (a state
+            # added to one, not yet to the other): then the searchers, which nothing asks
+            # again, are not told; every live state ends below either way
+            if self.replay_searcher is not None and replaying:
+                self.replay_searcher.update(None, [], replaying)
+            # the newest first: a depth-first searcher pops them from its end
+            self.searcher.update(None, [], exploring[::-1])
         halted = replaying + exploring
         for state in halted:
             self.tree.remove(state)
