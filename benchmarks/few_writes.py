@@ -19,7 +19,6 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -29,7 +28,7 @@ sys.path.insert(0, str(HERE))
 import symex  # noqa: E402
 import symex.encodings as encodings  # noqa: E402
 from symex.encodings import HybridEncoding  # noqa: E402
-from uniform_arrays import PROGRAM as TEXT_PARSER  # noqa: E402
+from uniform_arrays import PROGRAM as TEXT_PARSER, alternate  # noqa: E402
 
 BINARY_PARSER = r"""
 #include <klee/klee.h>
@@ -59,6 +58,11 @@ int main(void) {
 PROGRAMS = {"text parser": TEXT_PARSER, "binary parser": BINARY_PARSER}
 
 
+def use_few_writes(on: bool) -> None:
+    """Register hybrid as shipped (``on``) or without its few-writes reads."""
+    encodings.ENCODINGS["hybrid"] = HybridEncoding() if on else HybridEncoding(few_writes=0)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -71,17 +75,7 @@ def main() -> int:
             source.write_text(text)
             program = symex.compile(source)
             for config in configs:
-                times: dict[bool, list[float]] = {True: [], False: []}
-                solver: dict[bool, list[float]] = {True: [], False: []}
-                paths: dict[bool, int] = {}
-                for _ in range(options.repeat):
-                    for on in (True, False):
-                        encodings.ENCODINGS["hybrid"] = HybridEncoding() if on else HybridEncoding(few_writes=0)
-                        started = time.perf_counter()
-                        result = symex.explore(program, solver=config, seed=0)
-                        times[on].append(time.perf_counter() - started)
-                        solver[on].append(result.statistics.solver_time)
-                        paths[on] = result.paths.completed + result.paths.errors + result.paths.partial
+                times, solver, paths = alternate(program, config, use_few_writes, options.repeat)
                 encodings.ENCODINGS["hybrid"] = HybridEncoding()
                 if paths[True] != paths[False]:
                     print(f"{name}, {config}: paths differ: {paths}")

@@ -18,6 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -59,6 +60,24 @@ def use_uniform_arrays(on: bool) -> None:
     encodings.ENCODINGS["hybrid"] = HybridEncoding(uniform_arrays=on, few_writes=0)
 
 
+def alternate(program: symex.Program, config: str, use: Callable[[bool], None],
+              repeat: int) -> tuple[dict[bool, list[float]], dict[bool, list[float]], dict[bool, int]]:
+    """``repeat`` rounds of a run with ``use(True)`` then one with ``use(False)``, in this
+    process: wall and solver seconds of each run, and paths, by setting."""
+    times: dict[bool, list[float]] = {True: [], False: []}
+    solver: dict[bool, list[float]] = {True: [], False: []}
+    paths: dict[bool, int] = {}
+    for _ in range(repeat):
+        for on in (True, False):
+            use(on)
+            started = time.perf_counter()
+            result = symex.explore(program, solver=config, seed=0)
+            times[on].append(time.perf_counter() - started)
+            solver[on].append(result.statistics.solver_time)
+            paths[on] = result.paths.completed + result.paths.errors + result.paths.partial
+    return times, solver, paths
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -70,17 +89,7 @@ def main() -> int:
         source.write_text(PROGRAM)
         program = symex.compile(source)
         for config in configs:
-            times: dict[bool, list[float]] = {True: [], False: []}
-            solver: dict[bool, list[float]] = {True: [], False: []}
-            paths: dict[bool, int] = {}
-            for _ in range(options.repeat):
-                for on in (True, False):
-                    use_uniform_arrays(on)
-                    started = time.perf_counter()
-                    result = symex.explore(program, solver=config, seed=0)
-                    times[on].append(time.perf_counter() - started)
-                    solver[on].append(result.statistics.solver_time)
-                    paths[on] = result.paths.completed + result.paths.errors + result.paths.partial
+            times, solver, paths = alternate(program, config, use_uniform_arrays, options.repeat)
             encodings.ENCODINGS["array-assert"] = ArrayAssertEncoding()
             encodings.ENCODINGS["hybrid"] = HybridEncoding()
             if paths[True] != paths[False]:
