@@ -122,8 +122,9 @@ class Session(abc.ABC):
         return LOGIC_ARRAYS if self.encoding.uses_arrays else LOGIC_BV
 
     def _fresh_context(self, logic: str) -> None:
-        self.backend.reset()
+        # the old terms first, so that the old context can go before the new one is made
         self.translator.clear()
+        self.backend.reset()
         self.backend.set_logic(logic)
         self.resets += 1
 

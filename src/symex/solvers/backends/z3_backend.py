@@ -73,14 +73,24 @@ class Z3Backend:
 
     def _new_context(self) -> None:
         # A new context, not just a new solver: z3's answers on one query depend on what else
-        # its context has seen, so reusing it would make runs differ from one another
-        self._ctx = z3.Context()
-        self._ref = self._ctx.ref()
+        # its context has seen, so reusing it would make runs differ from one another.
+        # The old context goes first: its memory counts against z3's cap, and past the cap
+        # z3 makes no context at all, on which z3py's Context() crashes the process (seen
+        # after memcached's queries over a 1 MB slab took z3 to its 6 GB)
+        self._solver: Any = None
+        self._model: Any = None
         self._retained: list[Any] = []
         self._lambdas: dict[Hashable, Any] = {}
-        self._solver: Any = z3.Solver(ctx=self._ctx)
-        self._model: Any = None
         self._sorts: dict[int, Any] = {}
+        self._ctx: Any = None
+        held = z3.z3core.Z3_get_estimated_alloc_size() / 2**20
+        if held > Z3_MEMORY_LIMIT_MB * 0.95:
+            raise SolverError(f"z3 holds {held:.0f} MB, its cap is {Z3_MEMORY_LIMIT_MB} MB: "
+                              "a query abandoned past its time limit still runs; this query "
+                              "is not asked (the path ends as partial)")
+        self._ctx = z3.Context()
+        self._ref = self._ctx.ref()
+        self._solver = z3.Solver(ctx=self._ctx)
         self._array_sort = z3.ArraySort(z3.BitVecSort(32, self._ctx), z3.BitVecSort(8, self._ctx))
         self._true = z3.BoolVal(True, self._ctx)
         self._false = z3.BoolVal(False, self._ctx)
