@@ -428,3 +428,35 @@ def test_solver_layers_are_the_chain_counters() -> None:
     assert layers["core_queries"] == result.statistics.solver_queries > 0
     assert {"cache_hits", "cex_hits", "independence_hits", "trivial_hits"} <= set(layers)
     assert symex.explore(program, solver_chain=()).statistics.solver_layers == {}
+
+
+TABLE = """
+#include <stdio.h>
+#include <klee/klee.h>
+int table[4096];                       /* 16,384 bytes */
+int main(void) {
+    unsigned i;
+    klee_make_symbolic(&i, sizeof i, "i");
+    table[7] = 1;
+    if (table[i & 4095])               /* a symbolic offset into the table */
+        puts("hit");
+    else
+        puts("miss");
+    return 0;
+}
+"""
+
+
+def test_max_sym_array_size_fixes_offsets_into_bigger_objects(tmp_path: Path) -> None:
+    program, _, _ = compile_source(tmp_path, "table.c", TABLE)
+    whole = symex.explore(program, max_time=60)
+    assert sorted(t.stdout for t in whole.tests) == [b"hit\n", b"miss\n"]
+    # the table is over the limit: its index takes one value, one path, and it is said
+    fixed = symex.explore(program, max_time=60, max_sym_array_size=16_383)
+    assert len(fixed.tests) == 1
+    assert any("offset into a 16,384-byte object" in s.describe() for s in fixed.shortfalls)
+    # at the limit (not over it) nothing is fixed
+    exact = symex.explore(program, max_time=60, max_sym_array_size=16_384)
+    assert sorted(t.stdout for t in exact.tests) == [b"hit\n", b"miss\n"]
+    with pytest.raises(ConfigError, match="max_sym_array_size"):
+        symex.explore(program, max_sym_array_size=-1)

@@ -17,12 +17,13 @@ processes), and so do the hooks, which are callbacks of the caller's process.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.livelock import MAX_IDLE_TIME_OUTS
+from symex.core.seeding import Seed, seeds_from_mappings
 from symex.core.outcome import ErrorKind
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError
@@ -77,6 +78,9 @@ class Limits:
     max_idle_time_outs: int = MAX_IDLE_TIME_OUTS
     """Time-outs in a row with no other wake-up, input or output after which a path ends
     as idle (0: never; core.livelock)."""
+    max_sym_array_size: int = 0
+    """Symbolic offsets into objects of more bytes than this are fixed to one value (KLEE's
+    ``--max-sym-array-size``; 0: never)."""
 
 
 @attrs.frozen
@@ -92,6 +96,8 @@ class Search:
     schedule_forks: int = 0
     """How many times a path may fork on which thread runs after a blocking call (0: the
     next runnable thread in order, no fork; see core/scheduling.py)."""
+    seeds: tuple[Seed, ...] = ()
+    """Concrete inputs whose paths run first (core/seeding.py); empty: none."""
 
     def searcher_name(self) -> str:
         """The strategy as the command line names it (``random-path+nurs:covnew`` for
@@ -200,7 +206,8 @@ class RunDescription:
               sym_packets: tuple[int, int] | None = None,
               sym_fragments: int | None = None,
               environ: Sequence[str] | None = None, max_fail: int = 0,
-              max_idle_time_outs: int = MAX_IDLE_TIME_OUTS) -> RunDescription:
+              max_idle_time_outs: int = MAX_IDLE_TIME_OUTS, max_sym_array_size: int = 0,
+              seeds: Sequence[Mapping[str, bytes | str] | Seed] = ()) -> RunDescription:
         """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
         host files are read now. ``solver`` is a configuration string ("" when the caller
         brings a solver object)."""
@@ -222,6 +229,8 @@ class RunDescription:
             environment += (MaxFail(max_fail),)
         if schedule_forks < 0:
             raise ConfigError(f"schedule_forks must be 0 or more, not {schedule_forks}")
+        if max_sym_array_size < 0:
+            raise ConfigError(f"max_sym_array_size must be 0 (never) or more, not {max_sym_array_size}")
         if max_idle_time_outs < 0:
             raise ConfigError(f"max_idle_time_outs must be 0 (never) or more, not {max_idle_time_outs}")
         if stdin is not None and (sym_stdin is not None
@@ -244,14 +253,19 @@ class RunDescription:
         if bad:
             raise ConfigError(f"environment entry {bad[0]!r} is not NAME=VALUE")
         exit_kinds = error_kinds_to_exit_on(exit_on_error)
+        seed_values = seeds_from_mappings(seeds)
+        if seed_values and (workers > 1 or portfolio):
+            raise ConfigError("seeds steer the search of one process; run them without "
+                              "workers (drop workers/--workers or the seeds)")
         return cls(
             inputs=Inputs(entry, ArgvSpec(concrete + tuple(extra) + environment),
                           PosixSetup.make(stdin, host_files), variables),
             limits=Limits(max_time, max_instructions, max_depth, max_states, max_forks,
-                          max_memory, max_stack_frames, _locations(stop_at), max_idle_time_outs),
+                          max_memory, max_stack_frames, _locations(stop_at), max_idle_time_outs,
+                          max_sym_array_size),
             search=Search(_names(searcher), seed, portfolio_strategies(portfolio, workers,
                                                                        searcher),
-                          _names(replay_searcher), schedule_forks),
+                          _names(replay_searcher), schedule_forks, seed_values),
             solver=SolverSpec(solver, solver_timeout, tuple(solver_chain),
                               _path(write_queries)),
             output=PathOutput(emit_all_errors,

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from typing import Any, Protocol
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import attrs
 
@@ -25,6 +25,8 @@ from symex.core.executor import DEFAULT_MAX_STACK_FRAMES, Executor
 from symex.core.memory import ObjectKind
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, make_searcher
+from symex.core.seeding import Seed, SeededSearcher, SeedFollowing
+from symex.core.seeding import refresh as refresh_seeds
 from symex.core.shortfalls import Shortfall
 from symex.core.state import State
 from symex.env import default_externals
@@ -381,11 +383,14 @@ class Exploration:
                                  track_path_blocks=output.track_test_coverage)
         self.executor.schedule_forks = search.schedule_forks
         self.executor.max_idle_time_outs = limits.max_idle_time_outs
+        self.executor.max_sym_array_size = limits.max_sym_array_size
         #: blocks whose first visit halts the run (limits.stop_at), with their location
         self.reach_targets = reach_targets(self.executor.coverage_map, limits.stop_at)
         self.tree = ExecutionTree()
         self.searcher = make_searcher(search.searcher, seed=search.seed, tree=self.tree,
                                       coverage=self.executor.coverage)
+        if search.seeds:
+            self.searcher = SeededSearcher(self.searcher)
         #: the recorded tree (None: the run records none); states replaying it are chosen by
         #: their own searcher, before any state that explores beyond it
         self.memo = memo
@@ -419,6 +424,8 @@ class Exploration:
         #: paths a limit ended while open, and those of them left without a test
         self.halted_paths = 0
         self.untested_paths = 0
+        #: branch sides left unchecked off seeds' paths that turned out infeasible
+        self.infeasible_unchecked = 0
 
     def _forked(self, parent: State, child: State) -> None:
         self.tree.split(parent, child)
@@ -486,9 +493,12 @@ class Exploration:
             for s in pruned:
                 self.tree.remove(s)
             states = [s for s in states if s not in pruned]
+        seeds = self.description.search.seeds
         for s in states:
             # after the arguments: KLEE makes the files' and stdin's objects in this order
             install_world(self.executor, s, self.args, self.posix)
+            if seeds:
+                s.seeds = SeedFollowing(seeds, 0)
         self._add_states(None, states)
         for s in states:
             self.states[s.id] = s
@@ -601,6 +611,8 @@ class Exploration:
         """Run one state for a time slice and hand the outcome to the searcher."""
         ex = self.executor
         current = self._select()
+        if current.unchecked is not None and not self._check(current):
+            return
         removed: list[State] = []
         budget = TIME_SLICE
         memo = self.memo
@@ -670,6 +682,21 @@ class Exploration:
             self.tree.remove(s)
             states.pop(s.id, None)
         self.peak = max(self.peak, self.live)
+
+    def _check(self, state: State) -> bool:
+        """Check a state picked to run that left a seed's path unchecked (``State.unchecked``);
+        one whose path is infeasible is dropped: it was never a path."""
+        try:
+            if self.executor.checked(state):
+                return True
+        except PathTerminated as ended:
+            self._finish(state, ended)  # the solver could not say: a partial path, as any
+        else:
+            self.infeasible_unchecked += 1
+        self._add_states(None, [], [state])
+        self.tree.remove(state)
+        del self.states[state.id]
+        return False
 
     def _limit_reached(self, start: float) -> str | None:
         """Why exploration must halt now, or None; also the place of progress reports (once
@@ -744,6 +771,13 @@ class Exploration:
         halted = replaying + exploring
         for state in halted:
             self.tree.remove(state)
+        unchecked = [s for s in halted if s.unchecked is not None]
+        if unchecked:
+            # sides of branches off a seed's path that never ran: maybe no paths at all
+            halted = [s for s in halted if s.unchecked is None]
+            self.executor.messages.append(
+                f"symex: {reason}: {len(unchecked)} sides of branches off the seeds' paths "
+                "were never picked, so never checked: not counted as paths")
         if pressed:
             halted.sort(key=lambda s: s.model is None and bool(s.symbolics))  # stable
         for state in halted:
@@ -832,6 +866,8 @@ class Exploration:
         if recorded is not None:
             objects = recorded
         elif state.symbolics:
+            if state.seeds is not None:
+                refresh_seeds(state)  # a path that kept a seed to its end: its inputs
             model = state.model
             if model is None:
                 try:
@@ -941,7 +977,9 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
             stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
             sym_packets: tuple[int, int] | None = None,
             sym_fragments: int | None = None, environ: Sequence[str] | None = None,
-            max_fail: int = 0, max_idle_time_outs: int = MAX_IDLE_TIME_OUTS) -> Result:
+            max_fail: int = 0, max_idle_time_outs: int = MAX_IDLE_TIME_OUTS,
+            max_sym_array_size: int = 0,
+            seeds: Sequence[Mapping[str, bytes | str] | Seed] = ()) -> Result:
     """Explore the paths of ``program`` from ``entry`` and return test cases and errors.
 
     ``searcher``: ``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a
@@ -1013,6 +1051,19 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     and a run killed or halted is resumed with ``continue_with=PATH`` (or its directory) and
     workers: the open jobs run again, the finished paths are not reported twice
     (docs/parallel.md).
+
+    ``max_sym_array_size=N`` (KLEE's ``--max-sym-array-size``): a symbolic offset into an
+    object of more than N bytes is fixed to one value the path allows, after the bounds
+    check (a hash table read at ``hash(key)``: every later query would reason about the
+    whole table); each such choice is counted in ``messages``. 0 (default): never.
+
+    ``seeds``: concrete inputs whose paths run first (KLEE's ``--seed-file``;
+    :mod:`symex.core.seeding`): each a mapping of symbolic object name (``"packet-0"``,
+    ``"arg00"``, ``"stdin"``: the names tests carry) to bytes, or a
+    :class:`~symex.core.seeding.Seed`. Bytes a seed does not give read as zero. States that
+    follow a seed run before any other; every branch a seed does not take is explored
+    afterwards by ``searcher``, so seeds change the order, not what is explored. One process
+    only (not with ``workers``).
     """
     description = RunDescription.build(
         searcher=searcher, seed=seed, max_time=max_time, max_instructions=max_instructions,
@@ -1029,7 +1080,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
         replay_searcher=replay_searcher, hash_constants=hash_constants, workers=workers,
         stop_at=stop_at, schedule_forks=schedule_forks, sym_packets=sym_packets,
         sym_fragments=sym_fragments, environ=environ, max_fail=max_fail,
-        max_idle_time_outs=max_idle_time_outs,
+        max_idle_time_outs=max_idle_time_outs, max_sym_array_size=max_sym_array_size,
+        seeds=seeds,
         parallel_backend=parallel_backend, cluster=cluster, balance_ratio=balance_ratio,
         portfolio=portfolio, journal=journal)
     return run_exploration(program, description, hooks=hooks,

@@ -34,6 +34,7 @@ from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.cli.errors import error_text
 from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
+from symex.core.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
 from symex.engine import Hooks, Result, run_exploration, tree_identity
 from symex.env.posix import PosixSetup
@@ -43,6 +44,7 @@ from symex.memo.format import TREE_FILE
 from symex.memo.opening import check_identity, find_tree
 from symex.memo.store import TreeStore
 from symex.output.directory import OutputDirectory, RunSummary
+from symex.output.ktest import read_ktest
 from symex.output.progress import ProgressDisplay, ProgressMode
 from symex.output.rendering import counted, share, shown_objects
 from symex.output.runstats import RunStatsWriter
@@ -157,6 +159,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     search.add_argument("--search", action="append", metavar="NAME",
                         help=f"search strategy, repeatable to interleave: {', '.join(SEARCHER_NAMES)}")
     search.add_argument("--seed", type=int, default=0, help="seed of the random searchers")
+    search.add_argument("--seed-file", action="append", default=[], metavar="KTEST",
+                        help="run the path of this test's inputs first, then explore around it "
+                        "(KLEE's --seed-file; objects matched by name, missing bytes zero; "
+                        "repeatable)")
+    search.add_argument("--seed-dir", action="append", default=[], metavar="DIR",
+                        help="every .ktest file in DIR is a seed (e.g. an earlier run's output)")
     search.add_argument("--max-time", type=_seconds, metavar="TIME",
                         help="stop after TIME (seconds, or e.g. 90s, 5min, 1h)")
     search.add_argument("--max-instructions", type=_count, metavar="N")
@@ -173,6 +181,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     search.add_argument("--max-idle-time-outs", type=_count, metavar="N", default=MAX_IDLE_TIME_OUTS,
                         help="end a path as idle after N time-outs in a row with no other "
                         "wake-up, input or output (default %(default)s; 0: never)")
+    search.add_argument("--max-sym-array-size", type=_count, metavar="N", default=0,
+                        help="fix a symbolic offset into an object of more than N bytes to one "
+                        "value (KLEE's option; default 0: never)")
     search.add_argument("--max-memory", type=_count, metavar="MB",
                         help="stop when symex uses more than MB megabytes")
     parallel = run.add_argument_group(
@@ -458,6 +469,23 @@ def _stdin_bytes(options: argparse.Namespace) -> bytes | None:
                           f"give a readable file") from None
 
 
+def _seeds(options: argparse.Namespace) -> list[Seed]:
+    """The seeds of ``--seed-file`` and ``--seed-dir``, in the order given (a directory's
+    tests in name order)."""
+    paths = [Path(p) for p in options.seed_file]
+    for directory in options.seed_dir:
+        found = sorted(Path(directory).glob("*.ktest"))
+        if not found:
+            raise ConfigError(f"--seed-dir {directory}: no .ktest files there; give a "
+                              "directory of tests (an earlier run's output directory)")
+        paths.extend(found)
+    seeds = []
+    for path in paths:
+        ktest = read_ktest(path)
+        seeds.append(Seed(tuple((o.name, o.data) for o in ktest.objects), os.fspath(path)))
+    return seeds
+
+
 def _command_line(options: argparse.Namespace) -> ArgvSpec:
     """The program's arguments: specs given before PROGRAM, then those after it, in place."""
     return ArgvSpec(tuple(options.sym_specs or ()) + ArgvSpec.parse(options.args).items)
@@ -586,6 +614,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                 max_forks=options.max_forks, max_memory=options.max_memory,
                 stop_at=options.stop_at, schedule_forks=options.schedule_forks,
                 max_idle_time_outs=options.max_idle_time_outs,
+                max_sym_array_size=options.max_sym_array_size,
                 exit_on_error=_exit_on_error(options),
                 only_output_states_covering_new=options.only_output_states_covering_new,
                 track_test_coverage=options.write_cov,
@@ -598,7 +627,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                 restart_all_states=options.restart_all_states,
                 stop_after_replay=options.stop_after_replay,
                 replay_searcher=options.replay_search or "dfs",
-                hash_constants=options.hash_constants,
+                hash_constants=options.hash_constants, seeds=_seeds(options),
                 workers=options.workers, cluster=options.cluster,
                 balance_ratio=options.balance_ratio, portfolio=options.portfolio,
                 **_tree_paths(options, out))

@@ -132,6 +132,12 @@ class Executor:
         #: time-outs in a row with nothing else happening that end a path as idle (0: never;
         #: see core.livelock)
         self.max_idle_time_outs = MAX_IDLE_TIME_OUTS
+        #: symbolic offsets into objects of more bytes than this are fixed to one value
+        #: (KLEE's --max-sym-array-size; 0: never)
+        self.max_sym_array_size = 0
+        #: a branch of a state following a seed leaves the other side unchecked until it is
+        #: picked (see branch; off: both sides are checked at the fork, for an A/B)
+        self.defer_seeded_forks = True
         #: straight-line runs and chains of blocks compiled to Python (core.compiled_runs),
         #: the most instructions one call of them does, and, in the exact phase at the end of
         #: a time slice, the instructions left to the slice (0 otherwise)
@@ -469,11 +475,11 @@ class Executor:
         return True
 
     def fork_to_retry(self, state: State, condition: E.Expr, kind: ForkKind,
-                      if_true: Any = None, if_false: Any = None) -> None:
+                      if_true: Any = None, if_false: Any = None) -> State:
         """Split ``state`` on ``condition``, both sides feasible: it goes on with the condition
         true (decision 1); a child takes it false (decision 0) and runs the current
-        instruction again, now knowing that. ``if_true``/``if_false``: inputs of each side,
-        where known (see :meth:`split`)."""
+        instruction again, now knowing that (the child is returned). ``if_true``/``if_false``:
+        inputs of each side, where known (see :meth:`split`)."""
         child = self.fork(state)
         child.add_constraint(E.bool_not(condition), model=if_false)
         child.decide(0)
@@ -481,6 +487,7 @@ class Executor:
         state.add_constraint(condition, model=if_true)
         self.record_fork(kind, condition, [state, child])
         child.frame.pc -= 1
+        return child
 
     def fork_on_values(self, state: State, value: E.Expr, width: int,
                        choose: Callable[[State, E.Expr], list[int]]) -> int:
@@ -587,10 +594,14 @@ class Executor:
         # the solver found infeasible
         follow: bool | None = None
         if_true = if_false = None
+        unchecked = False
         if condition.op is E.Op.CONST:
             follow = bool(condition.value)
         elif self.forks_exhausted():
             follow = self.follow_model(state, condition)
+        elif (seeded_sides := self.seeded_sides(state, condition)) is not None:
+            unchecked = True
+            if_true, if_false = seeded_sides
         else:
             if_true, if_false = self.split(state, condition)
             if if_false is None:
@@ -601,8 +612,6 @@ class Executor:
             self.take_outcome(fn, outcomes, slot if follow else slot + 1)
             self.jump(state, frame, true_edge if follow else false_edge, fcode)
             return
-        self.take_outcome(fn, outcomes, slot)
-        self.take_outcome(fn, outcomes, slot + 1)
         child = self.fork(state)
         state.add_constraint(condition, model=if_true)
         child.add_constraint(E.bool_not(condition), model=if_false)
@@ -611,9 +620,69 @@ class Executor:
         state.depth += 1
         child.depth += 1
         self.record_fork(ForkKind.BRANCH, condition, [state, child])
+        if unchecked:
+            seeded, other = (state, child) if if_true is not NO_MODEL else (child, state)
+            self.take_outcome(fn, outcomes, slot if seeded is state else slot + 1)
+            self.jump(seeded, seeded.frame, true_edge if seeded is state else false_edge, fcode)
+            self._jump_unchecked(other, true_edge if other is state else false_edge, fcode,
+                                 outcomes, slot if other is state else slot + 1)
+            raise Forked()
+        self.take_outcome(fn, outcomes, slot)
+        self.take_outcome(fn, outcomes, slot + 1)
         self.jump(state, frame, true_edge, fcode)
         self.jump(child, child.frame, false_edge, fcode)
         raise Forked()
+
+    def seeded_sides(self, state: State, condition: E.Expr) -> tuple[Any, Any] | None:
+        """For a state following a seed: the sides of ``condition`` as :meth:`split` gives
+        them, without the solver: the seed's side with the seed's inputs, the other
+        ``NO_MODEL``, to be left unchecked until the searcher picks it (Kuchta and Cadar's
+        pending states), so a seed's path never waits on the solver (memcached's keys
+        through murmur3 took seconds a query). None for other states, with a recorded tree
+        (it wants every answer at the fork) or with ``defer_seeded_forks`` off."""
+        if (state.seeds is None or condition.op is E.Op.CONST or self.memo is not None
+                or not self.defer_seeded_forks):
+            return None
+        model = self.model_of(state)
+        if E.Assignment(model).evaluate(condition):
+            return model, NO_MODEL
+        return NO_MODEL, model
+
+    def _jump_unchecked(self, state: State, edge: Edge, fcode: list[list[Any]],
+                        outcomes: bytearray | None, slot: int) -> None:
+        """``jump`` for the side of a fork nobody checked (see ``branch``): the registers
+        move now, the coverage waits until :meth:`checked` finds the side feasible (an
+        infeasible side must not count as covered)."""
+        frame = state.frame
+        covered = self.coverage[frame.function.name]
+        target = edge.target
+        new = not covered[target]
+        if new:
+            covered[target] = 1  # so that jump does not count the block
+        self.jump(state, frame, edge, fcode)
+        if new:
+            covered[target] = 0
+        state.unchecked = (frame.function, outcomes, slot)
+
+    def checked(self, state: State) -> bool:
+        """Check an unchecked state (``State.unchecked``) before it runs: whether its path is
+        feasible (then it counts its branch outcome and block, and has inputs); False: it is
+        no path (the caller drops it)."""
+        assert state.unchecked is not None, "only an unchecked state is checked"
+        if state.model is None:
+            model = self.solve(state, ())
+            if model is None:
+                return False
+            state.model = model
+        pending = state.unchecked
+        state.unchecked = None
+        if pending:  # a branch side: its outcome and block count now
+            fn, outcomes, slot = pending
+            self.take_outcome(fn, outcomes, slot)
+            block = state.frame.block.index
+            if not self.coverage[fn.name][block]:
+                self.reach_new_block(state, fn, block)
+        return True
 
     def jump(self, state: State, frame: Frame, edge: Edge, fcode: list[list[Any]]) -> None:
         """Go to the edge's target block, performing its phi moves."""
@@ -967,14 +1036,26 @@ class Executor:
                 state.add_constraint(in_segment)
                 self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value_offset, os.obj))
             return os, V.simplify(E.extract(offset64, 0, 32))
-        if_in, if_out = self.split(state, in_bounds)
+        seeded_sides = self.seeded_sides(state, in_bounds)
+        if seeded_sides is not None and seeded_sides[0] is not NO_MODEL:
+            if_in, if_out = seeded_sides  # the seed points here; elsewhere waits unchecked
+        else:
+            seeded_sides = None
+            if_in, if_out = self.split(state, in_bounds)
         if if_in is None:
             state.add_constraint(in_segment)
             self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, value_offset, os.obj))
         if if_out is not None:
             # the child tries the access again, under "not in this object"
-            self.fork_to_retry(state, in_bounds, ForkKind.POINTER, if_in, if_out)
+            child = self.fork_to_retry(state, in_bounds, ForkKind.POINTER, if_in, if_out)
+            if seeded_sides is not None:
+                child.unchecked = ()
         offset = V.simplify(E.extract(offset64, 0, 32))
+        if self.max_sym_array_size and os.obj.size > self.max_sym_array_size:
+            # KLEE's --max-sym-array-size: a symbolic offset into a big object (a hash table
+            # at hash(key)) makes every later query reason about the whole object
+            offset = self.concretize(state, offset, 32,
+                                     f"offset into a {os.obj.size:,}-byte object")
         return os, offset
 
     def bad_pointer(self, state: State, address: int, size: int, what: str) -> NoReturn:

@@ -90,7 +90,7 @@ class State:
         "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
         "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
         "names", "array_counter", "model", "equalities", "blocks", "claims",
-        "posix", "memo", "threads",
+        "posix", "memo", "threads", "seeds", "unchecked",
     )
 
     def __init__(self, state_id: int, first_segment: int) -> None:
@@ -137,6 +137,13 @@ class State:
         #: processes and threads besides the running one (core.scheduling.Threads); None
         #: until the program forks, starts a thread or blocks
         self.threads: Any = None
+        #: the seeds the path still follows (core.seeding.SeedFollowing), None without any
+        self.seeds: Any = None
+        #: None, or this is a side of a fork off a seed's path that nobody asked about (a
+        #: branch, a symbolic pointer's "elsewhere"): its constraints may be unsatisfiable,
+        #: so the engine checks it before it runs (``Executor.checked``); for a branch, the
+        #: outcome it counts once found feasible (function, outcomes, slot), else ``()``
+        self.unchecked: tuple[Function, bytearray | None, int] | tuple[()] | None = None
 
     def fork(self, state_id: int) -> State:
         """A child state sharing everything; both sides get fresh copy-on-write tokens."""
@@ -169,6 +176,8 @@ class State:
         child.posix = self.posix
         child.memo = self.memo
         child.threads = None if self.threads is None else self.threads.copy()
+        child.seeds = self.seeds
+        child.unchecked = self.unchecked
         return child
 
     def claim_new_coverage(self) -> bool:

@@ -14,6 +14,7 @@ from symex.core import values as V
 from symex.core.executor import Executor, ExternalHandler
 from symex.core.memory import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
+from symex.core.seeding import refresh as refresh_seeds
 from symex.core.state import State, Symbolic
 from symex.expr import format_expr
 from symex.ir.program import SEGMENT_SHIFT, Instruction
@@ -38,6 +39,8 @@ def make_symbolic(ex: Executor, state: State, address: int, size: int, name: str
     os = state.writable(os)
     os.write_bytes(offset, [E.read(updates, E.const(i, 32)) for i in range(size)])
     state.symbolics += (Symbolic(unique, array, address),)
+    if state.seeds is not None:
+        refresh_seeds(state)  # the inputs take the seed's bytes for the new object
     return array
 
 
