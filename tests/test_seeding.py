@@ -169,6 +169,8 @@ def test_a_side_left_unchecked_off_a_seeds_path_that_is_infeasible_is_no_path(tm
     assert sorted(t.stdout for t in plain.tests) == [b"big\n", b"small\n"]
     assert seeded.coverage.covered_lines == plain.coverage.covered_lines
     assert seeded.coverage.covered_branches == plain.coverage.covered_branches
+    assert any("1 sides of forks off the seeds' paths were infeasible" in m
+               for m in seeded.messages)
     impossible = 9
     assert ("sides.c", impossible) not in {(Path(f).name, n) for f, n in seeded.coverage.covered_lines}
 

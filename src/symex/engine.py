@@ -424,7 +424,7 @@ class Exploration:
         #: paths a limit ended while open, and those of them left without a test
         self.halted_paths = 0
         self.untested_paths = 0
-        #: branch sides left unchecked off seeds' paths that turned out infeasible
+        #: sides of forks left unchecked off seeds' paths that turned out infeasible
         self.infeasible_unchecked = 0
 
     def _forked(self, parent: State, child: State) -> None:
@@ -542,6 +542,10 @@ class Exploration:
             self.halt_remaining(halted)
         elif self.memo is not None:
             self.memo.run_completed()
+        if self.infeasible_unchecked:
+            self.executor.messages.append(
+                f"symex: {self.infeasible_unchecked} sides of forks off the seeds' paths were "
+                "infeasible when picked: dropped, no paths")
         result = self._result(self.start, halted)
         self.set_solver_deadline(None)  # the solver may serve another run
         if self.hooks.on_progress is not None:
@@ -776,7 +780,7 @@ class Exploration:
             # sides of branches off a seed's path that never ran: maybe no paths at all
             halted = [s for s in halted if s.unchecked is None]
             self.executor.messages.append(
-                f"symex: {reason}: {len(unchecked)} sides of branches off the seeds' paths "
+                f"symex: {reason}: {len(unchecked)} sides of forks off the seeds' paths "
                 "were never picked, so never checked: not counted as paths")
         if pressed:
             halted.sort(key=lambda s: s.model is None and bool(s.symbolics))  # stable
