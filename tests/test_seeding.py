@@ -190,10 +190,19 @@ def test_seeds_name_packets_that_arrive_during_the_run(tmp_path: Path) -> None:
     assert sorted(e.site for e in seeded.errors) == sorted(e.site for e in plain.errors)
 
 
+def test_seeds_with_workers_explore_the_same_paths(tmp_path: Path) -> None:
+    program = symex.compile(write(tmp_path, "three.c", THREE_BYTES))
+    seeds = [{"b": b"q77"}, {"b": b"xz\x01"}]
+    result = symex.explore(program, searcher="bfs", max_time=60, workers=2,
+                           parallel_backend="in-process", seeds=seeds)
+    assert sorted(t.stdout for t in result.tests) == [b"equal\n", b"other\n", b"x big\n",
+                                                      b"x small\n"]
+    # the paths the seeds took have the seeds as their tests
+    assert {t.objects["b"] for t in result.tests} >= {b"q77", b"xz\x01"}
+
+
 def test_seeds_are_checked(tmp_path: Path) -> None:
     program = symex.compile(write(tmp_path, "three.c", THREE_BYTES))
-    with pytest.raises(ConfigError, match="one process"):
-        symex.explore(program, workers=2, seeds=[{"b": b"x"}])
     with pytest.raises(ConfigError, match="mapping"):
         symex.explore(program, seeds=[b"x"])  # type: ignore[list-item]
 

@@ -254,9 +254,6 @@ class RunDescription:
             raise ConfigError(f"environment entry {bad[0]!r} is not NAME=VALUE")
         exit_kinds = error_kinds_to_exit_on(exit_on_error)
         seed_values = seeds_from_mappings(seeds)
-        if seed_values and (workers > 1 or portfolio):
-            raise ConfigError("seeds steer the search of one process; run them without "
-                              "workers (drop workers/--workers or the seeds)")
         return cls(
             inputs=Inputs(entry, ArgvSpec(concrete + tuple(extra) + environment),
                           PosixSetup.make(stdin, host_files), variables),

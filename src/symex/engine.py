@@ -1066,8 +1066,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
     ``"arg00"``, ``"stdin"``: the names tests carry) to bytes, or a
     :class:`~symex.core.seeding.Seed`. Bytes a seed does not give read as zero. States that
     follow a seed run before any other; every branch a seed does not take is explored
-    afterwards by ``searcher``, so seeds change the order, not what is explored. One process
-    only (not with ``workers``).
+    afterwards by ``searcher``, so seeds change the order, not what is explored. With
+    ``workers``, each worker runs its own states that follow a seed first.
     """
     description = RunDescription.build(
         searcher=searcher, seed=seed, max_time=max_time, max_instructions=max_instructions,
