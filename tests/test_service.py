@@ -816,3 +816,51 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
     command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
     assert command[-5:] == [str(tmp_path / "p.bc"), "-p", "11211", "-u", "root user"]
     assert command[-8:-5] == ["--sym-packets", "1", "8"]
+
+
+COMMAND_PARSER = r"""
+#include <string.h>
+#include <stdlib.h>
+#include <klee/klee.h>
+int main(void) {
+    char packet[24];
+    klee_make_symbolic(packet, sizeof packet, "packet");
+    packet[23] = 0;
+    char *end = memchr(packet, '\n', 23);
+    if (!end) return 0;
+    *end = 0;
+    if (strcmp(packet, "delete k1") == 0) abort();   /* deep: junk commands come first */
+    return 0;
+}
+"""
+
+
+def test_a_job_with_seeds_runs_their_paths_first(service: Service, tmp_path: Path) -> None:
+    from symex.output.ktest import KTest, KTestObject, read_ktest, write_ktest
+    seed = tmp_path / "delete.ktest"
+    write_ktest(seed, KTest((), (KTestObject("packet", b"delete k1\n"),)))
+    with service.client(service.alice) as client:
+        response = client.post("/api/jobs", files=[("program", ("parser.c", COMMAND_PARSER.encode())),
+                                                   ("seeds", ("delete.ktest", seed.read_bytes()))],
+                               data={"max_time": "20", "goal": "first-crash"})
+        assert response.status_code == 201, response.text
+        state = _wait(client, int(response.json()["id"]))
+        assert state["status"] == "done", state["reason"]
+        crashes = client.get(f"/api/jobs/{state['id']}/crashes").json()
+        # the seed's path is the first, and it is the crash
+        assert [c["kind"] for c in crashes] == ["abort"]
+        archive = zipfile.ZipFile(io.BytesIO(client.get(f"/api/jobs/{state['id']}/tests.zip").content))
+        first = next(n for n in sorted(archive.namelist()) if n.endswith("test000001.ktest"))
+        (tmp_path / "first.ktest").write_bytes(archive.read(first))
+        assert read_ktest(tmp_path / "first.ktest").objects[0].data.startswith(b"delete k1\n")
+        refused = client.post("/api/jobs", files=[("program", ("parser.c", COMMAND_PARSER.encode())),
+                                                  ("seeds", ("bad.ktest", b"not a test"))])
+        assert refused.status_code == 400 and "bad.ktest is not a .ktest file" in refused.text
+    # the Python client uploads seeds too
+    import symex.service
+    program = tmp_path / "parser.c"
+    program.write_text(COMMAND_PARSER)
+    with symex.service.Client(service.url, service.alice) as python_client:
+        job = python_client.submit(program, seeds=[seed], max_time=20, goal="first-crash")
+        state = job.wait(timeout=240)
+        assert state["status"] == "done" and state["summary"]["errors"] == 1, state

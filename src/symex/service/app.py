@@ -22,7 +22,9 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response, Streami
 
 from symex.errors import CompileError, SymexError
 from symex.ir.compile import compile_c
-from symex.service.jobs import (MAX_PROGRAM_BYTES, JobSpec, check_program_name,
+from symex.output.ktest import KTest, KTestError
+from symex.service.jobs import (MAX_PROGRAM_BYTES, MAX_SEED_BYTES, MAX_SEEDS, SEEDS_DIRECTORY,
+                                JobSpec, check_program_name,
                                 latest_progress, progress, test_suite_zip, tests_zip,
                                 without_job_paths)
 from symex.service.page import PAGE
@@ -80,12 +82,14 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                      flags: str = Form(""), inputs: str = Form(""),
                      budget: float | None = Form(None), policy: str = Form("budget-first"),
                      arguments: str = Form(""),
+                     seeds: list[UploadFile] | None = File(None),
                      who: Tenant = Depends(tenant)) -> dict[str, Any]:
         """Queue a job: ``program`` (.c, .ll or .bc), ``goal`` (all-paths, crashes,
         line-coverage:N, branch-coverage:N),
         ``max_time`` (seconds), ``workers``, ``flags`` (-DNAME[=V], -O LEVEL) and ``inputs``
         (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N,
-        --sym-packets N SIZE), ``arguments`` (the program's own, as a shell splits them); the
+        --sym-packets N SIZE), ``arguments`` (the program's own, as a shell splits them),
+        ``seeds`` (``.ktest`` files whose paths run first: ``symex run --seed-dir``); the
         resource policy: ``budget`` (worker-seconds) and ``policy`` (budget-first: stop when
         it is spent; goal-first: run on to max_time for the goal)."""
         try:
@@ -97,6 +101,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         if len(data) > MAX_PROGRAM_BYTES:
             raise HTTPException(413, f"the program is over {MAX_PROGRAM_BYTES} bytes; upload "
                                      f"the source of the part to test")
+        seed_files = await _read_seeds(seeds or [])
         if name.endswith(".bc") and not data.startswith(_BITCODE_MAGICS):
             raise HTTPException(400, "the program is not LLVM bitcode (a .bc file starts with "
                                      "the bytes 'BC' 0xC0 0xDE): upload the output of clang "
@@ -126,6 +131,10 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         # will compile it, its IR is cached for the run
         (where / CHECKING_MARKER).touch()
         (where / name).write_bytes(data)
+        if seed_files:
+            (where / SEEDS_DIRECTORY).mkdir()
+            for i, seed in enumerate(seed_files):
+                (where / SEEDS_DIRECTORY / f"seed{i:03d}.ktest").write_bytes(seed)
         if name.endswith(".c"):
             problem = await asyncio.to_thread(_compile_problem, where / name, spec.flags)
             if problem is not None:
@@ -260,6 +269,27 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     return app
+
+
+async def _read_seeds(uploads: list[UploadFile]) -> list[bytes]:
+    """The bytes of a job's seed uploads, each checked to be a ``.ktest`` file (400: what is
+    wrong, 413: too many or too large)."""
+    if len(uploads) > MAX_SEEDS:
+        raise HTTPException(413, f"{len(uploads)} seeds; a job takes at most {MAX_SEEDS}")
+    seeds = []
+    for upload in uploads:
+        data = await upload.read(MAX_SEED_BYTES + 1)
+        if not upload.filename and not data:
+            continue  # the page's seeds field left empty
+        if len(data) > MAX_SEED_BYTES:
+            raise HTTPException(413, f"seed {upload.filename} is over {MAX_SEED_BYTES} bytes")
+        try:
+            KTest.from_bytes(data)
+        except KTestError as exc:
+            raise HTTPException(400, f"seed {upload.filename} is not a .ktest file ({exc}): "
+                                     "upload tests of an earlier run, or KLEE's") from None
+        seeds.append(data)
+    return seeds
 
 
 def _compile_problem(source: Path, flags: tuple[str, ...]) -> str | None:

@@ -8,6 +8,7 @@ import time
 import zipfile
 from pathlib import Path
 from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
@@ -98,15 +99,18 @@ class Client:
 
     def submit(self, program: str | Path, *, goal: str = "all-paths", max_time: float = 60.0,
                workers: int = 1, flags: str = "", inputs: str = "",
-               arguments: str = "") -> RemoteJob:
+               arguments: str = "", seeds: Sequence[str | Path] = ()) -> RemoteJob:
         """Upload ``program`` (a .c, .ll or .bc file) as a new job, with the program's own
-        ``arguments`` (split as a shell splits them); the job."""
-        path = Path(program)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ServiceError(f"cannot read {path}: {exc.strerror or exc}") from None
-        response = self._request("POST", "/api/jobs", files={"program": (path.name, data)},
+        ``arguments`` (split as a shell splits them) and ``seeds`` (``.ktest`` files whose
+        paths run first); the job."""
+        files: list[tuple[str, tuple[str, bytes]]] = []
+        for field, name in [("program", program), *(("seeds", seed) for seed in seeds)]:
+            path = Path(name)
+            try:
+                files.append((field, (path.name, path.read_bytes())))
+            except OSError as exc:
+                raise ServiceError(f"cannot read {path}: {exc.strerror or exc}") from None
+        response = self._request("POST", "/api/jobs", files=files,
                                  data={"goal": goal, "max_time": str(max_time),
                                        "workers": str(workers), "flags": flags,
                                        "inputs": inputs, "arguments": arguments})

@@ -29,13 +29,19 @@ from symex.output.ktest import KTestError, read_ktest
 from symex.output.rendering import shown_objects
 from symex.output.testcomp import TestCompWriter
 
-__all__ = ["MAX_PROGRAM_BYTES", "Crash", "Goal", "JobSpec", "Policy", "crashes", "latest_progress",
+__all__ = ["MAX_PROGRAM_BYTES", "MAX_SEEDS", "MAX_SEED_BYTES", "SEEDS_DIRECTORY",
+           "Crash", "Goal", "JobSpec", "Policy", "crashes", "latest_progress",
            "progress", "run_command", "tests_zip", "without_job_paths"]
 
 #: seconds between two rows of a job's progress (its run.stats)
 PROGRESS_SECONDS = 1.0
 #: the largest program a job may upload
 MAX_PROGRAM_BYTES = 16 << 20
+#: a job's seeds (.ktest files whose paths run first): at most this many, each this large
+MAX_SEEDS = 64
+MAX_SEED_BYTES = 1 << 20
+#: where in a job's directory its seeds are kept (``symex run --seed-dir``)
+SEEDS_DIRECTORY = "seeds"
 #: the longest budget a job may ask for, in seconds
 MAX_JOB_SECONDS = 24 * 3600
 #: the most workers a job may ask for
@@ -258,10 +264,11 @@ def check_program_name(name: str) -> str:
 
 
 def run_command(spec: JobSpec, program: Path, out_dir: Path,
-                continue_with: Path | None = None, cluster: str | None = None) -> list[str]:
+                continue_with: Path | None = None, cluster: str | None = None,
+                seeds: Path | None = None) -> list[str]:
     """The command line of a job's process: ``symex run`` with these options, then the native
     replay of its crashes (:mod:`symex.service.job_process`); its workers on the Ray cluster
-    at ``cluster`` when given."""
+    at ``cluster`` when given; the seeds in the directory ``seeds`` when given."""
     native = [f"--native-flag={flag}" for flag in spec.flags]
     command = [sys.executable, "-m", "symex.service.job_process", *native, "--",
                "-q", "--record-tree", "--output-dir",
@@ -276,6 +283,8 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
         command.append("--emit-all-errors")
     if spec.location is not None:
         command += ["--stop-at", spec.location]
+    if seeds is not None:
+        command += ["--seed-dir", str(seeds)]
     if continue_with is not None:
         # every recorded path replayed (without the solver), so that this attempt's
         # directory holds all the job's tests, not only those explored since

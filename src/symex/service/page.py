@@ -35,6 +35,7 @@ form>*{margin-right:.6em} #error,#message.bad{color:#b00} #message.good{color:#0
 <label>max time <input name="max_time" value="60" size="4"> s</label>
 <label>inputs <input name="inputs" placeholder="--sym-stdin 8" size="14"></label>
 <label>arguments <input name="arguments" placeholder="-p 11211" size="14"></label>
+<label>seeds <input type="file" id="seeds" name="seeds" accept=".ktest" multiple></label>
 <button type="submit">Submit</button></form>
 <p id="message" role="status"></p>
 <p id="error"></p>

@@ -33,8 +33,8 @@ import attrs
 from symex.core.outcome import TIME_LIMIT_REASON
 from symex.output.directory import read_info
 from symex.service.job_process import CRASHES_FILE
-from symex.service.jobs import (JobSpec, Policy, crashes, progress, run_command,
-                                without_job_paths)
+from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, progress,
+                                run_command, without_job_paths)
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
 __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs"]
@@ -208,7 +208,9 @@ class Scheduler:
         # (.err files, the Test-Comp metadata) names no server directory
         command = run_command(spec, Path(job.program_name), out_dir,
                               Path(previous.name) if previous is not None else None,
-                              self.cluster if spec.workers > 1 else None)
+                              self.cluster if spec.workers > 1 else None,
+                              Path(SEEDS_DIRECTORY) if (where / SEEDS_DIRECTORY).is_dir()
+                              else None)
         log = open(where / "log.txt", "ab")
         try:
             process = subprocess.Popen(command, cwd=where, stdout=log, stderr=subprocess.STDOUT,
