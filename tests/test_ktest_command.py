@@ -97,7 +97,7 @@ def test_missing_file_and_no_file(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "cannot read" in proc.stderr
     assert len(proc.stderr.splitlines()) == 1
     proc = symex("ktest")
-    assert proc.returncode == 2 and "required" in proc.stderr
+    assert proc.returncode == 2 and "give .ktest files" in proc.stderr
 
 
 def test_an_output_directory_prints_every_test_in_order(tmp_path: Path) -> None:
@@ -118,3 +118,19 @@ def test_an_output_directory_prints_every_test_in_order(tmp_path: Path) -> None:
     empty.mkdir()
     proc = symex("ktest", str(empty))
     assert proc.returncode == 2 and "holds no .ktest files" in proc.stderr
+
+
+def test_write_makes_a_seed_from_text_with_escapes(tmp_path: Path) -> None:
+    out = tmp_path / "seed.ktest"
+    proc = symex("ktest", "--write", str(out), "--object", "packet-0", r"set k 0 0 1\r\nv\r\n",
+                 "--object", "packet-1", r"get \x6b\\\0")
+    assert proc.returncode == 0, proc.stderr
+    from symex.output.ktest import read_ktest
+    written = read_ktest(out)
+    assert [(o.name, o.data) for o in written.objects] == [
+        ("packet-0", b"set k 0 0 1\r\nv\r\n"), ("packet-1", b"get k\\\0")]
+    bad = symex("ktest", "--write", str(tmp_path / "bad.ktest"), "--object", "a", r"x\q")
+    assert bad.returncode == 2 and "unknown escape \\q" in bad.stderr
+    assert not (tmp_path / "bad.ktest").exists()
+    nothing = symex("ktest", "--write", str(tmp_path / "empty.ktest"))
+    assert nothing.returncode == 2 and "--object" in nothing.stderr

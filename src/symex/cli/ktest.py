@@ -1,6 +1,7 @@
 """``symex ktest [--trim-zeros] FILE|DIR...``: print ``.ktest`` files exactly as KLEE's
 ktest-tool does; an output directory (``symex-out-N``, ``klee-out-N``) stands for every test
-in it, in test order.
+in it, in test order. ``symex ktest --write OUT.ktest --object NAME TEXT...`` writes one
+(a seed for ``symex run --seed-file``), TEXT with C's escapes.
 
 The layout is ktest-tool's (KLEE 2.x/3.x) byte for byte, so scripts written against
 ktest-tool's output keep working: a header (file, args, number of objects), then per object
@@ -17,9 +18,9 @@ import string
 import sys
 from typing import TextIO
 
-from symex.output.ktest import KTest, KTestError, read_ktest
+from symex.output.ktest import KTest, KTestError, KTestObject, read_ktest, write_ktest
 
-__all__ = ["add_parser", "format_ktest", "main"]
+__all__ = ["add_parser", "format_ktest", "main", "unescape"]
 
 # ktest-tool prints these characters as themselves in the `text` line and anything else as '.'
 _PRINTABLE = frozenset(string.digits + string.ascii_letters + string.punctuation + " ")
@@ -31,10 +32,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "ktest", help="print .ktest test cases (like KLEE's ktest-tool)",
         description="Print the arguments and symbolic objects of .ktest files, in the layout "
                     "of KLEE's ktest-tool.")
-    parser.add_argument("files", nargs="+", metavar="FILE|DIR",
+    parser.add_argument("files", nargs="*", metavar="FILE|DIR",
                         help="a .ktest file, or an output directory (every test in it, in order)")
     parser.add_argument("--trim-zeros", action="store_true",
                         help="drop trailing zero bytes from data, hex and text")
+    parser.add_argument("--write", metavar="OUT.ktest",
+                        help="write a test instead, of the --object's given (a seed for "
+                             "symex run --seed-file)")
+    parser.add_argument("--object", nargs=2, action="append", default=[], metavar=("NAME", "TEXT"),
+                        help="with --write: an object NAME holding TEXT, where \\n \\r \\t "
+                             "\\0 \\xNN and \\\\ are escapes (repeatable)")
 
 
 def format_ktest(ktest: KTest, path: str, *, trim_zeros: bool = False) -> str:
@@ -64,8 +71,57 @@ def format_ktest(ktest: KTest, path: str, *, trim_zeros: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+_ESCAPES = {"n": b"\n", "r": b"\r", "t": b"\t", "0": b"\0", "\\": b"\\"}
+
+
+def unescape(text: str) -> bytes:
+    """The bytes ``text`` spells with C's escapes ``\\n \\r \\t \\0 \\xNN \\\\`` (other
+    characters as UTF-8); ValueError names a bad escape."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char != "\\":
+            out += char.encode()
+            i += 1
+            continue
+        code = text[i + 1:i + 2]
+        if code == "x" and len(text[i + 2:i + 4]) == 2:
+            try:
+                out.append(int(text[i + 2:i + 4], 16))
+            except ValueError:
+                raise ValueError(f"bad escape \\x{text[i + 2:i + 4]}: give two hex digits") from None
+            i += 4
+        elif code in _ESCAPES:
+            out += _ESCAPES[code]
+            i += 2
+        else:
+            raise ValueError(f"unknown escape \\{code} (known: \\n \\r \\t \\0 \\xNN \\\\)")
+    return bytes(out)
+
+
+def _write(options: argparse.Namespace) -> int:
+    if options.files or not options.object:
+        sys.stderr.write("symex ktest: --write takes --object NAME TEXT (one or more) and no "
+                         "files to print\n")
+        return 2
+    try:
+        objects = tuple(KTestObject(name, unescape(text)) for name, text in options.object)
+        write_ktest(options.write, KTest((), objects))
+    except (ValueError, OSError) as exc:
+        sys.stderr.write(f"symex ktest: {exc}\n")
+        return 2
+    return 0
+
+
 def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     """Run ``symex ktest`` with parsed ``options``; the exit status."""
+    if options.write is not None:
+        return _write(options)
+    if not options.files:
+        sys.stderr.write("symex ktest: give .ktest files or output directories to print, or "
+                         "--write OUT.ktest --object NAME TEXT\n")
+        return 2
     stream = out if out is not None else sys.stdout
     # Read everything first, so a malformed file gives one error line and no partial listing.
     tests: list[tuple[str, KTest]] = []
