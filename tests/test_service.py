@@ -864,3 +864,31 @@ def test_a_job_with_seeds_runs_their_paths_first(service: Service, tmp_path: Pat
         job = python_client.submit(program, seeds=[seed], max_time=20, goal="first-crash")
         state = job.wait(timeout=240)
         assert state["status"] == "done" and state["summary"]["errors"] == 1, state
+
+
+def test_a_jobs_clock_starts_when_its_run_starts_exploring(tmp_path: Path) -> None:
+    """A big program takes a while to load (memcached whole: 20 s); the job's time limit and
+    grace count from the run's start of exploration (its run.stats), not from the process's
+    start; before exploring, the process gets LOAD_ALLOWANCE more."""
+    import attrs
+    from symex.service.jobs import JobSpec
+    from symex.service.scheduler import BUDGET_GRACE, LOAD_ALLOWANCE, Scheduler, job_dir
+    from symex.service.store import ServiceStore
+    store = ServiceStore(tmp_path / "s.db")
+    who = store.tenant_of(store.add_tenant("t"))
+    assert who is not None
+    spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-stdin 4")
+    job = store.job(store.add_job(who.id, "p.c", spec.as_json()))
+    assert job is not None
+    scheduler = Scheduler(store, tmp_path / "files")
+    now = time.time()
+    loading = attrs.evolve(job, started=now - (60 + BUDGET_GRACE + 10))
+    assert not scheduler._overdue(loading, spec)  # still loading: within the allowance
+    assert scheduler._overdue(attrs.evolve(job, started=now - (60 + BUDGET_GRACE
+                                                                + LOAD_ALLOWANCE + 1)), spec)
+    run = job_dir(tmp_path / "files", job) / "run-1"
+    run.mkdir(parents=True)
+    (run / "run.stats").touch()
+    assert not scheduler._overdue(loading, spec)  # exploring from now on: its clock starts
+    scheduler._exploring[job.id] = now - (60 + BUDGET_GRACE + 1)
+    assert scheduler._overdue(loading, spec)

@@ -41,8 +41,12 @@ __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs
 
 #: seconds between two rounds of the scheduler (a submitted job wakes it at once)
 POLL_SECONDS = 0.1
-#: seconds a run may go past its budget (start-up, writing its outputs) before it is stopped
+#: seconds a run may go past its budget (writing its outputs) before it is stopped
 BUDGET_GRACE = 30.0
+#: seconds a job's program may take to compile, link and load before its clock starts (the
+#: run's clock starts when it starts exploring: memcached whole, 1.7 MB of bitcode, takes
+#: 20 s to load, and a job of 60 s was stopped while it wrote its tests)
+LOAD_ALLOWANCE = 300.0
 #: the file in a job's directory naming its running attempt's process and output directory
 RUN_PID_FILE = "run.pid"
 #: present in a job's directory while its upload is written and checked: not to be started
@@ -78,6 +82,8 @@ class Scheduler:
         self._cancelled: set[int] = set()
         #: jobs whose coverage goal was met (they are being stopped), and how
         self._reached: dict[int, str] = {}
+        #: when each running job's run began exploring (its run.stats appeared)
+        self._exploring: dict[int, float] = {}
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -143,6 +149,7 @@ class Scheduler:
             job = self.store.job(job_id)
             if process.poll() is not None:
                 del self._running[job_id]
+                self._exploring.pop(job_id, None)
                 if job is not None:
                     self._finished(job, process.returncode)
                 continue
@@ -159,8 +166,7 @@ class Scheduler:
                     self._reached[job_id] = reached
                     self._interrupt(process)
                     continue
-            if job.started is not None and \
-                    time.time() - job.started > spec.time_limit + BUDGET_GRACE:
+            if job.started is not None and self._overdue(job, spec):
                 self._interrupt(process)
         queued = self.store.jobs(status=JobStatus.QUEUED)
         # tenants take turns: each tenant's oldest job first, then each one's second, ...
@@ -227,6 +233,21 @@ class Scheduler:
             os.killpg(process.pid, signal.SIGINT)
         except (ProcessLookupError, PermissionError):
             pass
+
+    def _overdue(self, job: JobRecord, spec: JobSpec) -> bool:
+        """Whether a running job is past its time limit and the grace: counted from when its
+        run began exploring, or, before that, from its start plus LOAD_ALLOWANCE."""
+        now = time.time()
+        begun = self._exploring.get(job.id)
+        if begun is None:
+            runs = job_runs(job_dir(self.storage, job))
+            if runs and (runs[-1] / "run.stats").exists():
+                begun = self._exploring[job.id] = now
+        limit = spec.time_limit + BUDGET_GRACE
+        if begun is not None:
+            return now - begun > limit
+        assert job.started is not None
+        return now - job.started > limit + LOAD_ALLOWANCE
 
     def _finished(self, job: JobRecord, code: int) -> None:
         where = job_dir(self.storage, job)
