@@ -867,13 +867,16 @@ def test_a_job_with_seeds_runs_their_paths_first(service: Service, tmp_path: Pat
 
 
 def test_a_jobs_clock_starts_when_its_run_starts_exploring(tmp_path: Path) -> None:
-    """A big program takes a while to load (memcached whole: 20 s); the job's time limit and
-    grace count from the run's start of exploration (its run.stats), not from the process's
-    start; before exploring, the process gets LOAD_ALLOWANCE more."""
+    """A big program takes a while to load and set up (memcached whole: 25 s); the job's
+    time limit and grace count from the run's start of exploration (its first progress row
+    says when), not from the process's start; before that the process gets LOAD_ALLOWANCE
+    more."""
     import attrs
     from symex.service.jobs import JobSpec
     from symex.service.scheduler import BUDGET_GRACE, LOAD_ALLOWANCE, Scheduler, job_dir
     from symex.service.store import ServiceStore
+    from symex.output.runstats import RunStatsWriter
+    from symex import ProgressSnapshot
     store = ServiceStore(tmp_path / "s.db")
     who = store.tenant_of(store.add_tenant("t"))
     assert who is not None
@@ -888,7 +891,14 @@ def test_a_jobs_clock_starts_when_its_run_starts_exploring(tmp_path: Path) -> No
                                                                 + LOAD_ALLOWANCE + 1)), spec)
     run = job_dir(tmp_path / "files", job) / "run-1"
     run.mkdir(parents=True)
-    (run / "run.stats").touch()
-    assert not scheduler._overdue(loading, spec)  # exploring from now on: its clock starts
+    stats = RunStatsWriter(run / "run.stats", min_interval=0)
+    assert not scheduler._overdue(loading, spec)  # set up, not exploring yet: no row
+    # the first progress row: the run has explored for 5 s, its clock starts 5 s ago
+    zero = {field.name: 0 for field in attrs.fields(ProgressSnapshot)
+            if field.default is attrs.NOTHING}
+    stats.add(ProgressSnapshot(**{**zero, "elapsed": 5.0}))
+    stats.close()
+    assert not scheduler._overdue(loading, spec)
+    assert scheduler._exploring[job.id] == pytest.approx(time.time() - 5.0, abs=1.0)
     scheduler._exploring[job.id] = now - (60 + BUDGET_GRACE + 1)
     assert scheduler._overdue(loading, spec)

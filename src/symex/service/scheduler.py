@@ -33,8 +33,8 @@ import attrs
 from symex.core.outcome import TIME_LIMIT_REASON
 from symex.output.directory import read_info
 from symex.service.job_process import CRASHES_FILE
-from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, progress,
-                                run_command, without_job_paths)
+from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, latest_progress,
+                                progress, run_command, without_job_paths)
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
 __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs"]
@@ -43,9 +43,9 @@ __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs
 POLL_SECONDS = 0.1
 #: seconds a run may go past its budget (writing its outputs) before it is stopped
 BUDGET_GRACE = 30.0
-#: seconds a job's program may take to compile, link and load before its clock starts (the
-#: run's clock starts when it starts exploring: memcached whole, 1.7 MB of bitcode, takes
-#: 20 s to load, and a job of 60 s was stopped while it wrote its tests)
+#: seconds a job's program may take to compile, link, load and set up before its clock starts
+#: (the run's clock starts when it starts exploring: memcached whole, 1.7 MB of bitcode,
+#: takes 25 s to get there, and a job of 60 s was stopped while it wrote its tests)
 LOAD_ALLOWANCE = 300.0
 #: the file in a job's directory naming its running attempt's process and output directory
 RUN_PID_FILE = "run.pid"
@@ -236,13 +236,15 @@ class Scheduler:
 
     def _overdue(self, job: JobRecord, spec: JobSpec) -> bool:
         """Whether a running job is past its time limit and the grace: counted from when its
-        run began exploring, or, before that, from its start plus LOAD_ALLOWANCE."""
+        run began exploring (its first progress row says how long ago), or, before that,
+        from its start plus LOAD_ALLOWANCE."""
         now = time.time()
         begun = self._exploring.get(job.id)
         if begun is None:
             runs = job_runs(job_dir(self.storage, job))
-            if runs and (runs[-1] / "run.stats").exists():
-                begun = self._exploring[job.id] = now
+            row = latest_progress(runs[-1]) if runs else None
+            if row is not None:
+                begun = self._exploring[job.id] = now - row["elapsed"]
         limit = spec.time_limit + BUDGET_GRACE
         if begun is not None:
             return now - begun > limit
