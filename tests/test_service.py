@@ -4,6 +4,8 @@ port, real tenants made with ``symex tenant add``, jobs run by real ``symex run`
 from __future__ import annotations
 
 import io
+import json
+import textwrap
 import os
 import socket
 import subprocess
@@ -815,6 +817,9 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
     spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-packets 1 8", arguments="-p 11211 -u 'root user'")
     command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
     assert command[-5:] == [str(tmp_path / "p.bc"), "-p", "11211", "-u", "root user"]
+    # the job's process is told which file the program is (its crashes are replayed on a
+    # native build of it): not the last argument
+    assert command[command.index("--program") + 1] == str(tmp_path / "p.bc")
     assert command[-8:-5] == ["--sym-packets", "1", "8"]
 
 
@@ -902,3 +907,27 @@ def test_a_jobs_clock_starts_when_its_run_starts_exploring(tmp_path: Path) -> No
     assert scheduler._exploring[job.id] == pytest.approx(time.time() - 5.0, abs=1.0)
     scheduler._exploring[job.id] = now - (60 + BUDGET_GRACE + 1)
     assert scheduler._overdue(loading, spec)
+
+
+def test_a_jobs_crashes_replay_natively_when_the_program_takes_arguments(tmp_path: Path) -> None:
+    """The job's process builds the program natively to replay its crashes: the program,
+    not its last argument."""
+    from symex.service import job_process
+    source = tmp_path / "p.c"
+    source.write_text(textwrap.dedent("""
+        #include <stdlib.h>
+        #include <string.h>
+        #include <klee/klee.h>
+        int main(int argc, char **argv) {
+            int x;
+            klee_make_symbolic(&x, sizeof x, "x");
+            if (argc > 1 && strcmp(argv[1], "go") == 0 && x == 42) abort();
+            return 0;
+        }
+    """))
+    out = tmp_path / "out"
+    code = job_process.main(["--program", str(source), "--", "-q", "--output-dir", str(out),
+                             "--max-time", "60", str(source), "go"])
+    assert code == 0
+    crashes = json.loads((out / job_process.CRASHES_FILE).read_text())
+    assert [(c["kind"], c["replayed"]) for c in crashes] == [("abort", True)]

@@ -270,7 +270,8 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
     replay of its crashes (:mod:`symex.service.job_process`); its workers on the Ray cluster
     at ``cluster`` when given; the seeds in the directory ``seeds`` when given."""
     native = [f"--native-flag={flag}" for flag in spec.flags]
-    command = [sys.executable, "-m", "symex.service.job_process", *native, "--",
+    command = [sys.executable, "-m", "symex.service.job_process", *native,
+               "--program", str(program), "--",
                "-q", "--record-tree", "--output-dir",
                str(out_dir), "--max-time", f"{spec.time_limit:g}", "--workers", str(spec.workers),
                "--progress-interval", f"{PROGRESS_SECONDS:g}"]
