@@ -931,3 +931,37 @@ def test_a_jobs_crashes_replay_natively_when_the_program_takes_arguments(tmp_pat
     assert code == 0
     crashes = json.loads((out / job_process.CRASHES_FILE).read_text())
     assert [(c["kind"], c["replayed"]) for c in crashes] == [("abort", True)]
+
+
+def test_a_job_stopped_past_its_time_limit_says_so(tmp_path: Path) -> None:
+    """A run the scheduler stops for going on past its limit and the grace is not a failure
+    when it had written its results (the job is done, and says it was stopped), and says
+    why when it had not."""
+    from symex.cli import main as symex_main
+    from symex.service.jobs import JobSpec
+    from symex.service.scheduler import Scheduler, job_dir
+    from symex.service.store import JobStatus, ServiceStore
+    store = ServiceStore(tmp_path / "s.db")
+    who = store.tenant_of(store.add_tenant("t"))
+    assert who is not None
+    spec = JobSpec.parse("all-paths", 60, 1, "", "")
+    scheduler = Scheduler(store, tmp_path / "files")
+    written = store.job(store.add_job(who.id, "get_sign.c", spec.as_json()))
+    assert written is not None
+    where = job_dir(tmp_path / "files", written)
+    where.mkdir(parents=True)
+    example = Path(__file__).parent.parent / "examples" / "get_sign.c"
+    assert symex_main(["run", "-q", "--output-dir", str(where / "run-1"), str(example)]) == 0
+    scheduler._stopped_late.add(written.id)
+    scheduler._finished(written, -2)  # SIGINT while it replayed its crashes
+    done = store.job(written.id)
+    assert done is not None and done.status is JobStatus.DONE
+    assert done.reason == "all paths explored; stopped 30 s past its time limit"
+    cut = store.job(store.add_job(who.id, "get_sign.c", spec.as_json()))
+    assert cut is not None
+    (job_dir(tmp_path / "files", cut) / "run-1").mkdir(parents=True)  # no info written
+    scheduler._stopped_late.add(cut.id)
+    scheduler._finished(cut, -2)
+    failed = store.job(cut.id)
+    assert failed is not None and failed.status is JobStatus.FAILED
+    assert failed.reason is not None and failed.reason.startswith("stopped: still running 30 s")

@@ -82,8 +82,10 @@ class Scheduler:
         self._cancelled: set[int] = set()
         #: jobs whose coverage goal was met (they are being stopped), and how
         self._reached: dict[int, str] = {}
-        #: when each running job's run began exploring (its run.stats appeared)
+        #: when each running job's run began exploring (its first progress row)
         self._exploring: dict[int, float] = {}
+        #: running jobs stopped for going on past their time limit and the grace
+        self._stopped_late: set[int] = set()
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -166,7 +168,9 @@ class Scheduler:
                     self._reached[job_id] = reached
                     self._interrupt(process)
                     continue
-            if job.started is not None and self._overdue(job, spec):
+            if job.started is not None and job_id not in self._stopped_late \
+                    and self._overdue(job, spec):
+                self._stopped_late.add(job_id)
                 self._interrupt(process)
         queued = self.store.jobs(status=JobStatus.QUEUED)
         # tenants take turns: each tenant's oldest job first, then each one's second, ...
@@ -256,11 +260,18 @@ class Scheduler:
         cancelled = job.id in self._cancelled
         self._cancelled.discard(job.id)
         reached = self._reached.pop(job.id, None)
+        late = job.id in self._stopped_late
+        self._stopped_late.discard(job.id)
         runs = job_runs(where)
         out = runs[-1] if runs and (runs[-1] / "info").is_file() else None
-        if out is None or (code != 0 and not cancelled and reached is None):
+        if out is None or (code != 0 and not cancelled and reached is None and not late):
             if cancelled:
                 self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled")
+                return
+            if late:
+                self.store.set_status(job.id, JobStatus.FAILED, (
+                    f"stopped: still running {BUDGET_GRACE:g} s past its time limit, before "
+                    "it had written its results"))
                 return
             log = (where / "log.txt").read_text(errors="replace")
             tail = without_job_paths(log, where).strip().splitlines()[-3:]
@@ -279,6 +290,9 @@ class Scheduler:
             self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled", summary)
             return
         reason = reached or summary["stopped"] or "finished"
+        if late:
+            # its results were written; what it did after them (replaying crashes) was cut
+            reason = f"{reason}; stopped {BUDGET_GRACE:g} s past its time limit"
         spec = JobSpec.from_json(job.spec)
         if reason == TIME_LIMIT_REASON and spec.budget is not None and \
                 spec.time_limit < spec.max_time:
