@@ -198,20 +198,35 @@ def _reproduced(replay_output: str) -> str:
     return f"{found[1]}/{found[2]}" if found else replay_output.strip()[-200:]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_coreutils_options(parser: argparse.ArgumentParser, *, tools_default: str,
+                          seconds: float, seconds_help: str, results: str) -> None:
+    """The options every coreutils script takes: --work, --source, --tools, --time and
+    --results (default WORK/``results``)."""
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "symex" / "bench" / "coreutils")
     parser.add_argument("--source", type=Path, help="a coreutils 9.1 tree (default: apt-get source into --work)")
-    parser.add_argument("--tools", help="comma-separated tools (default: all but the destructive ones)")
-    parser.add_argument("--time", type=float, default=60.0, help="seconds per tool (60)")
-    parser.add_argument("--jobs", type=int, default=1, help="tools run at once (each is one process)")
-    parser.add_argument("--results", type=Path, help="where the runs go (default: WORK/results)")
-    options = parser.parse_args()
+    parser.add_argument("--tools", help=f"comma-separated tools (default: {tools_default})")
+    parser.add_argument("--time", type=float, default=seconds, help=f"{seconds_help} ({seconds:g})")
+    parser.add_argument("--results", type=Path, help=f"where the runs go (default: WORK/{results})")
+
+
+def built_source(options: argparse.Namespace, results: str) -> tuple[Path, Path]:
+    """The coreutils tree of ``--source`` (else fetched into ``--work``), built, and the
+    results directory, made."""
     source = options.source or fetch(options.work)
     build(source, os.cpu_count() or 2)
+    where = options.results or options.work / results
+    where.mkdir(parents=True, exist_ok=True)
+    return source, where
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_coreutils_options(parser, tools_default="all but the destructive ones", seconds=60.0,
+                          seconds_help="seconds per tool", results="results")
+    parser.add_argument("--jobs", type=int, default=1, help="tools run at once (each is one process)")
+    options = parser.parse_args()
+    source, results = built_source(options, "results")
     chosen = tools(source, options.tools.split(",") if options.tools else None)
-    results = options.results or options.work / "results"
-    results.mkdir(parents=True, exist_ok=True)
     print(f"coreutils: {len(chosen)} tools, {options.time:g} s each", flush=True)
     rows = run_all([(source / "src" / tool, f"src/{SOURCES.get(tool, tool)}.c", None) for tool in chosen],
                    results, options.time, options.jobs)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -34,7 +33,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from coreutils import KLEE_ARGUMENTS, SOURCES, SYMEX, build, fetch, line_hits  # noqa: E402
+from coreutils import (KLEE_ARGUMENTS, SOURCES, SYMEX, add_coreutils_options,  # noqa: E402
+                       built_source, line_hits)
 
 #: ten tools of different kinds (filters, formatters, generators), as MoKlee took ten
 TOOLS = ("cat", "cut", "echo", "fold", "head", "nl", "od", "paste", "seq", "wc")
@@ -95,18 +95,12 @@ def memo_rows(executable: Path, own: str, results: Path, seconds: float) -> dict
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "symex" / "bench" / "coreutils")
-    parser.add_argument("--source", type=Path, help="a coreutils 9.1 tree (default: apt-get source into --work)")
-    parser.add_argument("--tools", help=f"comma-separated tools (default: {','.join(TOOLS)})")
-    parser.add_argument("--time", type=float, default=600.0, help="seconds of each recording (600)")
+    add_coreutils_options(parser, tools_default=",".join(TOOLS), seconds=600.0,
+                          seconds_help="seconds of each recording", results="memo-results")
     parser.add_argument("--jobs", type=int, default=1, help="tools run at once")
-    parser.add_argument("--results", type=Path, help="where the runs go (default: WORK/memo-results)")
     options = parser.parse_args()
-    source = options.source or fetch(options.work)
-    build(source, os.cpu_count() or 2)
+    source, results = built_source(options, "memo-results")
     chosen = options.tools.split(",") if options.tools else list(TOOLS)
-    results = options.results or options.work / "memo-results"
-    results.mkdir(parents=True, exist_ok=True)
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs) as pool:
         runs = [(source / "src" / tool, f"src/{SOURCES.get(tool, tool)}.c") for tool in chosen]

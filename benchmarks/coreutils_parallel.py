@@ -16,28 +16,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from coreutils import SOURCES, build, fetch, line_hits  # noqa: E402
+from coreutils import SOURCES, add_coreutils_options, built_source, line_hits  # noqa: E402
 from coreutils_memo import TOOLS, _run  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--work", type=Path, default=Path.home() / ".cache" / "symex" / "bench" / "coreutils")
-    parser.add_argument("--source", type=Path, help="a coreutils 9.1 tree (default: apt-get source into --work)")
-    parser.add_argument("--tools", help=f"comma-separated tools (default: {','.join(TOOLS)})")
-    parser.add_argument("--time", type=float, default=60.0, help="seconds of each run (60)")
-    parser.add_argument("--results", type=Path, help="where the runs go (default: WORK/parallel-results)")
+    add_coreutils_options(parser, tools_default=",".join(TOOLS), seconds=60.0,
+                          seconds_help="seconds of each run", results="parallel-results")
     options = parser.parse_args()
-    source = options.source or fetch(options.work)
-    build(source, os.cpu_count() or 2)
-    results = options.results or options.work / "parallel-results"
-    results.mkdir(parents=True, exist_ok=True)
+    source, results = built_source(options, "parallel-results")
     rows = []
     for tool in options.tools.split(",") if options.tools else TOOLS:
         own = f"src/{SOURCES.get(tool, tool)}.c"
