@@ -1,6 +1,6 @@
 """A job's process: ``symex run``, then the native replay of the crashes it found.
 
-``python -m symex.service.job_process [--native-flag FLAG]... [--program P] -- RUN_ARGS...`` runs
+``python -m symex.service.job_process [--native-flag FLAG]... --program P -- RUN_ARGS...`` runs
 ``symex run RUN_ARGS`` and, in the same process (whose Python start-up is already paid),
 builds the program natively and replays each crash in a sandbox (time, memory, file size,
 no network), writing ``crashes.json`` into the run's output directory. Doing it here keeps
@@ -65,8 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the job; the exit status of its ``symex run``."""
     parser = argparse.ArgumentParser(prog="symex-job")
     parser.add_argument("--native-flag", action="append", default=[])
-    parser.add_argument("--program", default=None,
-                        help="the program to build natively (default: the last run argument)")
+    parser.add_argument("--program", required=True,
+                        help="the program to build natively (its own arguments may follow it)")
     parser.add_argument("run", nargs=argparse.REMAINDER)
     options = parser.parse_args(argv)
     run_args = options.run[1:] if options.run[:1] == ["--"] else options.run
@@ -78,9 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_dir = Path(run_args[run_args.index("--output-dir") + 1])
     if (out_dir / "info").is_file():
         try:
-            # the program's own arguments may follow it: the job names it
-            program = Path(options.program if options.program is not None else run_args[-1])
-            replay_crashes(out_dir, program, options.native_flag)
+            replay_crashes(out_dir, Path(options.program), options.native_flag)
         except KeyboardInterrupt:
             pass  # cancelled while replaying: the crashes stay without a verdict
     return code
