@@ -621,11 +621,15 @@ class Executor:
         child.depth += 1
         self.record_fork(ForkKind.BRANCH, condition, [state, child])
         if unchecked:
-            seeded, other = (state, child) if if_true is not NO_MODEL else (child, state)
-            self.take_outcome(fn, outcomes, slot if seeded is state else slot + 1)
-            self.jump(seeded, seeded.frame, true_edge if seeded is state else false_edge, fcode)
-            self._jump_unchecked(other, true_edge if other is state else false_edge, fcode,
-                                 outcomes, slot if other is state else slot + 1)
+            # the seed's side goes on; the other waits, its outcome counted once checked
+            if if_true is not NO_MODEL:
+                self.take_outcome(fn, outcomes, slot)
+                self.jump(state, frame, true_edge, fcode)
+                self._jump_unchecked(child, false_edge, fcode, outcomes, slot + 1)
+            else:
+                self.take_outcome(fn, outcomes, slot + 1)
+                self.jump(child, child.frame, false_edge, fcode)
+                self._jump_unchecked(state, true_edge, fcode, outcomes, slot)
             raise Forked()
         self.take_outcome(fn, outcomes, slot)
         self.take_outcome(fn, outcomes, slot + 1)
