@@ -565,3 +565,50 @@ def test_a_server_in_memcacheds_shape_answers_every_symbolic_request() -> None:
         expected = b"> END\r\n" if packet.startswith(b"get ") else b"> ERROR\r\n"
         assert test.stdout == expected, packet
     assert sum(t.objects["packet-0"].startswith(b"get ") for t in result.tests) == 1
+
+
+DAEMON_AFTER_ONE_CLIENT = r"""
+#include <netinet/in.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int main(void) {
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in address = {0};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(7000);
+    bind(listener, (struct sockaddr *)&address, sizeof address);
+    listen(listener, 1);
+    int client = accept(listener, 0, 0);
+    char request[4];
+    while (read(client, request, sizeof request) > 0) {
+        if (request[0] == 'q')
+            write(client, "bye\\n", 4);
+        else
+            write(client, "?\\n", 2);
+    }
+    close(client);
+    for (;;) {  /* a daemon's timer: wakes once a second, forever, as memcached's clock does */
+        struct timeval second = {1, 0};
+        select(0, 0, 0, 0, &second);
+    }
+}
+"""
+
+
+def test_a_path_ends_completed_when_the_server_closes_the_packets_connection(tmp_path: Path) -> None:
+    """With --sym-packets, the outside client sent everything and closed; once the server has
+    closed that connection and every thread waits, nothing can reach it any more: the path
+    ends there, completed, "connection closed" (Cloud9's memcached paths end so). Before, the
+    daemon's timer ran on until the path was idle (partial) or, as here where each wake-up
+    leaves the state as it was, ended as a livelock hang after answering all it was sent."""
+    source = write(tmp_path, "daemon.c", DAEMON_AFTER_ONE_CLIENT)
+    result = symex.explore(symex.compile(source), sym_packets=(1, 4))
+    # request[0] == 'q' or not: two paths, both through the close
+    assert len(result.tests) == 2
+    for test in result.tests:
+        assert test.status is PathStatus.COMPLETED, test.reason
+        assert test.error is None
+        assert test.reason.startswith("connection closed: the program closed the connection")
+    assert sorted(t.objects["packet-0"][0] == ord("q") for t in result.tests) == [False, True]

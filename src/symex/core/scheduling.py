@@ -354,6 +354,9 @@ def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
         if not timed:
             raise PathTerminated(PathStatus.ERROR, "hang (possible deadlock)", _hang_error(
                 ex, state, "hang (possible deadlock): every process and thread is blocked"))
+        session_over = getattr(state.posix, "session_over", None)
+        if session_over is not None:
+            raise PathTerminated(PathStatus.COMPLETED, session_over)
         idleness = threads.idle.time_passes(state, threads, ex.max_idle_time_outs)
         if idleness is livelock.Idleness.REPEATS:
             raise PathTerminated(PathStatus.ERROR, "hang (livelock)", _hang_error(

@@ -907,4 +907,28 @@ def handlers(file_calls: dict[str, ExternalHandler]) -> dict[str, ExternalHandle
         table[name] = returning(64, handler)
     for call in ("read", "write", "lseek", "fstat"):
         table[f"__symex_{call}"] = _on_endpoints(file_calls[f"__symex_{call}"], call)
+    table["__symex_close"] = _closing(file_calls["__symex_close"])
     return table
+
+
+def _closing(close_call: ExternalHandler) -> ExternalHandler:
+    """``__symex_close`` (``close_call``) noting when the program has closed its last
+    descriptor of the ``--sym-packets`` client's connection: that client sent everything
+    and closed first, and nobody else can connect in the closed universe, so the path's
+    session is over (``PosixWorld.session_over``). As in Cloud9's memcached runs, such a
+    path ends with the connection closed (the next time every thread waits), instead of
+    running the server's timers until it counts as idle."""
+    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+        world = world_of(state)
+        fd = concrete_int(ex, state, args[0], 32, "close descriptor")
+        opened = world.opened(fd)
+        result = close_call(ex, state, args, ins)
+        if result == 0 and opened is not None and opened.endpoint:
+            world = world_of(state)
+            endpoint = world.endpoints[opened.endpoint]
+            if endpoint.peer == -1 and opened.endpoint not in _open_endpoints(state, world):
+                state.posix = attrs.evolve(world, session_over=(
+                    "connection closed: the program closed the connection of the outside "
+                    "client (--sym-packets), which had sent all its packets"))
+        return result
+    return handler

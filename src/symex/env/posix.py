@@ -143,6 +143,10 @@ class PosixWorld:
     ``*_fail`` object)."""
     fail_values: tuple[Any, ...] = ()
     """The 32-bit values of the objects ``read_fail``, ``write_fail``, ``close_fail``."""
+    session_over: str | None = None
+    """Why no input can reach the program any more and what it was given has been answered
+    (env.network: it closed the ``--sym-packets`` client's connection); the path then ends,
+    completed, the next time every thread waits (core.scheduling)."""
 
     def with_fds(self, fds: immutables.Map[int, int]) -> PosixWorld:
         """The world with another process's descriptor table (core.scheduling)."""
