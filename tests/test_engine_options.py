@@ -460,3 +460,39 @@ def test_max_sym_array_size_fixes_offsets_into_bigger_objects(tmp_path: Path) ->
     assert sorted(t.stdout for t in exact.tests) == [b"hit\n", b"miss\n"]
     with pytest.raises(ConfigError, match="max_sym_array_size"):
         symex.explore(program, max_sym_array_size=-1)
+
+
+HASHED_TABLE = """
+#include <stdio.h>
+#include <klee/klee.h>
+int table[4096];
+int main(void) {
+    unsigned char key[4];
+    klee_make_symbolic(key, sizeof key, "key");
+    unsigned h = 2166136261u;                        /* FNV-1a, as a hash table would */
+    for (int k = 0; k < 4; k++)
+        h = (h ^ key[k]) * 16777619u;
+    table[h & 4095] = 1;
+    if (key[0] == 'x')
+        puts("x");
+    else
+        puts("other");
+    return 0;
+}
+"""
+
+
+def test_max_sym_array_size_fixes_the_key_behind_a_hashed_offset(tmp_path: Path) -> None:
+    """Past --max-sym-array-size, the input bytes an offset is computed from are fixed, not
+    the offset alone: fixing ``hash(key) & 4095`` would leave a preimage problem in every
+    later query about the key (and key[0] == 'x' would still fork, a 12-bit hash leaving
+    keys of both kinds); with the key fixed the branch is decided: one path, and its test's
+    key is the one the path took."""
+    program, _, _ = compile_source(tmp_path, "hashed.c", HASHED_TABLE)
+    both = symex.explore(program, max_time=60)
+    assert sorted(t.stdout for t in both.tests) == [b"other\n", b"x\n"]
+    fixed = symex.explore(program, max_time=60, max_sym_array_size=4096)
+    (test,) = fixed.tests
+    assert test.stdout == (b"x\n" if test.objects["key"][0] == ord("x") else b"other\n")
+    (shortfall,) = fixed.shortfalls
+    assert "offset into a 16,384-byte object" in shortfall.describe()

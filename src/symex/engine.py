@@ -1058,8 +1058,10 @@ def explore(program: Program, *, searcher: str | Sequence[str] = "dfs", seed: in
 
     ``max_sym_array_size=N`` (KLEE's ``--max-sym-array-size``): a symbolic offset into an
     object of more than N bytes is fixed to one value the path allows, after the bounds
-    check (a hash table read at ``hash(key)``: every later query would reason about the
-    whole table); each such choice is counted in ``messages``. 0 (default): never.
+    check, by fixing the input bytes it is computed from (a hash table read at
+    ``hash(key)``: every later query would reason about the whole table, or, with the
+    offset alone fixed, invert the hash); each such choice is counted in ``messages``.
+    0 (default): never.
 
     ``seeds``: concrete inputs whose paths run first (KLEE's ``--seed-file``;
     :mod:`symex.core.seeding`): each a mapping of symbolic object name (``"packet-0"``,

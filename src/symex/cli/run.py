@@ -183,7 +183,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "wake-up, input or output (default %(default)s; 0: never)")
     search.add_argument("--max-sym-array-size", type=_count, metavar="N", default=0,
                         help="fix a symbolic offset into an object of more than N bytes to one "
-                        "value (KLEE's option; default 0: never)")
+                        "value, by fixing the input bytes it is computed from (KLEE's "
+                        "option; default 0: never)")
     search.add_argument("--max-memory", type=_count, metavar="MB",
                         help="stop when symex uses more than MB megabytes")
     parallel = run.add_argument_group(

@@ -1058,9 +1058,36 @@ class Executor:
         if self.max_sym_array_size and os.obj.size > self.max_sym_array_size:
             # KLEE's --max-sym-array-size: a symbolic offset into a big object (a hash table
             # at hash(key)) makes every later query reason about the whole object
-            offset = self.concretize(state, offset, 32,
-                                     f"offset into a {os.obj.size:,}-byte object")
+            offset = self.concretize_inputs(state, offset, 32,
+                                            f"offset into a {os.obj.size:,}-byte object")
         return os, offset
+
+    def concretize_inputs(self, state: State, value: Any, width: int, why: str) -> int:
+        """Fix a symbolic value by fixing the input bytes it is computed from to their values
+        in the state's inputs (recorded as constraints, one value asked per byte, so a
+        recorded tree replays them), then :meth:`concretize` whatever is left symbolic.
+
+        Fixing ``hash(key) & mask`` itself, as KLEE does, leaves a hash preimage problem in
+        every later query about the key's bytes (memcached's keys after murmur3: each such
+        query took seconds, and a run's tests could not be solved); fixing the key's bytes
+        leaves equalities the path's simplification substitutes. Both keep only one of the
+        value's possibilities; this one also keeps only one key giving it."""
+        if type(value) is int:
+            return value
+        value = self.simplify(state, value)
+        if value.op is E.Op.CONST:
+            return value.value
+        read = E.Op.READ
+        for node in E.postorder([value]):
+            if (node.op is read and node.updates.head is None  # type: ignore[union-attr]
+                    and node.args[0].op is E.Op.CONST):
+                byte = self.get_value(state, node)
+                state.add_constraint(E.eq(E.const(byte, 8), node), model=state.model)
+        fixed = self.simplify(state, value)
+        if fixed.op is not E.Op.CONST:
+            return self.concretize(state, fixed, width, why)
+        self.shortfalls.add(ShortfallKind.CONCRETIZED, why, self.program_site(state))
+        return fixed.value
 
     def bad_pointer(self, state: State, address: int, size: int, what: str) -> NoReturn:
         """Report an access through a pointer that points into no live object."""
