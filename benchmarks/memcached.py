@@ -22,8 +22,9 @@ shared libraries, which are not built here); its date is put back so that make d
 want automake. memcached is configured without SASL, docs, dtrace or extstore.
 
 For each run: paths, errors and their native replay (`symex replay`), how the paths ended,
-line coverage of proto_text.c (the text protocol), and which of the protocol's command
-handlers some test reached. Not a test: figures go to docs/benchmarks.md with the command.
+line coverage of proto_text.c (the text protocol) and of proto_bin.c (the binary protocol,
+spoken by a packet starting with the byte 0x80, as Cloud9's were), and which of each
+protocol's command handlers some test reached. Not a test: figures go to docs/benchmarks.md with the command.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ NOT_SELECT = ("HAVE_EPOLL", "HAVE_EPOLL_CREATE1", "HAVE_EPOLL_CTL", "HAVE_EVENTF
               "HAVE_SYS_EPOLL_H", "HAVE_SYS_EVENTFD_H", "HAVE_SYS_TIMERFD_H", "HAVE_TIMERFD_CREATE")
 #: the text protocol's file, whose coverage is reported
 PROTOCOL = "proto_text.c"
+#: the binary protocol's (a packet whose first byte is 0x80 speaks it; Cloud9's did)
+BINARY_PROTOCOL = "proto_bin.c"
 #: bytes in each symbolic packet
 PACKET = 64
 #: the seeds of the seeded run: the two packets of a client, one pair of commands each.
@@ -150,13 +153,14 @@ def write_seeds(directory: Path) -> Path:
 
 
 def handlers_reached(source: Path, out: Path) -> dict[str, bool | None]:
-    """For each ``process_*`` function of the protocol file: whether a test ran one of its
-    lines (None: the build has none of its lines: compiled out, e.g. under ``#ifdef TLS``)."""
+    """For each ``process_*`` function of the protocol file ``source``: whether a test ran
+    one of its lines (None: the build has none of its lines: compiled out, e.g. under
+    ``#ifdef TLS``)."""
     lines = source.read_text().splitlines()
     starts = [(n, m[1]) for n, line in enumerate(lines, 1)
               if (m := re.match(r"(?:static )?(?:inline )?[\w\s*]*?\b(process_\w+)\(", line)) and
               not line.rstrip().endswith(";")]
-    hits = line_hits(out, PROTOCOL)
+    hits = line_hits(out, source.name)
     executed = {n for n, count in hits.items() if count > 0}
     reached: dict[str, bool | None] = {}
     for k, (start, name) in enumerate(starts):
@@ -219,6 +223,12 @@ def main() -> int:
         row["handlers_reached"] = sorted(n for n, hit in reached.items() if hit)
         row["handlers_not_reached"] = sorted(n for n, hit in reached.items() if hit is False)
         row["handlers_not_built"] = sorted(n for n, hit in reached.items() if hit is None)
+        binary = line_hits(out, BINARY_PROTOCOL)
+        row["binary_lines"] = f"{sum(1 for c in binary.values() if c)}/{len(binary)}"
+        reached = handlers_reached(memcached_tree / BINARY_PROTOCOL, out)
+        row["binary_handlers_reached"] = sorted(n for n, hit in reached.items() if hit)
+        row["binary_handlers_not_reached"] = sorted(n for n, hit in reached.items()
+                                                    if hit is False)
         print(json.dumps(row), flush=True)
     return 0
 
