@@ -567,11 +567,14 @@ def test_a_server_in_memcacheds_shape_answers_every_symbolic_request() -> None:
     assert sum(t.objects["packet-0"].startswith(b"get ") for t in result.tests) == 1
 
 
-DAEMON_AFTER_ONE_CLIENT = r"""
+SERVER_OF_ONE_CLIENT = r"""
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+static pthread_mutex_t table = PTHREAD_MUTEX_INITIALIZER;
 
 int main(void) {
     int listener = socket(AF_INET, SOCK_STREAM, 0);
@@ -580,31 +583,41 @@ int main(void) {
     address.sin_port = htons(7000);
     bind(listener, (struct sockaddr *)&address, sizeof address);
     listen(listener, 1);
-    int client = accept(listener, 0, 0);
-    char request[4];
-    while (read(client, request, sizeof request) > 0) {
-        if (request[0] == 'q')
-            write(client, "bye\\n", 4);
-        else
-            write(client, "?\\n", 2);
-    }
-    close(client);
-    for (;;) {  /* a daemon's timer: wakes once a second, forever, as memcached's clock does */
-        struct timeval second = {1, 0};
-        select(0, 0, 0, 0, &second);
+    for (;;) {
+        int client = accept(listener, 0, 0);
+        char request[4];
+        while (read(client, request, sizeof request) > 0) {
+            if (request[0] == 'q')
+                write(client, "bye\\n", 4);
+            else
+                write(client, "?\\n", 2);
+        }
+        close(client);
+#if defined(TIMER)
+        for (;;) {  /* a daemon's timer: wakes once a second, forever, as memcached's does */
+            struct timeval second = {1, 0};
+            select(0, 0, 0, 0, &second);
+        }
+#elif defined(LOCKED_TWICE)
+        pthread_mutex_lock(&table);
+        pthread_mutex_lock(&table);  /* a real deadlock, after the client was served */
+#endif
     }
 }
 """
 
 
-def test_a_path_ends_completed_when_the_server_closes_the_packets_connection(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["-DTIMER", "-DACCEPT_AGAIN"])
+def test_a_path_ends_completed_when_the_server_closes_the_packets_connection(
+        tmp_path: Path, flag: str) -> None:
     """With --sym-packets, the outside client sent everything and closed; once the server has
-    closed that connection and every thread waits, nothing can reach it any more: the path
-    ends there, completed, "connection closed" (Cloud9's memcached paths end so). Before, the
-    daemon's timer ran on until the path was idle (partial) or, as here where each wake-up
-    leaves the state as it was, ended as a livelock hang after answering all it was sent."""
-    source = write(tmp_path, "daemon.c", DAEMON_AFTER_ONE_CLIENT)
-    result = symex.explore(symex.compile(source), sym_packets=(1, 4))
+    closed that connection and every thread waits for a time-out or a descriptor, nothing
+    can reach it any more: the path ends there, completed, "connection closed" (Cloud9's
+    memcached paths end so). Before, a daemon's timer ran on until the path was idle
+    (partial) or, as here where each wake-up leaves the state as it was, a livelock hang;
+    a server going back to accept() ended as a hang (possible deadlock) on every path."""
+    source = write(tmp_path, "server.c", SERVER_OF_ONE_CLIENT)
+    result = symex.explore(symex.compile(source, [flag]), sym_packets=(1, 4))
     # request[0] == 'q' or not: two paths, both through the close
     assert len(result.tests) == 2
     for test in result.tests:
@@ -612,3 +625,13 @@ def test_a_path_ends_completed_when_the_server_closes_the_packets_connection(tmp
         assert test.error is None
         assert test.reason.startswith("connection closed: the program closed the connection")
     assert sorted(t.objects["packet-0"][0] == ord("q") for t in result.tests) == [False, True]
+
+
+def test_a_deadlock_after_the_packets_connection_is_still_a_hang(tmp_path: Path) -> None:
+    """The session being over does not hide threads waiting for each other: a lock taken
+    twice after the client was served is still a hang, on both paths."""
+    source = write(tmp_path, "server.c", SERVER_OF_ONE_CLIENT)
+    result = symex.explore(symex.compile(source, ["-DLOCKED_TWICE"]), sym_packets=(1, 4))
+    assert len(result.tests) == 2
+    for test in result.tests:
+        assert test.error is not None and test.error.kind is ErrorKind.HANG, test.reason

@@ -64,8 +64,8 @@ WaitCondition = Callable[[State], bool]
 class ThreadContext:
     """One thread: its frames while it is not running, and what it waits for."""
 
-    __slots__ = ("tid", "pid", "frames", "start", "waiting", "timed", "timed_out", "errno",
-                 "result", "finished", "detached", "specific")
+    __slots__ = ("tid", "pid", "frames", "start", "waiting", "timed", "for_input", "timed_out",
+                 "errno", "result", "finished", "detached", "specific")
 
     def __init__(self, tid: int, pid: int, frames: list[Frame] | None) -> None:
         self.tid = tid
@@ -77,6 +77,8 @@ class ThreadContext:
         self.waiting: WaitCondition | None = None
         #: the wait may end by time-out (when no other thread can run)
         self.timed = False
+        #: the wait is for a descriptor (data, a connection, room), not for another thread
+        self.for_input = False
         #: the wait just ended by time-out; the call it blocked in reads and clears this
         self.timed_out = False
         self.errno = 0
@@ -94,6 +96,7 @@ class ThreadContext:
         other.start = self.start
         other.waiting = self.waiting
         other.timed = self.timed
+        other.for_input = self.for_input
         other.timed_out = self.timed_out
         other.errno = self.errno
         other.result = self.result
@@ -255,14 +258,17 @@ def spawn_thread(ex: Executor, state: State, fn: Function, args: list[Any]) -> i
 
 # -- blocking and switching -----------------------------------------------------------------
 
-def block(ex: Executor, state: State, ready: WaitCondition, *, timed: bool = False) -> None:
+def block(ex: Executor, state: State, ready: WaitCondition, *, timed: bool = False,
+          for_input: bool = False) -> None:
     """Block the running thread in the external call it is making until ``ready(state)``
     holds (or, ``timed``, until nothing else can run); the call runs again then. Another
-    thread runs meanwhile, or the path ends as a hang."""
+    thread runs meanwhile, or the path ends as a hang. ``for_input``: it waits for a
+    descriptor, not for another thread (a lock, a join)."""
     threads = threads_of(ex, state)
     thread = threads.thread
     thread.waiting = ready
     thread.timed = timed
+    thread.for_input = for_input
     frame = state.frame
     assert frame is not None, "a blocking call is made from a frame"
     frame.pc -= 1  # the call runs again when the thread wakes
@@ -351,12 +357,15 @@ def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
     candidates = _runnable(state, threads)
     if not candidates:
         timed = [t for t in _in_turn(threads) if t.timed]
+        # once no input can come (env.network's session_over), threads waiting only for
+        # descriptors or time-outs are a server waiting for a next client that does not
+        # exist: the path is done; threads waiting for each other are still a deadlock
+        session_over = getattr(state.posix, "session_over", None)
+        if session_over is not None and (timed or all(t.for_input for t in _in_turn(threads))):
+            raise PathTerminated(PathStatus.COMPLETED, session_over)
         if not timed:
             raise PathTerminated(PathStatus.ERROR, "hang (possible deadlock)", _hang_error(
                 ex, state, "hang (possible deadlock): every process and thread is blocked"))
-        session_over = getattr(state.posix, "session_over", None)
-        if session_over is not None:
-            raise PathTerminated(PathStatus.COMPLETED, session_over)
         idleness = threads.idle.time_passes(state, threads, ex.max_idle_time_outs)
         if idleness is livelock.Idleness.REPEATS:
             raise PathTerminated(PathStatus.ERROR, "hang (livelock)", _hang_error(

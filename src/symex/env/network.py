@@ -313,7 +313,8 @@ def _eventfd_read(ex: Executor, state: State, fd: int, opened: OpenFile, buffer:
     if endpoint.counter == 0:
         if opened.nonblocking:
             return -EAGAIN
-        scheduling.block(ex, state, _waiting_read(scheduling.threads_of(ex, state).thread.pid, fd))
+        scheduling.block(ex, state, _waiting_read(scheduling.threads_of(ex, state).thread.pid, fd),
+                         for_input=True)
         return 0
     taken = 1 if endpoint.semaphore else endpoint.counter
     state.posix = _put(world, opened.endpoint, attrs.evolve(endpoint, counter=endpoint.counter - taken))
@@ -336,7 +337,7 @@ def _eventfd_write(ex: Executor, state: State, opened: OpenFile, buffer: Any, co
         def room(s: State) -> bool:
             w = s.posix
             return w is None or eid not in w.endpoints or w.endpoints[eid].counter + value <= EVENTFD_MAX
-        scheduling.block(ex, state, room)
+        scheduling.block(ex, state, room, for_input=True)
         return 0
     endpoint = world.endpoints[eid]
     state.posix = _put(world, eid, attrs.evolve(endpoint, counter=endpoint.counter + value))
@@ -440,7 +441,7 @@ def _accept(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
         return -EAGAIN
     else:
         threads = scheduling.threads_of(ex, state)
-        scheduling.block(ex, state, _waiting_read(threads.thread.pid, fd))
+        scheduling.block(ex, state, _waiting_read(threads.thread.pid, fd), for_input=True)
         return 0
     world, new = _new_descriptor(world, server, nonblocking=bool(flags & SOCK_NONBLOCK))
     if new < 0:
@@ -601,7 +602,7 @@ def _receive(ex: Executor, state: State, ins: Instruction, fd: int, buffer: Any,
         if opened.nonblocking or flags & MSG_DONTWAIT:
             return -EAGAIN
         threads = scheduling.threads_of(ex, state)
-        scheduling.block(ex, state, _waiting_read(threads.thread.pid, fd))
+        scheduling.block(ex, state, _waiting_read(threads.thread.pid, fd), for_input=True)
         return 0
     if kind is EndpointKind.DATAGRAM:
         sender, message = endpoint.inbox[0]
@@ -818,7 +819,7 @@ def _poll(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     def any_ready(s: State) -> bool:
         w = s.posix
         return w is None or any(fd >= 0 and _ready_in(s, w, fd, events, pid) for fd, events in entries)
-    scheduling.block(ex, state, any_ready, timed=timeout > 0)
+    scheduling.block(ex, state, any_ready, timed=timeout > 0, for_input=True)
     return 0
 
 
@@ -879,7 +880,7 @@ def _select(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
         if w is None:
             return True
         return any(_ready_in(s, w, fd, event, pid) for chosen, event in wanted for fd in chosen or ())
-    scheduling.block(ex, state, any_ready, timed=not _is_null(timeout))
+    scheduling.block(ex, state, any_ready, timed=not _is_null(timeout), for_input=True)
     return 0
 
 
