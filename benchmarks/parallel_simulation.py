@@ -3,6 +3,7 @@ workers exploring a real, recorded execution tree, for N = 1 .. 256.
 
     python benchmarks/parallel_simulation.py --validate  # docs/benchmarks.md's run (~4.5 min)
     python benchmarks/parallel_simulation.py --quick     # small programs, fewer N: a smoke run
+    python benchmarks/parallel_simulation.py --coreutils /tmp/src/coreutils-9.1 --no-what-if
 
 What it does:
 
@@ -78,7 +79,11 @@ What it does:
    answered after a step of exploring, a rebuild from the deepest common ancestor), and
    every program at 64 workers with the changes that together remove the limits.
    ``--large`` records trees of 1-3 minutes of serial work instead, the size a run on 64
-   workers is for; ``--only TEXT`` keeps the programs whose name holds TEXT. ``--validate`` adds real runs
+   workers is for; ``--coreutils DIR`` records ten real tools instead (cat, cut, echo, fold,
+   head, nl, od, paste, seq, wc of a coreutils tree built by ``benchmarks/coreutils.py``,
+   KLEE's arguments), each for ``--record-time`` seconds (default 60): such a tree is what
+   one process explored in that time, and every worker count is timed exploring those same
+   paths; ``--only TEXT`` keeps the programs whose name holds TEXT. ``--validate`` adds real runs
    with 2 worker processes beside the simulated 2 workers.
 
 What it does not model: process or actor start-up (forking 256 processes, a solver each);
@@ -117,6 +122,7 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 import symex
+from symex.core.outcome import TIME_LIMIT_REASON
 from symex.engine import TIME_SLICE, Hooks
 from symex.ir.program import Program
 from symex.memo.format import NodeStatus, decode_varints, encode_varints
@@ -128,7 +134,11 @@ from symex.parallel.coordinator import SHORT_STEP_SECONDS, STEP_SECONDS, WAIT_SE
 from symex.parallel.jobs import ROOT_JOB, Job
 from symex.parallel.pools import Arrival, ProcessPool
 from symex.parallel.worker import StepOrder, Worker, WorkerReport
-from symex.symargs import ArgvItem, SymStdin
+from symex.symargs import ArgvItem, ArgvSpec, SymStdin
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from coreutils import KLEE_ARGUMENTS  # noqa: E402
+from coreutils_memo import TOOLS as MEMO_TOOLS  # noqa: E402
 
 try:
     from symex.description import RunDescription
@@ -163,6 +173,13 @@ class Workload:
     flags: tuple[str, ...] = ()
     argv: tuple[ArgvItem, ...] = ()
     """Symbolic inputs given to ``explore`` and to the calibration workers."""
+    built: bool = False
+    """``source`` is a program built with ``symex cc`` (loaded, not compiled)."""
+    words: tuple[str, ...] = ()
+    """Symbolic inputs as ``symex run`` takes them (``--sym-args 0 2 2 --sym-files 1 8``)."""
+    record_time: float | None = None
+    """The recording's time limit (a real tool is not explored to the end): the tree is what
+    one process explored in that time, and every worker count explores those paths."""
 
     def explore_options(self) -> dict[str, Any]:
         """The keyword arguments of ``symex.explore`` for these inputs."""
@@ -170,12 +187,28 @@ class Workload:
         for item in self.argv:
             if isinstance(item, SymStdin):
                 options["sym_stdin"] = item.size
+        if self.words:
+            options["sym_args"] = ArgvSpec.parse(self.words)
         return options
 
+    def program(self) -> Program:
+        """The program: compiled from C, or loaded from its ``symex cc`` build."""
+        if self.built:
+            return symex.load(self.source)
+        return symex.compile(self.source, list(self.flags))
 
-def programs(quick: bool, large: bool = False) -> list[Workload]:
+
+def programs(quick: bool, large: bool = False, coreutils: Path | None = None,
+             record_time: float = 60.0) -> list[Workload]:
     """The recorded workloads: every one is explored to the end (same paths at any N).
-    ``large``: trees of 1-3 minutes of serial work, the size a run on 64 workers is for."""
+    ``large``: trees of 1-3 minutes of serial work, the size a run on 64 workers is for.
+    ``coreutils``: a coreutils tree built by ``benchmarks/coreutils.py``: the ten tools of
+    ``benchmarks/coreutils_memo.py`` with KLEE's arguments, each recorded for
+    ``record_time`` seconds."""
+    if coreutils is not None:
+        return [Workload(tool, coreutils / "src" / tool, built=True, words=KLEE_ARGUMENTS,
+                         record_time=record_time)
+                for tool in MEMO_TOOLS]
     neighbours = ROOT / "benchmarks" / "programs" / "neighbours.c"
     tokens = TESTS / "posix" / "tokens.c"
     if large:
@@ -880,10 +913,11 @@ def simulate(program: Program, model: Model, messages: MessageCosts, workers: in
 
 def record(spec: Workload, work: Path) -> tuple[Program, Tree, float, float, symex.Result]:
     """Explore ``spec`` to the end in one process, recording its tree."""
-    program = symex.compile(spec.source, list(spec.flags))
+    program = spec.program()
     out = work / f"tree-{abs(hash(spec.name))}.db"
-    wall, result = _timed_explore(program, record_tree=out, **spec.explore_options())
-    if result.halted:
+    wall, result = _timed_explore(program, record_tree=out, max_time=spec.record_time,
+                                  **spec.explore_options())
+    if result.halted and not (spec.record_time and result.halted == TIME_LIMIT_REASON):
         raise RuntimeError(f"{spec.name}: the recording stopped early ({result.halted})")
     tree = Tree(out)
     if tree.leaves != result.paths.total:
@@ -927,6 +961,11 @@ def main() -> None:
     parser.add_argument("--only", metavar="TEXT",
                         help="only the programs whose name holds TEXT (the what-if rows are "
                              "for the largest of them)")
+    parser.add_argument("--coreutils", type=Path, metavar="DIR",
+                        help="simulate the trees of ten coreutils tools (KLEE's arguments) "
+                        "from DIR, a coreutils tree built by benchmarks/coreutils.py")
+    parser.add_argument("--record-time", type=float, default=60.0, metavar="SECONDS",
+                        help="with --coreutils: each tool's recording (default %(default)s s)")
     parser.add_argument("--workers", type=int, nargs="*", default=None)
     parser.add_argument("--no-what-if", action="store_true", help="skip the what-if rows")
     parser.add_argument("--cold-window", type=float, default=COLD_WINDOW, metavar="SECONDS",
@@ -946,7 +985,8 @@ def main() -> None:
     counts = tuple(options.workers or (QUICK_WORKERS if options.quick else FULL_WORKERS))
     if 1 not in counts:
         counts = (1,) + counts
-    specs = [spec for spec in programs(options.quick, options.large)
+    specs = [spec for spec in programs(options.quick, options.large, options.coreutils,
+                                       options.record_time)
              if options.only is None or options.only in spec.name]
     if not specs:
         parser.error(f"no program's name holds {options.only!r}")
@@ -1119,7 +1159,7 @@ def validate(recorded: list[tuple[Workload, Program, Model]], messages: MessageC
     print("| program | 1 process (s) | 2 workers (s) | real speed-up | simulated speed-up |")
     print("|---|---|---|---|---|")
     for spec, program, model in recorded:
-        if model.serial > 15:
+        if model.serial > 15 or spec.built:
             continue
         argument = json.dumps([str(spec.source), list(spec.flags), spec.explore_options()])
         out = subprocess.run([sys.executable, "-c", _VALIDATE, argument], check=True,
