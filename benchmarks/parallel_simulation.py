@@ -353,6 +353,12 @@ class ProgramCosts:
     """Queries the solver chain answered per fork in the single run: a moved job's subtree
     of F forks asks the chain about this times F queries, and can send no more than those
     to the core solver (0: no bound)."""
+    replay_instruction: float = 0.0
+    """Seconds per instruction a rebuild replays (0: ``instruction``). A real tool's
+    instructions cost far more than sort.c's concrete ones (musl's start, symbolic bytes):
+    charged at ``instruction``, the difference fell on ``event`` (2-9 ms an event on
+    coreutils), which then overcharged every deep job. For built programs, the rebuild
+    sample's seconds over its replayed instructions, events included (``event`` 0)."""
 
 
 @attrs.frozen
@@ -472,13 +478,16 @@ def calibrate_program(program: Program, spec: Workload, tree: Tree, wall: float,
     node = max(0.0, (wall - recorder - solver - instructions * instruction) / tree.size)
     event, job_start, export, jobs, events, replay, replayed = measure_rebuild(
         program, spec, instruction)
+    replay_instruction = 0.0
+    if spec.built and replayed:
+        replay_instruction, event = replay / replayed, 0.0
     window = min(cold_window, 1.5 * wall)
     cold, cold_queries, cold_jobs = measure_cold(program, spec, serial, window)
     chain_queries = serial.statistics.solver_layers.get("queries", 0)
     per_fork = chain_queries / serial.statistics.forks if serial.statistics.forks else 0.0
     return ProgramCosts(instruction, node, event, job_start, export, wall, recorder, solver,
                         jobs, events, replay, replayed, cold, cold_queries, cold_jobs, window,
-                        per_fork)
+                        per_fork, replay_instruction)
 
 
 class _CountingPool:
@@ -610,7 +619,8 @@ class Model:
     def rebuild(self, node: int, done: int, scale: float, above: int = -1,
                 ) -> tuple[int, float]:
         """(replayed segments, seconds per segment) of rebuilding a job: every instruction
-        above the node (and the part of it already run) at ``c_instr``, every event at
+        above the node (and the part of it already run) at ``c_instr`` (a built program's:
+        ``replay_instruction``), every event at
         ``c_event``; the job's start (``c_job``) is paid apart. ``above``: a node on the
         path whose segment is already replayed (-1: none, replay from the root)."""
         tree, costs = self.tree, self.costs
@@ -621,9 +631,10 @@ class Model:
             instructions -= tree.path_instructions[above] + tree.instructions[above]
             events -= tree.path_events[above] + tree.answers[above] + 1
             segments -= tree.depth[above] + 1
-        seconds = instructions * costs.instruction + events * costs.event
+        c_replay = costs.replay_instruction or costs.instruction
+        seconds = instructions * c_replay + events * costs.event
         if done:
-            seconds += tree.instructions[node] * done / self.chunks[node] * costs.instruction
+            seconds += tree.instructions[node] * done / self.chunks[node] * c_replay
             segments += 1
         segments = max(1, segments)
         return segments, seconds * scale / segments
@@ -1032,16 +1043,19 @@ def main() -> None:
               f"us x N (measured: " + ", ".join(f"N={n}: {t * 1e6:.1f} us" for n, t in
                                                  messages.rounds_measured) + ")")
         print("\n| program | paths | nodes | recording wall (s) | recorder (s) | solver (s) "
-              "| c_node (us) | rebuild sample: jobs, events, s | c_event (us) | c_job (us) "
+              "| c_node (us) | rebuild sample: jobs, events, s | c_event (us) | replayed "
+              "instruction (us) | c_job (us) "
               "| c_export (us) | cold sample: window s, jobs moved | cold per job: ms, "
               "core queries | chain queries per fork |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for spec, _, model in recorded:
             c = model.costs
             print(f"| {spec.name} | {model.tree.leaves:,} | {model.tree.size:,} | "
                   f"{c.wall:.2f} | {c.recorder:.2f} | {c.solver:.2f} | {c.node * 1e6:.0f} | "
                   f"{c.rebuild_jobs}, {c.rebuild_events}, {c.rebuild_seconds:.3f} | "
-                  f"{c.event * 1e6:.1f} | {c.job_start * 1e6:.0f} | "
+                  f"{c.event * 1e6:.1f} | "
+                  f"{(c.replay_instruction or c.instruction) * 1e6:.3f} | "
+                  f"{c.job_start * 1e6:.0f} | "
                   f"{c.job_export * 1e6:.0f} | {c.cold_window:.1f}, {c.cold_jobs} | "
                   f"{c.cold * 1e3:.1f}, {c.cold_queries:.1f} | {c.queries_per_fork:.2f} |")
         print(f"\n## Simulated scaling (seed {options.seed}, latency jitter "
