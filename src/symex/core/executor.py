@@ -1058,8 +1058,9 @@ class Executor:
         if self.max_sym_array_size and os.obj.size > self.max_sym_array_size:
             # KLEE's --max-sym-array-size: a symbolic offset into a big object (a hash table
             # at hash(key)) makes every later query reason about the whole object
-            offset = self.concretize_inputs(state, offset, 32,
-                                            f"offset into a {os.obj.size:,}-byte object")
+            offset = self.concretize_inputs(
+                state, offset, 32,
+                f"offset into a {os.obj.size:,}-byte object (with the inputs it is computed from)")
         return os, offset
 
     def concretize_inputs(self, state: State, value: Any, width: int, why: str) -> int:
