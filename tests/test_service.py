@@ -813,6 +813,9 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
         refused = client.post("/api/jobs", files={"program": ("mini_memcached.bc", bitcode)},
                               data={"inputs": "--sym-packets 1", "arguments": "-p"})
         assert refused.status_code == 400 and "--sym-packets takes 2 number(s)" in refused.text
+        refused = client.post("/api/jobs", files={"program": ("mini_memcached.bc", bitcode)},
+                              data={"inputs": "--sym-packets 1 8", "max_sym_array_size": "-1"})
+        assert refused.status_code == 400 and "max_sym_array_size must be" in refused.text
     # the arguments follow the program, split as a shell splits them
     spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-packets 1 8", arguments="-p 11211 -u 'root user'")
     command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
@@ -821,6 +824,13 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
     # native build of it): not the last argument
     assert command[command.index("--program") + 1] == str(tmp_path / "p.bc")
     assert command[-8:-5] == ["--sym-packets", "1", "8"]
+    assert "--max-sym-array-size" not in command
+    # KLEE's --max-sym-array-size, for a server whose keys' hashes index big tables: kept
+    # with the job and given to its run
+    spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-packets 1 8", max_sym_array_size=4096)
+    assert JobSpec.from_json(spec.as_json()) == spec
+    command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
+    assert command[command.index("--max-sym-array-size") + 1] == "4096"
 
 
 COMMAND_PARSER = r"""

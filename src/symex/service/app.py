@@ -81,7 +81,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                      max_time: float = Form(60.0), workers: int = Form(1),
                      flags: str = Form(""), inputs: str = Form(""),
                      budget: float | None = Form(None), policy: str = Form("budget-first"),
-                     arguments: str = Form(""),
+                     arguments: str = Form(""), max_sym_array_size: int = Form(0),
                      seeds: list[UploadFile] | None = File(None),
                      who: Tenant = Depends(tenant)) -> dict[str, Any]:
         """Queue a job: ``program`` (.c, .ll or .bc), ``goal`` (all-paths, crashes,
@@ -89,12 +89,14 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         ``max_time`` (seconds), ``workers``, ``flags`` (-DNAME[=V], -O LEVEL) and ``inputs``
         (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N,
         --sym-packets N SIZE), ``arguments`` (the program's own, as a shell splits them),
-        ``seeds`` (``.ktest`` files whose paths run first: ``symex run --seed-dir``); the
+        ``seeds`` (``.ktest`` files whose paths run first: ``symex run --seed-dir``),
+        ``max_sym_array_size`` (``symex run --max-sym-array-size``; 0: never); the
         resource policy: ``budget`` (worker-seconds) and ``policy`` (budget-first: stop when
         it is spent; goal-first: run on to max_time for the goal)."""
         try:
             name = check_program_name(program.filename or "")
-            spec = JobSpec.parse(goal, max_time, workers, flags, inputs, budget, policy, arguments)
+            spec = JobSpec.parse(goal, max_time, workers, flags, inputs, budget, policy, arguments,
+                                 max_sym_array_size)
         except SymexError as exc:
             raise HTTPException(400, str(exc)) from None
         data = await program.read(MAX_PROGRAM_BYTES + 1)

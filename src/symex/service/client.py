@@ -99,10 +99,12 @@ class Client:
 
     def submit(self, program: str | Path, *, goal: str = "all-paths", max_time: float = 60.0,
                workers: int = 1, flags: str = "", inputs: str = "",
-               arguments: str = "", seeds: Sequence[str | Path] = ()) -> RemoteJob:
+               arguments: str = "", seeds: Sequence[str | Path] = (),
+               max_sym_array_size: int = 0) -> RemoteJob:
         """Upload ``program`` (a .c, .ll or .bc file) as a new job, with the program's own
-        ``arguments`` (split as a shell splits them) and ``seeds`` (``.ktest`` files whose
-        paths run first); the job."""
+        ``arguments`` (split as a shell splits them), ``seeds`` (``.ktest`` files whose
+        paths run first) and ``max_sym_array_size`` (``symex run --max-sym-array-size``);
+        the job."""
         files: list[tuple[str, tuple[str, bytes]]] = []
         for field, name in [("program", program), *(("seeds", seed) for seed in seeds)]:
             path = Path(name)
@@ -113,7 +115,8 @@ class Client:
         response = self._request("POST", "/api/jobs", files=files,
                                  data={"goal": goal, "max_time": str(max_time),
                                        "workers": str(workers), "flags": flags,
-                                       "inputs": inputs, "arguments": arguments})
+                                       "inputs": inputs, "arguments": arguments,
+                                       "max_sym_array_size": str(max_sym_array_size)})
         return RemoteJob(self, int(response.json()["id"]))
 
     def jobs(self) -> list[dict[str, Any]]:

@@ -118,6 +118,8 @@ class JobSpec:
     """What wins when goal and budget conflict."""
     arguments: tuple[str, ...] = ()
     """The program's own concrete arguments (a server's ``-p 11211 -u root``), after it."""
+    max_sym_array_size: int = 0
+    """``--max-sym-array-size``: symbolic offsets into bigger objects are fixed (0: never)."""
 
     @property
     def time_limit(self) -> float:
@@ -135,7 +137,8 @@ class JobSpec:
     @classmethod
     def parse(cls, goal: str, max_time: float, workers: int, flags: str,
               inputs: str, budget: float | None = None,
-              policy: str = "budget-first", arguments: str = "") -> JobSpec:
+              policy: str = "budget-first", arguments: str = "",
+              max_sym_array_size: int = 0) -> JobSpec:
         """Check a request's fields; ConfigError says what is wrong and what to send."""
         try:
             parsed_policy = Policy(policy)
@@ -171,6 +174,8 @@ class JobSpec:
             raise ConfigError(f"max_time must be above 0 and at most {MAX_JOB_SECONDS} s")
         if not 1 <= workers <= MAX_JOB_WORKERS:
             raise ConfigError(f"workers must be 1 to {MAX_JOB_WORKERS}")
+        if not 0 <= max_sym_array_size < 1 << 32:
+            raise ConfigError("max_sym_array_size must be 0 (never) or a size in bytes")
         flag_words = tuple(flags.split())
         for word in flag_words:
             if not (_DEFINE.match(word) or _OPTIMIZE.match(word)):
@@ -179,7 +184,7 @@ class JobSpec:
         return cls(parsed_goal, target, float(max_time), int(workers), flag_words,
                    _check_inputs(inputs.split()), location,
                    float(budget) if budget is not None else None, parsed_policy,
-                   _check_arguments(arguments))
+                   _check_arguments(arguments), int(max_sym_array_size))
 
     def goal_reached(self, row: dict[str, float]) -> str | None:
         """For a coverage goal, what a progress row says when it meets it (else None)."""
@@ -204,7 +209,7 @@ class JobSpec:
         return {"goal": self.goal_text, "max_time": self.max_time, "workers": self.workers,
                 "budget": self.budget, "policy": self.policy.value,
                 "flags": list(self.flags), "inputs": list(self.inputs),
-                "arguments": list(self.arguments)}
+                "arguments": list(self.arguments), "max_sym_array_size": self.max_sym_array_size}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobSpec:
@@ -215,7 +220,7 @@ class JobSpec:
                    float(data["max_time"]), int(data["workers"]), tuple(data["flags"]),
                    tuple(data["inputs"]), rest if reach else None, data.get("budget"),
                    Policy(data.get("policy", Policy.BUDGET_FIRST.value)),
-                   tuple(data.get("arguments", ())))
+                   tuple(data.get("arguments", ())), int(data.get("max_sym_array_size", 0)))
 
 
 #: input option -> how many numbers follow it
@@ -286,6 +291,8 @@ def run_command(spec: JobSpec, program: Path, out_dir: Path,
         command += ["--stop-at", spec.location]
     if seeds is not None:
         command += ["--seed-dir", str(seeds)]
+    if spec.max_sym_array_size:
+        command += ["--max-sym-array-size", str(spec.max_sym_array_size)]
     if continue_with is not None:
         # every recorded path replayed (without the solver), so that this attempt's
         # directory holds all the job's tests, not only those explored since

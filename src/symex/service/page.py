@@ -36,6 +36,7 @@ form>*{margin-right:.6em} #error,#message.bad{color:#b00} #message.good{color:#0
 <label>inputs <input name="inputs" placeholder="--sym-stdin 8" size="14"></label>
 <label>arguments <input name="arguments" placeholder="-p 11211" size="14"></label>
 <label>seeds <input type="file" id="seeds" name="seeds" accept=".ktest" multiple></label>
+<label>max sym array <input name="max_sym_array_size" value="0" size="6"> bytes</label>
 <button type="submit">Submit</button></form>
 <p id="message" role="status"></p>
 <p id="error"></p>
