@@ -156,6 +156,8 @@ TARGET_EFFICIENCY = 0.8
 TARGET_WORKERS = 64
 #: states handed over in the rebuild measurement
 SAMPLE_JOBS = 300
+#: how long a built program's breadth-first worker explores before it hands over its states
+REAL_SAMPLE_SECONDS = 3.0
 #: the real parallel run that measures the cold-cache cost of a moved job: workers, seconds
 COLD_WORKERS = 4
 COLD_WINDOW = 10.0
@@ -421,11 +423,14 @@ def measure_rebuild(program: Program, spec: Workload, instruction: float,
     source = Worker(0, program, worker_settings(spec, "bfs"))
     source.step(StepOrder(jobs=((0, ROOT_JOB),)))
     # breadth-first in short steps until it holds enough states (small trees end soon)
-    # (or until the front stops growing: past the widest level)
-    deadline = time.monotonic() + 1.0
+    # (or until the front stops growing: past the widest level). A real tool runs its C
+    # library's start and its option parsing without a fork for many steps: its front is
+    # not past its widest there, so it gets REAL_SAMPLE_SECONDS and no such stop
+    deadline = time.monotonic() + (REAL_SAMPLE_SECONDS if spec.built else 1.0)
     run = source.exploration
     widest = 0
-    while widest <= run.live < SAMPLE_JOBS and time.monotonic() < deadline:
+    while (0 < run.live < SAMPLE_JOBS if spec.built else widest <= run.live < SAMPLE_JOBS) \
+            and time.monotonic() < deadline:
         widest = run.live
         source.step(StepOrder(seconds=0.002))
     started = time.perf_counter()
