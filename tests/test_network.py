@@ -627,6 +627,22 @@ def test_a_path_ends_completed_when_the_server_closes_the_packets_connection(
     assert sorted(t.objects["packet-0"][0] == ord("q") for t in result.tests) == [False, True]
 
 
+@needs_gcc
+def test_a_test_that_ended_with_the_connection_closed_replays_clean(tmp_path: Path) -> None:
+    """Natively the server would wait in accept() for a next client forever and every test
+    would time out: the replay runtime ends the process (exit 0) a second after the program
+    closes the packets' connection, as symex ends the path."""
+    source = write(tmp_path, "server.c", SERVER_OF_ONE_CLIENT)
+    out = tmp_path / "out"
+    done = run_symex("run", "-q", "-DACCEPT_AGAIN", "--output-dir", str(out), str(source),
+                     "--sym-packets", "1", "4")
+    assert done.returncode == 0, done.stderr
+    replayed = run_symex("replay", "--timeout", "5", "-DACCEPT_AGAIN", str(source), str(out),
+                         cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "2 tests: 0 of 0 errors reproduced; 2 clean" in replayed.stdout, replayed.stdout
+
+
 def test_a_deadlock_after_the_packets_connection_is_still_a_hang(tmp_path: Path) -> None:
     """The session being over does not hide threads waiting for each other: a lock taken
     twice after the client was served is still a hang, on both paths."""
