@@ -21,7 +21,8 @@ tr.job{cursor:pointer} tr.job:hover{background:#f4f4f4} tr.selected{background:#
 .crash{border-left:4px solid #c33;padding:.3em .8em;margin:.6em 0;background:#fff7f7}
 pre{background:#f6f6f6;padding:.5em;overflow:auto;max-height:20em}
 .status-done{color:#070} .status-failed{color:#b00} .status-running{color:#06c}
-form>*{margin-right:.6em} #error,#message.bad{color:#b00} #message.good{color:#070}
+form>*{margin:.2em .6em .2em 0} form>label{display:inline-block;white-space:nowrap}
+#error,#message.bad{color:#b00} #message.good{color:#070}
 #hint{color:#555;font-style:italic}
 </style></head><body>
 <h1>symex: symbolic execution as a service</h1>
