@@ -166,7 +166,8 @@ static int replay_packets_fd = -1;
  * the client's connection and every thread waits: a server then waits for a next client
  * that never comes. Natively it would wait forever and every such test would time out; so
  * the process ends, exit 0, one second after that close (what the close set off in other
- * threads runs meanwhile). */
+ * threads runs meanwhile). The second is counted by alarm(): a program's own SIGALRM
+ * handler and alarm are replaced from then on. */
 static void replay_session_over(int signal_number) {
   (void)signal_number;
   _exit(0);
