@@ -588,9 +588,9 @@ int main(void) {
         char request[4];
         while (read(client, request, sizeof request) > 0) {
             if (request[0] == 'q')
-                write(client, "bye\\n", 4);
+                write(client, "bye\n", 4);
             else
-                write(client, "?\\n", 2);
+                write(client, "?\n", 2);
         }
         close(client);
 #if defined(TIMER)
