@@ -34,7 +34,7 @@ from symex.core.outcome import TIME_LIMIT_REASON
 from symex.output.directory import read_info
 from symex.service.job_process import CRASHES_FILE
 from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, latest_progress,
-                                progress, run_command, without_job_paths)
+                                run_command, without_job_paths)
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
 __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs"]
@@ -161,9 +161,10 @@ class Scheduler:
             running.append(job)
             spec = JobSpec.from_json(job.spec)
             if spec.target is not None:
+                # the last row only: every 0.1 s, the whole run.stats would be read
                 runs = job_runs(job_dir(self.storage, job))
-                rows = progress(runs[-1]) if runs else []
-                reached = spec.goal_reached(rows[-1]) if rows else None
+                row = latest_progress(runs[-1]) if runs else None
+                reached = spec.goal_reached(row) if row is not None else None
                 if reached is not None:
                     self._reached[job_id] = reached
                     self._interrupt(process)
