@@ -138,6 +138,22 @@ def own_coverage(out: Path, own: str) -> tuple[int, int]:
     return sum(count > 0 for count in hits.values()), len(hits)
 
 
+def symex_run(executable: Path, out: Path, seconds: float, arguments: tuple[str, ...],
+              options: tuple[str, ...], grace: float) -> tuple[subprocess.CompletedProcess[str] | None, float]:
+    """One ``symex run -q`` of ``executable`` for ``seconds`` into the new directory ``out``:
+    the finished process and its wall seconds. None for the process when it did not stop
+    within ``grace`` seconds: a run that does not stop near its time limit is an engine
+    failure, reported, not waited on."""
+    command = [*SYMEX, "run", "-q", "--max-time", f"{seconds:g}", "--output-dir", str(out), *options,
+               str(executable), *arguments]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=grace)
+    except subprocess.TimeoutExpired:
+        return None, time.monotonic() - started
+    return proc, time.monotonic() - started
+
+
 def run_tool(executable: Path, own: str, results: Path, seconds: float,
              arguments: tuple[str, ...] = KLEE_ARGUMENTS, asan: Path | None = None,
              name: str | None = None, options: tuple[str, ...] = ()) -> dict[str, object]:
@@ -148,17 +164,11 @@ def run_tool(executable: Path, own: str, results: Path, seconds: float,
     not crash natively only shows there)."""
     tool = name or executable.name
     out = results / tool
-    command = [*SYMEX, "run", "-q", "--max-time", f"{seconds:g}", "--output-dir", str(out), *options,
-               str(executable), *arguments]
-    started = time.monotonic()
-    # a run that does not stop near its time limit is an engine failure: reported, not waited on
     grace = seconds * 2 + 60
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=grace)
-    except subprocess.TimeoutExpired:
-        return {"tool": tool, "status": None, "seconds": round(time.monotonic() - started, 1),
+    proc, elapsed = symex_run(executable, out, seconds, arguments, options, grace)
+    if proc is None:
+        return {"tool": tool, "status": None, "seconds": round(elapsed, 1),
                 "failure": f"did not stop within {grace:g} s of a {seconds:g} s limit"}
-    elapsed = time.monotonic() - started
     row: dict[str, object] = {"tool": tool, "status": proc.returncode, "seconds": round(elapsed, 1)}
     summary = re.search(r"explored (\d+) paths?: (\d+) completed, (\d+) errors?, (\d+) partial", proc.stdout)
     if summary is None:

@@ -27,14 +27,12 @@ import concurrent.futures
 import json
 import re
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from coreutils import (KLEE_ARGUMENTS, SOURCES, SYMEX, add_coreutils_options,  # noqa: E402
-                       built_source, line_hits)
+from coreutils import (KLEE_ARGUMENTS, SOURCES, add_coreutils_options, built_source,  # noqa: E402
+                       line_hits, symex_run)
 
 #: ten tools of different kinds (filters, formatters, generators), as MoKlee took ten
 TOOLS = ("cat", "cut", "echo", "fold", "head", "nl", "od", "paste", "seq", "wc")
@@ -46,12 +44,12 @@ _PATHS = re.compile(r"explored (\d+) paths?")
 
 def _run(executable: Path, out: Path, seconds: float, options: tuple[str, ...]) -> dict[str, object]:
     """One ``symex run``: wall seconds, paths, and its execution-tree line's figures."""
-    command = [*SYMEX, "run", "-q", "--max-time", f"{seconds:g}", "--output-dir", str(out), *options,
-               str(executable), *KLEE_ARGUMENTS]
-    started = time.monotonic()
-    proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                          timeout=seconds * 3 + 120)
-    row: dict[str, object] = {"seconds": round(time.monotonic() - started, 1)}
+    grace = seconds * 3 + 120
+    proc, elapsed = symex_run(executable, out, seconds, KLEE_ARGUMENTS, options, grace)
+    row: dict[str, object] = {"seconds": round(elapsed, 1)}
+    if proc is None:
+        row["failure"] = f"did not stop within {grace:g} s of a {seconds:g} s limit"
+        return row
     paths = _PATHS.search(proc.stdout)
     if paths is None:
         row["failure"] = (proc.stderr.strip().splitlines() or ["no summary"])[-1]

@@ -443,17 +443,22 @@ class Executor:
         """Fix a symbolic value to one possible value, recording the choice as a constraint.
         ``why`` names the value in the run's shortfalls (except an exit status: the path
         ends there, so no code goes unexplored)."""
+        value = self._settled(state, value)
         if type(value) is int:
             return value
-        # a value the path's equalities settle is not a choice (and not a shortfall)
-        value = self.simplify(state, value)
-        if value.op is E.Op.CONST:
-            return value.value
         v = self.get_value(state, value)
         state.add_constraint(E.eq(E.const(v, width), value), model=state.model)
         if why not in _NOT_SHORTFALLS:
             self.shortfalls.add(ShortfallKind.CONCRETIZED, why, self.program_site(state))
         return v
+
+    def _settled(self, state: State, value: Any) -> Any:
+        """``value`` as a number where the path's equalities settle it (then it is not a
+        choice, and not a shortfall), else simplified on the path."""
+        if type(value) is int:
+            return value
+        value = self.simplify(state, value)
+        return value.value if value.op is E.Op.CONST else value
 
     def holds_or_retry(self, state: State, condition: E.Expr, kind: ForkKind) -> bool:
         """Whether ``condition`` holds on ``state`` (assumed when it does). Where both sides
@@ -1073,11 +1078,9 @@ class Executor:
         query took seconds, and a run's tests could not be solved); fixing the key's bytes
         leaves equalities the path's simplification substitutes. Both keep only one of the
         value's possibilities; this one also keeps only one key giving it."""
+        value = self._settled(state, value)
         if type(value) is int:
             return value
-        value = self.simplify(state, value)
-        if value.op is E.Op.CONST:
-            return value.value
         read = E.Op.READ
         for node in E.postorder([value]):
             if (node.op is read and node.updates.head is None  # type: ignore[union-attr]
