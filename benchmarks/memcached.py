@@ -223,16 +223,15 @@ def main() -> int:
         row = run_tool(executable, PROTOCOL, results, seconds, arguments, name=name, options=extra)
         out = results / name
         row["endings"] = endings(out)
-        reached = handlers_reached(memcached_tree / PROTOCOL, out)
-        row["handlers_reached"] = sorted(n for n, hit in reached.items() if hit)
-        row["handlers_not_reached"] = sorted(n for n, hit in reached.items() if hit is False)
-        row["handlers_not_built"] = sorted(n for n, hit in reached.items() if hit is None)
         binary = line_hits(out, BINARY_PROTOCOL)
         row["binary_lines"] = f"{sum(1 for c in binary.values() if c)}/{len(binary)}"
-        reached = handlers_reached(memcached_tree / BINARY_PROTOCOL, out)
-        row["binary_handlers_reached"] = sorted(n for n, hit in reached.items() if hit)
-        row["binary_handlers_not_reached"] = sorted(n for n, hit in reached.items()
-                                                    if hit is False)
+        for prefix, protocol in (("", PROTOCOL), ("binary_", BINARY_PROTOCOL)):
+            reached = handlers_reached(memcached_tree / protocol, out)
+            row[f"{prefix}handlers_reached"] = sorted(n for n, hit in reached.items() if hit)
+            row[f"{prefix}handlers_not_reached"] = sorted(n for n, hit in reached.items()
+                                                          if hit is False)
+            row[f"{prefix}handlers_not_built"] = sorted(n for n, hit in reached.items()
+                                                        if hit is None)
         print(json.dumps(row), flush=True)
     return 0
 
