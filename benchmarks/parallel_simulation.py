@@ -4,6 +4,8 @@ workers exploring a real, recorded execution tree, for N = 1 .. 256.
     python benchmarks/parallel_simulation.py --validate  # docs/benchmarks.md's run (~4.5 min)
     python benchmarks/parallel_simulation.py --quick     # small programs, fewer N: a smoke run
     python benchmarks/parallel_simulation.py --coreutils /tmp/src/coreutils-9.1 --no-what-if
+    python benchmarks/parallel_simulation.py --coreutils /tmp/src/coreutils-9.1 \
+        --trees /tmp/memo600 --no-what-if   # the 10-minute trees coreutils_memo.py recorded
 
 What it does:
 
@@ -83,7 +85,11 @@ What it does:
    head, nl, od, paste, seq, wc of a coreutils tree built by ``benchmarks/coreutils.py``,
    KLEE's arguments), each for ``--record-time`` seconds (default 60): such a tree is what
    one process explored in that time, and every worker count is timed exploring those same
-   paths; ``--only TEXT`` keeps the programs whose name holds TEXT. ``--validate`` adds real runs
+   paths. ``--trees DIR`` takes the trees of ``benchmarks/coreutils_memo.py --results DIR``
+   instead (``DIR/TOOL-record``: MoKlee's 10-minute recordings, by ``symex run`` with its
+   default searchers, its tests written; the recording's wall time, solver figures and
+   recorder upkeep come from its info file and run.stats). ``--only TEXT`` keeps the
+   programs whose name holds TEXT. ``--validate`` adds real runs
    with 2 worker processes beside the simulated 2 workers.
 
 What it does not model: process or actor start-up (forking 256 processes, a solver each);
@@ -108,6 +114,7 @@ import math
 import os
 import pickle
 import random
+import re
 import shutil
 import sqlite3
 import statistics
@@ -182,6 +189,9 @@ class Workload:
     record_time: float | None = None
     """The recording's time limit (a real tool is not explored to the end): the tree is what
     one process explored in that time, and every worker count explores those paths."""
+    recorded: Path | None = None
+    """A ``symex run --record-tree`` output directory to take the tree and the recording
+    run's figures from instead of recording again (``--trees``)."""
 
     def explore_options(self) -> dict[str, Any]:
         """The keyword arguments of ``symex.explore`` for these inputs."""
@@ -201,13 +211,18 @@ class Workload:
 
 
 def programs(quick: bool, large: bool = False, coreutils: Path | None = None,
-             record_time: float = 60.0) -> list[Workload]:
+             record_time: float = 60.0, trees: Path | None = None) -> list[Workload]:
     """The recorded workloads: every one is explored to the end (same paths at any N).
     ``large``: trees of 1-3 minutes of serial work, the size a run on 64 workers is for.
     ``coreutils``: a coreutils tree built by ``benchmarks/coreutils.py``: the ten tools of
     ``benchmarks/coreutils_memo.py`` with KLEE's arguments, each recorded for
-    ``record_time`` seconds."""
+    ``record_time`` seconds, or, given ``trees`` (a ``coreutils_memo.py --results``
+    directory), the tools whose ``TOOL-record`` run is there, with that run's tree."""
     if coreutils is not None:
+        if trees is not None:
+            return [Workload(tool, coreutils / "src" / tool, built=True, words=KLEE_ARGUMENTS,
+                             recorded=trees / f"{tool}-record")
+                    for tool in MEMO_TOOLS if (trees / f"{tool}-record" / "tree.db").is_file()]
         return [Workload(tool, coreutils / "src" / tool, built=True, words=KLEE_ARGUMENTS,
                          record_time=record_time)
                 for tool in MEMO_TOOLS]
@@ -454,7 +469,7 @@ def measure_rebuild(program: Program, spec: Workload, instruction: float,
     return event, job_start, export, len(jobs), events, elapsed, replayed
 
 
-def measure_cold(program: Program, spec: Workload, serial: symex.Result,
+def measure_cold(program: Program, spec: Workload, serial: symex.Result | RecordedRun,
                  window: float) -> tuple[float, float, int]:
     """Extra core-solver time and queries per moved job, from a real parallel run of 4
     workers in one process (``InProcessPool``: the real coordinator, workers, balancing and
@@ -474,7 +489,7 @@ def measure_cold(program: Program, spec: Workload, serial: symex.Result,
 
 
 def calibrate_program(program: Program, spec: Workload, tree: Tree, wall: float,
-                      recorder: float, instruction: float, serial: symex.Result,
+                      recorder: float, instruction: float, serial: symex.Result | RecordedRun,
                       cold_window: float = COLD_WINDOW) -> ProgramCosts:
     """The per-node model of ``spec`` from its recording run, a rebuild measurement and a
     short real parallel run."""
@@ -927,9 +942,69 @@ def simulate(program: Program, model: Model, messages: MessageCosts, workers: in
 # -- the run ----------------------------------------------------------------------------------
 
 
-def record(spec: Workload, work: Path) -> tuple[Program, Tree, float, float, symex.Result]:
-    """Explore ``spec`` to the end in one process, recording its tree."""
+@attrs.frozen
+class RecordedStatistics:
+    """The figures of a recorded ``symex run`` that the calibration reads (its run.stats)."""
+
+    instructions: int
+    forks: int
+    solver_queries: int
+    solver_time: float
+    solver_layers: dict[str, float]
+
+
+@attrs.frozen
+class RecordedPaths:
+    """Paths of a recorded ``symex run``."""
+
+    total: int
+
+
+@attrs.frozen
+class RecordedRun:
+    """A ``symex run --record-tree`` output directory read back: what the calibration takes
+    from a ``symex.Result`` (``statistics``, ``paths``)."""
+
+    statistics: RecordedStatistics
+    paths: RecordedPaths
+    wall: float
+    recorder: float
+    """The recorder's own upkeep (run.stats's ``PTTime``)."""
+
+    @classmethod
+    def read(cls, out: Path) -> RecordedRun:
+        """Read ``out``'s info file and the last row of its run.stats."""
+        info = (out / "info").read_text()
+        elapsed = re.search(r"^elapsed: ([\d.]+) s", info, re.M)
+        paths = re.search(r"explored paths = (\d+)", info)
+        if elapsed is None or paths is None:
+            raise RuntimeError(f"{out}: no 'elapsed' or 'explored paths' line in its info file "
+                               "(a run that did not finish?)")
+        connection = sqlite3.connect(f"file:{out / 'run.stats'}?mode=ro", uri=True)
+        try:
+            row = connection.execute(
+                "SELECT Instructions, Forks, NumQueries, SolverTime, PTTime FROM stats "
+                "ORDER BY Row DESC LIMIT 1").fetchone()
+            layers = dict(connection.execute("SELECT name, value FROM solver_layers"))
+        finally:
+            connection.close()
+        instructions, forks, queries, solver_time, recorder = row
+        return cls(RecordedStatistics(instructions, forks, queries, solver_time, layers),
+                   RecordedPaths(int(paths[1])), float(elapsed[1]), recorder)
+
+
+def record(spec: Workload, work: Path) -> tuple[Program, Tree, float, float,
+                                                symex.Result | RecordedRun]:
+    """Explore ``spec`` to the end in one process, recording its tree (or read the tree of
+    ``spec.recorded``)."""
     program = spec.program()
+    if spec.recorded is not None:
+        recorded = RecordedRun.read(spec.recorded)
+        tree = Tree(spec.recorded / "tree.db")
+        if tree.leaves != recorded.paths.total:
+            raise RuntimeError(f"{spec.name}: {tree.leaves} leaves, {recorded.paths.total} "
+                               "paths")
+        return program, tree, recorded.wall, recorded.recorder, recorded
     out = work / f"tree-{abs(hash(spec.name))}.db"
     wall, result = _timed_explore(program, record_tree=out, max_time=spec.record_time,
                                   **spec.explore_options())
@@ -982,6 +1057,10 @@ def main() -> None:
                         "from DIR, a coreutils tree built by benchmarks/coreutils.py")
     parser.add_argument("--record-time", type=float, default=60.0, metavar="SECONDS",
                         help="with --coreutils: each tool's recording (default %(default)s s)")
+    parser.add_argument("--trees", type=Path, metavar="DIR",
+                        help="with --coreutils: take each tool's tree from DIR/TOOL-record, "
+                        "a recording of benchmarks/coreutils_memo.py --results DIR, instead of "
+                        "recording (the tools without one are left out)")
     parser.add_argument("--workers", type=int, nargs="*", default=None)
     parser.add_argument("--no-what-if", action="store_true", help="skip the what-if rows")
     parser.add_argument("--cold-window", type=float, default=COLD_WINDOW, metavar="SECONDS",
@@ -1001,8 +1080,10 @@ def main() -> None:
     counts = tuple(options.workers or (QUICK_WORKERS if options.quick else FULL_WORKERS))
     if 1 not in counts:
         counts = (1,) + counts
+    if options.trees is not None and options.coreutils is None:
+        parser.error("--trees needs --coreutils (the tools' builds)")
     specs = [spec for spec in programs(options.quick, options.large, options.coreutils,
-                                       options.record_time)
+                                       options.record_time, options.trees)
              if options.only is None or options.only in spec.name]
     if not specs:
         parser.error(f"no program's name holds {options.only!r}")
