@@ -1086,6 +1086,9 @@ def main() -> None:
                                        options.record_time, options.trees)
              if options.only is None or options.only in spec.name]
     if not specs:
+        if options.only is None:
+            parser.error(f"no TOOL-record directory with a tree.db in {options.trees} (run "
+                         f"benchmarks/coreutils_memo.py --results {options.trees} first)")
         parser.error(f"no program's name holds {options.only!r}")
     began = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="symex-psim-"))
