@@ -114,7 +114,6 @@ import math
 import os
 import pickle
 import random
-import re
 import shutil
 import sqlite3
 import statistics
@@ -133,6 +132,8 @@ from symex.core.outcome import TIME_LIMIT_REASON
 from symex.engine import TIME_SLICE, Hooks
 from symex.ir.program import Program
 from symex.memo.format import NodeStatus, decode_varints, encode_varints
+from symex.output.directory import read_info
+from symex.output.runstats import read_run_stats
 from symex.parallel import coordinator as coordinator_module
 from symex.parallel.balancing import (DEFAULT_BALANCE_RATIO, LOW_WATER, MAX_JOBS_PER_MOVE,
                                       LoadBalancer)
@@ -973,24 +974,18 @@ class RecordedRun:
 
     @classmethod
     def read(cls, out: Path) -> RecordedRun:
-        """Read ``out``'s info file and the last row of its run.stats."""
-        info = (out / "info").read_text()
-        elapsed = re.search(r"^elapsed: ([\d.]+) s", info, re.M)
-        paths = re.search(r"explored paths = (\d+)", info)
-        if elapsed is None or paths is None:
+        """Read ``out``'s info file and run.stats (symex's own readers)."""
+        info = read_info(out / "info")
+        if "elapsed" not in info or "explored paths" not in info:
             raise RuntimeError(f"{out}: no 'elapsed' or 'explored paths' line in its info file "
                                "(a run that did not finish?)")
-        connection = sqlite3.connect(f"file:{out / 'run.stats'}?mode=ro", uri=True)
-        try:
-            row = connection.execute(
-                "SELECT Instructions, Forks, NumQueries, SolverTime, PTTime FROM stats "
-                "ORDER BY Row DESC LIMIT 1").fetchone()
-            layers = dict(connection.execute("SELECT name, value FROM solver_layers"))
-        finally:
-            connection.close()
-        instructions, forks, queries, solver_time, recorder = row
-        return cls(RecordedStatistics(instructions, forks, queries, solver_time, layers),
-                   RecordedPaths(int(paths[1])), float(elapsed[1]), recorder)
+        stats = read_run_stats(out / "run.stats")
+        last = stats.last
+        return cls(RecordedStatistics(int(last["Instructions"]), int(last["Forks"]),
+                                      int(last["NumQueries"]), last["SolverTime"],
+                                      stats.solver_layers),
+                   RecordedPaths(int(info["explored paths"])),
+                   float(info["elapsed"].split()[0]), last["PTTime"])
 
 
 def record(spec: Workload, work: Path) -> tuple[Program, Tree, float, float,
