@@ -812,7 +812,7 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
     with service.client(service.alice) as client:
         refused = client.post("/api/jobs", files={"program": ("mini_memcached.bc", bitcode)},
                               data={"inputs": "--sym-packets 1", "arguments": "-p"})
-        assert refused.status_code == 400 and "--sym-packets takes 2 number(s)" in refused.text
+        assert refused.status_code == 400 and "--sym-packets expects two integer arguments" in refused.text
         refused = client.post("/api/jobs", files={"program": ("mini_memcached.bc", bitcode)},
                               data={"inputs": "--sym-packets 1 8", "max_sym_array_size": "-1"})
         assert refused.status_code == 400 and "max_sym_array_size must be" in refused.text
@@ -831,6 +831,15 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
     assert JobSpec.from_json(spec.as_json()) == spec
     command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
     assert command[command.index("--max-sym-array-size") + 1] == "4096"
+    # a job's inputs are read as 'symex run' reads them: KLEE's --sym-stdout (coreutils'
+    # options) is one; the program's own words are not, they go in 'arguments'
+    spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-args 0 2 4 --sym-stdin 8 --sym-stdout")
+    command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
+    assert command[-8:] == ["--sym-args", "0", "2", "4", "--sym-stdin", "8", "--sym-stdout",
+                            str(tmp_path / "p.bc")]
+    from symex.errors import ConfigError
+    with pytest.raises(ConfigError, match="'-p' is not known"):
+        JobSpec.parse("all-paths", 60, 1, "", "--sym-stdin 8 -p 11211")
 
 
 COMMAND_PARSER = r"""

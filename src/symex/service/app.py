@@ -87,8 +87,8 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
         """Queue a job: ``program`` (.c, .ll or .bc), ``goal`` (all-paths, crashes,
         line-coverage:N, branch-coverage:N),
         ``max_time`` (seconds), ``workers``, ``flags`` (-DNAME[=V], -O LEVEL) and ``inputs``
-        (--sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N,
-        --sym-packets N SIZE), ``arguments`` (the program's own, as a shell splits them),
+        (``symex run``'s: --sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N,
+        --sym-stdout, --sym-packets N SIZE, ...), ``arguments`` (the program's own, as a shell splits them),
         ``seeds`` (``.ktest`` files whose paths run first: ``symex run --seed-dir``),
         ``max_sym_array_size`` (``symex run --max-sym-array-size``; 0: never); the
         resource policy: ``budget`` (worker-seconds) and ``policy`` (budget-first: stop when

@@ -28,6 +28,7 @@ from symex.errors import ConfigError
 from symex.output.ktest import KTestError, read_ktest
 from symex.output.rendering import shown_objects
 from symex.output.testcomp import TestCompWriter
+from symex.symargs import ArgvSpec
 
 __all__ = ["MAX_PROGRAM_BYTES", "MAX_SEEDS", "MAX_SEED_BYTES", "SEEDS_DIRECTORY",
            "Crash", "Goal", "JobSpec", "Policy", "crashes", "latest_progress",
@@ -223,26 +224,25 @@ class JobSpec:
                    tuple(data.get("arguments", ())), int(data.get("max_sym_array_size", 0)))
 
 
-#: input option -> how many numbers follow it
-_INPUT_ARITY = {"--sym-arg": 1, "--sym-args": 3, "--sym-files": 2, "--sym-stdin": 1,
-                "--sym-packets": 2}
 #: at most this many program arguments, each at most this long
 MAX_ARGUMENTS, MAX_ARGUMENT_CHARS = 64, 256
 
 
 def _check_inputs(words: list[str]) -> tuple[str, ...]:
-    index = 0
-    while index < len(words):
-        option = words[index]
-        arity = _INPUT_ARITY.get(option)
-        if arity is None:
-            raise ConfigError(f"input option {option!r} is not known; use --sym-arg N, "
-                              f"--sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N or "
-                              f"--sym-packets N SIZE")
-        numbers = words[index + 1:index + 1 + arity]
-        if len(numbers) != arity or not all(_COUNT.match(n) for n in numbers):
-            raise ConfigError(f"{option} takes {arity} number(s)")
-        index += 1 + arity
+    """The symbolic-input options, read as ``symex run`` reads them (``ArgvSpec``: KLEE's
+    syntax); anything else, the program's own arguments included, is refused."""
+    try:
+        items = ArgvSpec.parse(words).items
+    except ConfigError as exc:
+        raise ConfigError(f"inputs: {exc} (a number of at most 9 digits)") from None
+    stray = next((item for item in items if isinstance(item, str)), None)
+    if stray is not None:
+        raise ConfigError(f"input option {stray!r} is not known; use --sym-arg N, "
+                          f"--sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N, "
+                          f"--sym-stdout, --sym-packets N SIZE, --sym-fragments N or "
+                          f"--max-fail N (the program's own arguments go in 'arguments')")
+    if any(not word.startswith("-") and not _COUNT.match(word) for word in words):
+        raise ConfigError("the numbers of the input options have at most 9 digits")
     return tuple(words)
 
 
