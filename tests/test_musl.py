@@ -19,6 +19,7 @@ import symex
 from symex.core.shortfalls import ShortfallKind
 from symex.errors import LoadError
 from symex.ir.musl import musl_ir_files
+from c_programs import COMPILERS
 
 ROOT = Path(__file__).parent
 REALISTIC = ROOT / "programs" / "libc" / "realistic.c"
@@ -273,3 +274,19 @@ def test_an_eventfd_counts_and_wakes_a_blocked_thread(tmp_path: Path) -> None:
     assert test.stdout == expected
     native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, timeout=60)
     assert native.stdout == expected
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_linux_kernel_headers_are_on_the_include_path_with_either_compiler(
+        compiler: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # coreutils includes <linux/xattr.h>; zig cc finds Linux's headers behind musl's by
+    # itself, clang with -nostdinc did not (its build stopped at lib/file-has-acl.c)
+    monkeypatch.setenv("SYMEX_CC", compiler)
+    source = tmp_path / "kernel.c"
+    source.write_text("#include <linux/xattr.h>\n#include <linux/limits.h>\n"
+                      "#include <asm/ioctls.h>\n#include <stdio.h>\n"
+                      "int main(void) { printf(\"%d %d\\n\", XATTR_SIZE_MAX, XATTR_NAME_MAX);\n"
+                      "  return TIOCGWINSZ == 0x5413 ? 0 : 1; }\n")
+    result = symex.explore(symex.compile(source, libc="musl"))
+    # Linux's values (include/uapi/linux/limits.h, asm-generic/ioctls.h on x86-64)
+    assert [(t.exit_code, t.stdout) for t in result.tests] == [(0, b"65536 255\n")]

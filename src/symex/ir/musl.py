@@ -21,6 +21,7 @@ reports) and ``errno``'s location (the thread scheduler saves it).
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -49,6 +50,7 @@ __all__ = [
     "musl_ir_files",
     "musl_library",
     "musl_tree",
+    "kernel_header_dirs",
     "program_flags",
     "syscall_name",
 ]
@@ -273,9 +275,21 @@ def program_flags(tree: MuslTree) -> list[str]:
     """Flags compiling a program against musl's headers instead of the system's."""
     # the musl triple marks the IR, so loading it links musl without being told
     flags = ["-target", MUSL_TARGET, "-nostdinc"]
-    for directory in tree.public_includes:
+    for directory in (*tree.public_includes, *kernel_header_dirs()):
         flags += ["-isystem", str(directory)]
     return flags
+
+
+def kernel_header_dirs() -> tuple[Path, ...]:
+    """Linux's own headers (``<linux/xattr.h>``, ``<asm/ioctls.h>``: what the kernel gives
+    user space, no C library), from the ``ziglang`` wheel symex depends on. zig cc searches
+    them behind musl's headers by itself; clang with ``-nostdinc`` would not, and programs
+    such as coreutils include them (empty if the wheel is missing)."""
+    spec = importlib.util.find_spec("ziglang")
+    if spec is None or spec.origin is None:
+        return ()
+    root = Path(spec.origin).parent / "lib" / "libc" / "include"
+    return tuple(d for d in (root / "x86-linux-any", root / "any-linux-any") if d.is_dir())
 
 
 def _library_sources(tree: MuslTree) -> Iterator[tuple[str, Path]]:
