@@ -99,7 +99,7 @@ def _compilable(ins: Instruction) -> bool:
         access = ins.aux
         return (access.kind is ValueKind.INT or access.kind is ValueKind.PTR) and \
             access.size in (1, 2, 4, 8)
-    return op is Opcode.GEP or op is Opcode.NOP
+    return op is Opcode.GEP or op is Opcode.NOP or op is Opcode.COPY
 
 
 class _RunWriter:
@@ -297,7 +297,9 @@ class _RunWriter:
         elif op is Opcode.TRUNC:
             a = self.operand(ins.operands[0], index)
             self.define(ins.dest, f"{a} & {(1 << ins.aux.to_bits) - 1}")
-        elif op is Opcode.ZEXT:
+        elif op is Opcode.ZEXT or op is Opcode.COPY:
+            # a copy of an int (a promoted local's load or store: ir.promotion); any other
+            # value stops the run for the copy's closure
             self.define(ins.dest, self.operand(ins.operands[0], index))
         elif op is Opcode.SEXT:
             a = self.operand(ins.operands[0], index)

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any, NoReturn
 from types import FrameType
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import immutables
 
@@ -52,6 +52,7 @@ from symex.core.forks import (
 from symex.core import scheduling
 from symex.core.allocation_sizes import fix_allocation_size
 from symex.core.compiled_runs import compile_runs, runs_enabled
+from symex.core.independence import splits_enabled
 from symex.core.outcome import (
     TIME_LIMIT_REASON,
     ErrorKind,
@@ -65,6 +66,7 @@ from symex.core.shortfalls import ShortfallKind, ShortfallTally
 from symex.core.state import Frame, State
 from symex.core.constraints import substitute
 from symex.errors import SolverError, SolverUnknown
+from symex.expr.reads import read_elements
 from symex.ir.liveness import Liveness
 from symex.ir.program import (
     SEGMENT_SHIFT,
@@ -103,6 +105,8 @@ _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
 #: first word of a jmp_buf that setjmp filled (ASCII "symexjmp"), then 5 words: see set_jump
 JMP_BUF_MAGIC = 0x706D6A78656D7973
 _WORD = Access(ValueKind.INT, 8, 64)
+#: rewrites a state remembers under one set of equalities (Executor.simplify)
+SIMPLIFIED_LIMIT = 4096
 _POINTER_ACCESS = Access(ValueKind.PTR, 8, 64)
 #: Executor.split's answer for each replayed SPLIT answer (0 false only, 1 true only, 2 both)
 _REPLAYED_SPLITS = ((None, NO_MODEL), (NO_MODEL, None), (NO_MODEL, NO_MODEL))
@@ -138,6 +142,9 @@ class Executor:
         #: a branch of a state following a seed leaves the other side unchecked until it is
         #: picked (see branch; off: both sides are checked at the fork, for an A/B)
         self.defer_seeded_forks = True
+        #: a branch's question takes only the constraints its condition shares bytes with
+        #: (core.independence; off: every constraint, for an A/B)
+        self.independent_splits = splits_enabled()
         #: straight-line runs and chains of blocks compiled to Python (core.compiled_runs),
         #: the most instructions one call of them does, and, in the exact phase at the end of
         #: a time slice, the instructions left to the slice (0 otherwise)
@@ -334,17 +341,36 @@ class Executor:
     # -- solver -------------------------------------------------------------------------
 
     def simplify(self, state: State, condition: E.Expr) -> E.Expr:
-        """``condition`` rewritten with the equalities the path already implies."""
-        if state.equalities and condition.op is not E.Op.CONST:
-            return substitute(condition, state.equalities)
-        return condition
+        """``condition`` rewritten with the equalities the path already implies. A loop
+        compares the same symbolic bytes again on every iteration, so the rewrites made
+        under the path's current equalities are remembered (``State.simplified``) until it
+        learns another one."""
+        equalities = state.equalities
+        if not equalities or condition.op is E.Op.CONST:
+            return condition
+        memo = state.simplified
+        if memo is None or memo[0] is not equalities:
+            memo = state.simplified = (equalities, {})
+        done = memo[1]
+        found = done.get(condition)
+        if found is None:
+            if len(done) >= SIMPLIFIED_LIMIT:
+                done.clear()  # a long loop over ever new conditions: keep memory bounded
+            found = done[condition] = substitute(condition, equalities)
+        return found
 
     def solve(self, state: State, extra: tuple[E.Expr, ...]) -> dict[E.Array, bytes] | None:
         """Inputs satisfying the state's constraints plus ``extra``, or None if there are none."""
         arrays = [s.array for s in state.symbolics]
+        values = self._initial_values(state, state.constraints + extra, arrays)
+        return None if values is None else dict(zip(arrays, values))
+
+    def _initial_values(self, state: State, constraints: tuple[E.Expr, ...],
+                        arrays: Sequence[E.Array]) -> list[bytes] | None:
+        """The solver's contents of ``arrays`` under ``constraints`` (None: unsatisfiable)."""
         started = time.perf_counter() if self.memo is not None else 0.0
         try:
-            values = self.solver.get_initial_values(state.constraints + extra, arrays)
+            return self.solver.get_initial_values(constraints, arrays)
         except SolverUnknown as exc:
             raise self.unanswered(exc) from None
         except SolverError:
@@ -352,7 +378,34 @@ class Executor:
         finally:
             if self.memo is not None:
                 self.memo.solver_used(state, time.perf_counter() - started)
-        return dict(zip(arrays, values))
+
+    def solve_beside(self, state: State, model: dict[E.Array, bytes],
+                     condition: E.Expr) -> dict[E.Array, bytes] | None:
+        """Inputs satisfying the state's constraints and ``condition``, or None, where
+        ``model`` satisfies the constraints: only the constraints sharing bytes with the
+        condition (transitively: core.independence) go to the solver, and its answer for
+        their bytes replaces those of ``model``; every other constraint reads other bytes,
+        which keep satisfying it. Without a partition (symbolic indices), :meth:`solve`."""
+        elements = read_elements(condition)
+        needed = state.groups.slice(elements) if self.independent_splits else None
+        if needed is None:
+            return self.solve(state, (condition,))
+        arrays = needed.arrays(elements)
+        values = self._initial_values(state, needed.constraints + (condition,), arrays)
+        if values is None:
+            return None
+        merged = dict(model)
+        touched = needed.elements.union(elements)
+        for array, data in zip(arrays, values):
+            before = merged.get(array)
+            mixed = bytearray(before if before is not None else bytes(array.size))
+            for element in touched:
+                if element[0] is array:
+                    index = element[1]
+                    if index is not None and index < len(data):
+                        mixed[index] = data[index]
+            merged[array] = bytes(mixed)
+        return merged
 
     def unanswered(self, exc: SolverUnknown) -> PathTerminated:
         """How a path ends when the solver could not answer for it: at the run's time limit
@@ -389,9 +442,9 @@ class Executor:
         holds = bool(E.Assignment(model).evaluate(condition))
         try:
             if holds:
-                sides = model, self.solve(state, (E.bool_not(condition),))
+                sides = model, self.solve_beside(state, model, E.bool_not(condition))
             else:
-                sides = self.solve(state, (condition,)), model
+                sides = self.solve_beside(state, model, condition), model
         except PathTerminated as ended:
             if ended.limit:
                 raise  # the run's own deadline: the path is cut, to be resumed
@@ -1373,6 +1426,20 @@ def _build_icmp(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
             regs[d] = 1 if concrete(x, y, w) else 0
         else:
             regs[d] = V.simplify(symbolic(V.as_expr(x, w), V.as_expr(y, w)))
+
+    literal = fn.template[b]
+    if type(literal) is int:
+        # a comparison with a literal (the template holds constants only: nothing writes
+        # them): its expression is made once, not on every symbolic comparison
+        literal_expr = E.const(literal, w)
+
+        def literal_step(state: State, frame: Frame, regs: list) -> None:
+            x = regs[a]
+            if type(x) is int:
+                regs[d] = 1 if concrete(x, literal, w) else 0
+            else:
+                regs[d] = V.simplify(symbolic(x, literal_expr))
+        return literal_step
     return step
 
 
@@ -1648,6 +1715,20 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
                     regs[d] = value if full else value & mask
                     return
             regs[d] = ex.read(state, pointer, access)
+
+        if size == 1 and full:
+            def byte_step(state: State, frame: Frame, regs: list) -> None:
+                # one byte, concrete or symbolic (a symbolic string's characters): the
+                # byte's own value, with no decoding
+                pointer = regs[p]
+                if type(pointer) is int:
+                    os = state.objects.get(pointer >> SEGMENT_SHIFT)
+                    offset = pointer & OFFSET_MASK
+                    if os is not None and offset < os.obj.size:
+                        regs[d] = os.read_byte(offset)
+                        return
+                regs[d] = ex.read(state, pointer, access)
+            return byte_step
         return int_step
 
     def step(state: State, frame: Frame, regs: list) -> None:

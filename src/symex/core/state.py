@@ -7,8 +7,10 @@ from typing import Any
 import immutables
 
 from symex import expr as E
+from symex.expr.reads import read_elements
 from symex.core.constraints import equality_of
 from symex.core.forks import NO_MODEL
+from symex.core.independence import ConstraintGroups
 from symex.core.memory import MAX_SEGMENTS, MemoryObject, ObjectKind, ObjectState
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.ir.program import SEGMENT_SHIFT, Block, Function
@@ -89,7 +91,7 @@ class State:
     __slots__ = (
         "id", "frames", "frame", "objects", "freed", "constraints", "path", "next_segment", "symbolics",
         "cow", "instructions", "depth", "node", "since_new_coverage", "stdout", "stderr",
-        "names", "array_counter", "model", "equalities", "blocks", "claims",
+        "names", "array_counter", "model", "equalities", "simplified", "groups", "blocks", "claims",
         "posix", "memo", "threads", "seeds", "unchecked",
     )
 
@@ -122,6 +124,12 @@ class State:
         self.model: dict[E.Array, bytes] | None = {}
         #: substitutions implied by the constraints (persistent: forks share it)
         self.equalities: immutables.Map[E.Expr, E.Expr] = immutables.Map()
+        #: conditions already rewritten with ``equalities``: (the map they were rewritten
+        #: with, condition -> result), shared with forks until either side learns an equality
+        self.simplified: tuple[immutables.Map[E.Expr, E.Expr], dict[E.Expr, E.Expr]] | None = None
+        #: the constraints in independent groups (persistent: forks share it); see
+        #: core.independence
+        self.groups = ConstraintGroups.EMPTY
         #: the (function, block) pairs this path entered; None unless the executor tracks them
         self.blocks: set[tuple[str, int]] | None = None
         #: credit for new coverage, as a chain of cells ``[claimed, older cells]`` shared with
@@ -171,6 +179,8 @@ class State:
         child.array_counter = self.array_counter
         child.model = self.model
         child.equalities = self.equalities
+        child.simplified = self.simplified
+        child.groups = self.groups
         child.blocks = None if self.blocks is None else set(self.blocks)
         child.claims = self.claims
         child.posix = self.posix
@@ -221,6 +231,7 @@ class State:
         if condition.op is E.Op.CONST:
             return
         self.constraints = self.constraints + (condition,)
+        self.groups = self.groups.add(condition, read_elements(condition))
         equality = equality_of(condition)
         if equality is not None:
             self.equalities = self.equalities.set(equality[0], equality[1])

@@ -20,6 +20,7 @@ from symex.errors import LoadError
 from symex.ir import constants as C
 from symex.ir import types as T
 from symex.ir.debuginfo import DebugInfo, SourceLocation
+from symex.ir.promotion import promote_allocas, promotion_enabled
 from symex.ir.program import (
     SEGMENT_SHIFT,
     Access,
@@ -155,6 +156,8 @@ class Lowering:
         self._block_labels: dict[str, dict[str, int]] = {}
         #: each definition's body lines in ``text``, read on the first lowering
         self._bodies: dict[str, list[str]] | None = None
+        #: locals whose address never escapes go to registers (ir.promotion)
+        self.promote_allocas = promotion_enabled()
 
     # -- types --------------------------------------------------------------------------
 
@@ -385,12 +388,15 @@ class Lowering:
             lowered_blocks.append(Block(bi, str(bi), tuple(records)))
         file = self.debug.subprogram_file(f.name)
         line = self.debug.subprogram_line(f.name)
+        lowered = tuple(lowered_blocks)
+        if self.promote_allocas:
+            lowered = promote_allocas(lowered, template)
         return Function(
             name=f.name, address=address, params=tuple(params),
             param_access=tuple(self._maybe_access(p) for p in ftype.params),
             ret=None if isinstance(ftype.ret, T.VoidType) else self._maybe_access(ftype.ret),
             vararg=ftype.vararg, num_slots=len(template), template=template,
-            blocks=tuple(lowered_blocks), is_declaration=False, file=file, line=line,
+            blocks=lowered, is_declaration=False, file=file, line=line,
         )
 
     def _maybe_access(self, t: Any) -> Access:

@@ -25,7 +25,6 @@ independence may answer from the part of it that is satisfiable.
 from __future__ import annotations
 
 import time
-import weakref
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -34,6 +33,7 @@ import attrs
 
 from symex import expr as _expr
 from symex.errors import ConfigError, SolverUnknown
+from symex.expr.reads import Element, read_elements
 from symex.solvers.base import SolverBase, SolverStatistics
 
 if TYPE_CHECKING:
@@ -96,11 +96,9 @@ class ChainStatistics(SolverStatistics):
         return counters
 
 
-#: What a constraint reads: ``(array, index)`` for a byte at a constant index, ``(array, None)``
-#: for a read at a symbolic index (which may touch any byte of the array). As in KLEE, two
-#: constraints are independent unless they share a byte, so `b[0] > 100` and `b[1] > 100` are
-#: solved (and cached) apart even though both read array `b`.
-_Element = tuple["Array", "int | None"]
+#: What a constraint reads (symex.expr.reads): two constraints are independent unless they
+#: share a byte of a symbolic array
+_Element = Element
 
 
 class _ArraySets:
@@ -187,8 +185,6 @@ class ChainSolver(SolverBase):
         self._cex_models: deque[tuple[frozenset[Expr], _Model, _expr.Assignment]] = \
             deque(maxlen=cex_models)
         self._cex_unsat: deque[frozenset[Expr]] = deque(maxlen=cex_unsat)
-        self._arrays_of: weakref.WeakKeyDictionary[Expr, tuple[_Element, ...]] = (
-            weakref.WeakKeyDictionary())
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -200,31 +196,13 @@ class ChainSolver(SolverBase):
 
     def _symbolic_arrays(self, e: Expr) -> tuple[Array, ...]:
         """Symbolic arrays ``e`` reads."""
-        return tuple(dict.fromkeys(a for a, _ in self._elements(e)))
-
-    def _elements(self, e: Expr) -> tuple[_Element, ...]:
-        """The bytes of symbolic arrays ``e`` reads (memoized: constraints recur in every later
-        query); see :data:`_Element`."""
-        found = self._arrays_of.get(e)
-        if found is None:
-            keys: dict[_Element, None] = {}
-            read = _expr.Op.READ
-            const = _expr.Op.CONST
-            for node in _expr.postorder((e,)):
-                if node.op is read:
-                    array = node.updates.array  # type: ignore[union-attr]  # a read has its list
-                    if array.initial is None:
-                        index = node.args[0]
-                        keys[(array, index.value if index.op is const else None)] = None
-            found = tuple(keys)
-            self._arrays_of[e] = found
-        return found
+        return tuple(dict.fromkeys(a for a, _ in read_elements(e)))
 
     def _partition(self, constraints: Sequence[Expr]) -> tuple[_ArraySets, list[tuple[_Element, ...]]]:
         """Union-find over the elements the constraints read; a symbolic-index read of an
         array joins every byte of that array read anywhere in ``constraints``."""
         sets = _ArraySets()
-        elements_of = [self._elements(c) for c in constraints]
+        elements_of = [read_elements(c) for c in constraints]
         by_array: dict[Array, list[_Element]] = {}
         for elements in elements_of:
             sets.union(elements)
@@ -520,7 +498,7 @@ class ChainSolver(SolverBase):
                 return None
             owned: dict[Array, set[int] | None] = {}
             for c in group:
-                for array, index in self._elements(c):
+                for array, index in read_elements(c):
                     if index is None:
                         owned[array] = None
                     elif array not in owned:

@@ -1,0 +1,47 @@
+"""Which bytes of which symbolic arrays an expression reads: what KLEE's independence is
+decided on.
+
+An element is ``(array, index)`` for a byte read at a constant index and ``(array, None)``
+for a read at a symbolic index, which may touch any byte of the array. As in KLEE, two
+constraints are independent unless they share a byte, so ``b[0] > 100`` and ``b[1] > 100``
+are solved (and cached) apart although both read array ``b``. Constant arrays (memory
+objects with known initial bytes) are not inputs: reads of them count only through the
+symbolic indices and values written into them.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from symex.expr.nodes import Array, Expr, Op
+from symex.expr.walk import postorder
+
+__all__ = ["Element", "read_elements"]
+
+Element = tuple[Array, "int | None"]
+"""A byte of a symbolic array (``(array, index)``), or any byte of it (``(array, None)``)."""
+
+# Like the intern table: one entry per live expression, gone with it. Constraints recur in
+# every later query of their path (and in the solver chain's), so each is walked once.
+_memo: weakref.WeakKeyDictionary[Expr, tuple[Element, ...]] = weakref.WeakKeyDictionary()
+_found = _memo.get
+
+_READ = Op.READ
+_CONST = Op.CONST
+
+
+def read_elements(e: Expr) -> tuple[Element, ...]:
+    """The elements ``e`` reads, each once, in the order a postorder walk meets them (the
+    same for the same structure in every process)."""
+    found = _found(e)
+    if found is None:
+        keys: dict[Element, None] = {}
+        for node in postorder((e,)):
+            if node.op is _READ:
+                array = node.updates.array  # type: ignore[union-attr]  # a read has its list
+                if array.initial is None:
+                    index = node.args[0]
+                    keys[(array, index.value if index.op is _CONST else None)] = None
+        found = tuple(keys)
+        _memo[e] = found
+    return found
