@@ -107,6 +107,9 @@ JMP_BUF_MAGIC = 0x706D6A78656D7973
 _WORD = Access(ValueKind.INT, 8, 64)
 #: rewrites a state remembers under one set of equalities (Executor.simplify)
 SIMPLIFIED_LIMIT = 4096
+#: symbolic operands an instruction remembers its result for (casts, comparisons with a
+#: literal: pure functions of interned expressions)
+SITE_MEMO_LIMIT = 256
 _POINTER_ACCESS = Access(ValueKind.PTR, 8, 64)
 #: Executor.split's answer for each replayed SPLIT answer (0 false only, 1 true only, 2 both)
 _REPLAYED_SPLITS = ((None, NO_MODEL), (NO_MODEL, None), (NO_MODEL, NO_MODEL))
@@ -145,6 +148,9 @@ class Executor:
         #: a branch's question takes only the constraints its condition shares bytes with
         #: (core.independence; off: every constraint, for an A/B)
         self.independent_splits = splits_enabled()
+        #: the chain's question for one independent group, where the solver has one
+        self._group_model: Callable[[tuple[E.Expr, ...]], dict[E.Array, bytes] | None] | None = \
+            getattr(solver, "group_model", None)
         #: straight-line runs and chains of blocks compiled to Python (core.compiled_runs),
         #: the most instructions one call of them does, and, in the exact phase at the end of
         #: a time slice, the instructions left to the slice (0 otherwise)
@@ -356,7 +362,11 @@ class Executor:
         if found is None:
             if len(done) >= SIMPLIFIED_LIMIT:
                 done.clear()  # a long loop over ever new conditions: keep memory bounded
-            found = done[condition] = substitute(condition, equalities)
+            if state.groups.independent_of(read_elements(condition)):
+                found = condition  # every equality's left side reads bytes a constraint reads
+            else:
+                found = substitute(condition, equalities)
+            done[condition] = found
         return found
 
     def solve(self, state: State, extra: tuple[E.Expr, ...]) -> dict[E.Array, bytes] | None:
@@ -390,20 +400,38 @@ class Executor:
         needed = state.groups.slice(elements) if self.independent_splits else None
         if needed is None:
             return self.solve(state, (condition,))
-        arrays = needed.arrays(elements)
-        values = self._initial_values(state, needed.constraints + (condition,), arrays)
-        if values is None:
-            return None
+        constraints = needed.constraints + (condition,)
+        group_model = self._group_model
+        if group_model is not None:
+            # the slice and the condition share bytes, transitively: one group, which the
+            # chain need not partition again
+            started = time.perf_counter() if self.memo is not None else 0.0
+            try:
+                answer = group_model(constraints)
+            except SolverUnknown as exc:
+                raise self.unanswered(exc) from None
+            finally:
+                if self.memo is not None:
+                    self.memo.solver_used(state, time.perf_counter() - started)
+            if answer is None:
+                return None
+        else:
+            arrays = needed.arrays(elements)
+            values = self._initial_values(state, constraints, arrays)
+            if values is None:
+                return None
+            answer = dict(zip(arrays, values))
+        touched: dict[E.Array, list[int]] = {}
+        for array, index in needed.elements.union(elements):
+            touched.setdefault(array, []).append(index)  # type: ignore[arg-type]  # exact
         merged = dict(model)
-        touched = needed.elements.union(elements)
-        for array, data in zip(arrays, values):
+        for array, indices in touched.items():
             before = merged.get(array)
             mixed = bytearray(before if before is not None else bytes(array.size))
-            for element in touched:
-                if element[0] is array:
-                    index = element[1]
-                    if index is not None and index < len(data):
-                        mixed[index] = data[index]
+            data = answer.get(array, b"")
+            for index in indices:
+                if index < array.size:
+                    mixed[index] = data[index] if index < len(data) else 0
             merged[array] = bytes(mixed)
         return merged
 
@@ -1433,12 +1461,19 @@ def _build_icmp(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
         # them): its expression is made once, not on every symbolic comparison
         literal_expr = E.const(literal, w)
 
+        done: dict[E.Expr, Any] = {}  # symbolic operands and results (see _build_int_cast)
+
         def literal_step(state: State, frame: Frame, regs: list) -> None:
             x = regs[a]
             if type(x) is int:
                 regs[d] = 1 if concrete(x, literal, w) else 0
-            else:
-                regs[d] = V.simplify(symbolic(x, literal_expr))
+                return
+            found = done.get(x)
+            if found is None:
+                if len(done) >= SITE_MEMO_LIMIT:
+                    done.clear()
+                found = done[x] = V.simplify(symbolic(x, literal_expr))
+            regs[d] = found
         return literal_step
     return step
 
@@ -1618,8 +1653,21 @@ def _build_int_cast(ex: Executor, fn: Function, fcode: list, ins: Instruction) -
             regs[d] = tuple(cast(v) for v in regs[a])
         return vector_step
 
+    # symbolic operands and their results: a loop casts the same symbolic bytes on every
+    # iteration (expressions are interned and casts pure: the same input, the same result)
+    done: dict[E.Expr, Any] = {}
+
     def step(state: State, frame: Frame, regs: list) -> None:
-        regs[d] = cast(regs[a])
+        v = regs[a]
+        if type(v) is int:
+            regs[d] = cast(v)
+            return
+        found = done.get(v)
+        if found is None:
+            if len(done) >= SITE_MEMO_LIMIT:
+                done.clear()
+            found = done[v] = cast(v)
+        regs[d] = found
     return step
 
 

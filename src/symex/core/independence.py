@@ -125,6 +125,17 @@ class ConstraintGroups:
             owner = changing.finish()
         return ConstraintGroups(owner, self.ground, position + 1, True)
 
+    def independent_of(self, elements: Sequence[Element]) -> bool:
+        """Whether no constraint reads any of ``elements`` (and none reads no symbolic byte
+        at all): then nothing the path implies says anything about them."""
+        if not self.exact or self.ground:
+            return False
+        owner = self.owner
+        for element in elements:
+            if element[1] is None or element in owner:
+                return False
+        return True
+
     def slice(self, elements: Sequence[Element]) -> Slice | None:
         """What a question reading ``elements`` needs (None when the partition is not exact,
         or ``elements`` hold a read at a symbolic index: then it needs every constraint)."""

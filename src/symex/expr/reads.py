@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import weakref
 
-from symex.expr.nodes import Array, Expr, Op
-from symex.expr.walk import postorder
+from symex.expr.nodes import Array, Expr, Op, UpdateList, UpdateNode
 
 __all__ = ["Element", "read_elements"]
 
@@ -31,17 +30,39 @@ _CONST = Op.CONST
 
 
 def read_elements(e: Expr) -> tuple[Element, ...]:
-    """The elements ``e`` reads, each once, in the order a postorder walk meets them (the
+    """The elements ``e`` reads, each once, in the order a depth-first walk meets them (the
     same for the same structure in every process)."""
     found = _found(e)
-    if found is None:
-        keys: dict[Element, None] = {}
-        for node in postorder((e,)):
-            if node.op is _READ:
-                array = node.updates.array  # type: ignore[union-attr]  # a read has its list
-                if array.initial is None:
-                    index = node.args[0]
-                    keys[(array, index.value if index.op is _CONST else None)] = None
-        found = tuple(keys)
-        _memo[e] = found
+    if found is not None:
+        return found
+    keys: dict[Element, None] = {}
+    seen: set[Expr] = set()
+    seen_writes: set[UpdateNode] = set()
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if node.op is _READ:
+            updates: UpdateList = node.updates  # type: ignore[assignment]  # a read has its list
+            index = node.args[0]
+            if updates.array.initial is None:
+                keys[(updates.array, index.value if index.op is _CONST else None)] = None
+            if index.args and index not in seen:
+                seen.add(index)
+                stack.append(index)
+            write = updates.head
+            while write is not None and write not in seen_writes:
+                seen_writes.add(write)
+                for child in (write.index, write.value):
+                    if (child.args or child.op is _READ) and child not in seen:
+                        seen.add(child)
+                        stack.append(child)
+                write = write.next
+            continue
+        for child in node.args:
+            # constants read nothing: only operations and reads are walked
+            if (child.args or child.op is _READ) and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    found = tuple(keys)
+    _memo[e] = found
     return found

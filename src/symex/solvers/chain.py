@@ -263,6 +263,37 @@ class ChainSolver(SolverBase):
             stats.sat += 1
         return answer
 
+    def group_model(self, constraints: tuple[Expr, ...]) -> dict[Array, bytes] | None:
+        """A model of ``constraints`` that the caller knows to be one independent group (each
+        shares bytes with the others, transitively: ``Executor.solve_beside`` asks about a
+        state's groups so): the bytes of the arrays they read (absent arrays and bytes no
+        constraint reads may be anything), or None when they are unsatisfiable. The trivial,
+        cache and cex layers answer it as any model question; independence has nothing to
+        split."""
+        stats = self.statistics
+        stats.queries += 1
+        started = time.perf_counter()
+        try:
+            kept: list[Expr] = []
+            for c in constraints:
+                if c.op is _expr.Op.CONST:
+                    if c.value == 0:
+                        stats.unsat += 1
+                        return None
+                    continue
+                kept.append(c)
+            model = self._model_cached(tuple(kept)) if kept else {}
+        except SolverUnknown:
+            stats.unknown += 1
+            raise
+        finally:
+            stats.time += time.perf_counter() - started
+        if model is None:
+            stats.unsat += 1
+        else:
+            stats.sat += 1
+        return model
+
     # -- satisfiability ------------------------------------------------------------------
 
     def _check_chain(self, constraints: tuple[Expr, ...], extra: Expr | None) -> bool:
@@ -530,8 +561,14 @@ class ChainSolver(SolverBase):
                 wanted: Sequence[Array]) -> list[tuple[Expr, ...]]:
         """The independent groups of ``constraints`` that read ``wanted`` arrays; constraints
         reading no symbolic array join every group (or form one when no group is needed)."""
-        sets, elements_of = self._partition(constraints)
         wanted_set = set(wanted)
+        if len(constraints) == 1:
+            # one constraint (a branch's question about bytes no other constraint reads:
+            # Executor.solve_beside): its own group, if it is wanted
+            elements = read_elements(constraints[0])
+            return [constraints] if not elements or any(
+                array in wanted_set for array, _ in elements) else []
+        sets, elements_of = self._partition(constraints)
         ground = tuple(c for c, elements in zip(constraints, elements_of) if not elements)
         roots = {sets.find(elements[0]) for elements in elements_of
                  if elements and any(array in wanted_set for array, _ in elements)}
