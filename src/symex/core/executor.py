@@ -12,6 +12,7 @@ new state, so the engine can consult its searcher. Both are caught by the engine
 from __future__ import annotations
 
 import math
+import os
 import struct
 import sys
 import time
@@ -105,6 +106,8 @@ _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
 #: first word of a jmp_buf that setjmp filled (ASCII "symexjmp"), then 5 words: see set_jump
 JMP_BUF_MAGIC = 0x706D6A78656D7973
 _WORD = Access(ValueKind.INT, 8, 64)
+#: "0" turns off the memos of Executor.simplify and of the instructions (for an A/B)
+MEMOS_VARIABLE = "SYMEX_MEMOS"
 #: rewrites a state remembers under one set of equalities (Executor.simplify)
 SIMPLIFIED_LIMIT = 4096
 #: symbolic operands an instruction remembers its result for (casts, comparisons with a
@@ -148,6 +151,9 @@ class Executor:
         #: a branch's question takes only the constraints its condition shares bytes with
         #: (core.independence; off: every constraint, for an A/B)
         self.independent_splits = splits_enabled()
+        #: rewrites and instructions' symbolic results remembered (simplify, casts,
+        #: comparisons with a literal; off: made again each time, for an A/B)
+        self.memos = os.environ.get(MEMOS_VARIABLE, "1") != "0"
         #: the chain's question for one independent group, where the solver has one
         self._group_model: Callable[[tuple[E.Expr, ...]], dict[E.Array, bytes] | None] | None = \
             getattr(solver, "group_model", None)
@@ -354,6 +360,8 @@ class Executor:
         equalities = state.equalities
         if not equalities or condition.op is E.Op.CONST:
             return condition
+        if not self.memos:
+            return substitute(condition, equalities)
         memo = state.simplified
         if memo is None or memo[0] is not equalities:
             memo = state.simplified = (equalities, {})
@@ -1456,7 +1464,7 @@ def _build_icmp(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
             regs[d] = V.simplify(symbolic(V.as_expr(x, w), V.as_expr(y, w)))
 
     literal = fn.template[b]
-    if type(literal) is int:
+    if type(literal) is int and ex.memos:
         # a comparison with a literal (the template holds constants only: nothing writes
         # them): its expression is made once, not on every symbolic comparison
         literal_expr = E.const(literal, w)
@@ -1656,6 +1664,10 @@ def _build_int_cast(ex: Executor, fn: Function, fcode: list, ins: Instruction) -
     # symbolic operands and their results: a loop casts the same symbolic bytes on every
     # iteration (expressions are interned and casts pure: the same input, the same result)
     done: dict[E.Expr, Any] = {}
+    if not ex.memos:
+        def plain_step(state: State, frame: Frame, regs: list) -> None:
+            regs[d] = cast(regs[a])
+        return plain_step
 
     def step(state: State, frame: Frame, regs: list) -> None:
         v = regs[a]
@@ -1758,10 +1770,22 @@ def _build_load(ex: Executor, fn: Function, fcode: list, ins: Instruction) -> An
             if type(pointer) is int:
                 os = state.objects.get(pointer >> SEGMENT_SHIFT)
                 offset = pointer & OFFSET_MASK
-                if os is not None and os.flat and offset + size <= os.obj.size:
-                    value = unpack(os.data, offset)[0]  # type: ignore[arg-type]  # flat: data
-                    regs[d] = value if full else value & mask
-                    return
+                if os is not None and offset + size <= os.obj.size:
+                    if os.flat:
+                        value = unpack(os.data, offset)[0]  # type: ignore[arg-type]  # flat: data
+                        regs[d] = value if full else value & mask
+                        return
+                    sym = os.sym
+                    if sym is not None and os.data is not None and os.updates is None:
+                        # concrete bytes of an object holding symbolic ones elsewhere (a
+                        # stream's counters beside its buffer of input)
+                        for at in range(offset, offset + size):
+                            if at in sym:
+                                break
+                        else:
+                            value = unpack(os.data, offset)[0]
+                            regs[d] = value if full else value & mask
+                            return
             regs[d] = ex.read(state, pointer, access)
 
         if size == 1 and full:
