@@ -643,6 +643,11 @@ class Exploration:
             removed.append(current)
         added = ex.new_states
         ex.new_states = []
+        if (not removed and not ex.ended and memo is None and self.max_depth is None
+                and self.max_states is None):
+            # the common step (a fork, or a slice's end) with nothing to drop or cut
+            self._keep(current, added)
+            return
         pruned = memo.take_pruned() if memo is not None else []
         for other, end in ex.ended:  # error siblings forked during the slice (already in the tree)
             if other not in pruned:
@@ -686,6 +691,19 @@ class Exploration:
             self.tree.remove(s)
             states.pop(s.id, None)
         self.peak = max(self.peak, self.live)
+
+    def _keep(self, current: State, added: list[State]) -> None:
+        """Hand the state that ran and the states it forked to the searcher, parked."""
+        park = self.executor.park
+        for s in added:
+            park(s)  # it waits in the searcher: keep only its live registers
+        park(current)  # so does the state that ran, until selected again
+        self._add_states(current, added)
+        states = self.states
+        for s in added:
+            states[s.id] = s
+        if len(states) > self.peak:
+            self.peak = len(states)
 
     def _check(self, state: State) -> bool:
         """Check a state picked to run that left a seed's path unchecked (``State.unchecked``);

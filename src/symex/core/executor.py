@@ -708,7 +708,8 @@ class Executor:
             return
         child = self.fork(state)
         state.add_constraint(condition, model=if_true)
-        child.add_constraint(E.bool_not(condition), model=if_false)
+        child.add_constraint(E.bool_not(condition), model=if_false,
+                             elements=read_elements(condition))
         state.decide(1)
         child.decide(0)
         state.depth += 1

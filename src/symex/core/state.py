@@ -7,7 +7,7 @@ from typing import Any
 import immutables
 
 from symex import expr as E
-from symex.expr.reads import read_elements
+from symex.expr.reads import Element, read_elements
 from symex.core.constraints import equality_of
 from symex.core.forks import NO_MODEL
 from symex.core.independence import ConstraintGroups
@@ -224,14 +224,18 @@ class State:
 
     # -- constraints --------------------------------------------------------------------
 
-    def add_constraint(self, condition: E.Expr, *, model: dict[E.Array, bytes] | None = None) -> None:
+    def add_constraint(self, condition: E.Expr, *, model: dict[E.Array, bytes] | None = None,
+                       elements: tuple[Element, ...] | None = None) -> None:
         """Assume ``condition`` (width 1) from now on. ``model``, when given, is an input
         assignment known to satisfy all constraints including this one (``NO_MODEL``: the
-        condition is feasible, but no such assignment is known)."""
+        condition is feasible, but no such assignment is known). ``elements``: what the
+        condition reads, where the caller knows it (a branch's negated condition reads what
+        the condition does)."""
         if condition.op is E.Op.CONST:
             return
         self.constraints = self.constraints + (condition,)
-        self.groups = self.groups.add(condition, read_elements(condition))
+        self.groups = self.groups.add(
+            condition, read_elements(condition) if elements is None else elements)
         equality = equality_of(condition)
         if equality is not None:
             self.equalities = self.equalities.set(equality[0], equality[1])
