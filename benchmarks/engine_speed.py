@@ -1,4 +1,4 @@
-"""Engine speed benchmark: concrete and symbolic throughput, memory per state, KLEE comparison.
+"""Engine speed benchmark: concrete and symbolic throughput, memory per state, KLEE's programs.
 
     python benchmarks/engine_speed.py            # the full run behind docs/benchmarks.md
     python benchmarks/engine_speed.py --quick    # small sizes, a smoke run of a few seconds
@@ -16,8 +16,9 @@ Sections:
 2. Symbolic speed: paths per second exhausting ``tests/programs/branches.c`` with N=12.
 3. Memory: Python heap per state for 10,000 waiting (parked) states forked from one parent, each having
    stored one 4-byte word into a shared object (engine objects, measured with tracemalloc).
-4. KLEE 3.2 comparison: regexp (7-byte pattern, last byte NUL), 2^12 branches, 2^10
-   neighbour comparisons, with KLEE's published times beside symex's.
+4. KLEE's programs: regexp (7-byte pattern, last byte NUL), 2^12 branches, 2^10 neighbour
+   comparisons: symex's paths, instructions, queries and times. Beside KLEE itself, in the
+   same run: ``benchmarks/vs_klee.py`` (a figure recorded elsewhere is no comparison).
 
 Times are wall-clock; concrete-speed figures are the best of several runs, because this
 benchmark usually runs on a shared two-core machine where other work inflates single runs.
@@ -49,7 +50,7 @@ from symex.core.memory import ObjectKind
 from symex.description import RunDescription
 from symex.engine import Exploration, Hooks
 from symex.ir.compile import find_compiler
-from symex.ir.program import Access, Program, ValueKind
+from symex.ir.program import SEGMENT_SHIFT, Access, Program, ValueKind
 from symex.solvers.base import Solver
 
 HERE = Path(__file__).resolve().parent
@@ -88,20 +89,6 @@ QUICK = Size(sort_count=100, repeats=1, lli_interpreter_rounds=120, lli_jit_roun
 MEMORY_TARGETS = {64: 1024, 4096: 1536}
 #: allocation sites listed per object size (a snapshot comparison, indicative only)
 SITES = 8
-
-
-@attrs.frozen
-class KleeFigure:
-    """A KLEE 3.2 measurement quoted in issue 2 (same kind of machine, Z3 backend)."""
-
-    seconds: float
-    paths: int | None = None
-    instructions: int | None = None
-
-
-KLEE_REGEXP = KleeFigure(2.5, paths=5895, instructions=4_240_000)
-KLEE_BRANCHES = KleeFigure(0.18, paths=4096)
-KLEE_NEIGHBOURS = KleeFigure(8.6, paths=1024)
 
 
 def header(title: str) -> None:
@@ -263,40 +250,35 @@ def _heap_per_state(program: Program, solver: Solver, count: int,
     after = tracemalloc.get_traced_memory()[0]
     last = tracemalloc.take_snapshot()
     tracemalloc.stop()
-    assert all(c.objects.get(shared >> 32).owner is c.cow for c in children)
+    assert all(c.objects.get(shared >> SEGMENT_SHIFT).owner is c.cow for c in children)
     # snapshots themselves allocate; the per-site view is indicative, the total is the figure
     sites = [(f"{Path(d.traceback[0].filename).name}:{d.traceback[0].lineno}", d.size_diff)
              for d in last.compare_to(first, "lineno")[:SITES] if d.size_diff > 0]
     return (after - before) / count, sites
 
 
-def klee_comparison(size: Size, branches: symex.Result, profile: bool) -> None:
-    """Section 4: the three programs of issue 2 beside KLEE 3.2's figures."""
-    header("4. KLEE 3.2 comparison (dfs, z3)")
-    rows: list[tuple[str, symex.Result, KleeFigure]] = []
+def klee_programs(size: Size, branches: symex.Result, profile: bool) -> None:
+    """Section 4: the three programs of issue 2 (KLEE beside them: benchmarks/vs_klee.py)."""
+    header("4. KLEE's programs (dfs, z3; KLEE beside them in the same run: vs_klee.py)")
+    rows: list[tuple[str, symex.Result]] = []
 
     regexp = symex.compile(TESTS / "regexp.c", ["-DASSUME_TERMINATED"])
     result = symex.explore(regexp, searcher="dfs", seed=0, max_time=size.regexp_max_time)
-    rows.append(("regexp, 7-byte pattern, last byte NUL", result, KLEE_REGEXP))
-    rows.append((f"2^{size.branches} independent branches", branches, KLEE_BRANCHES))
+    rows.append(("regexp, 7-byte pattern, last byte NUL", result))
+    rows.append((f"2^{size.branches} independent branches", branches))
 
     n = size.neighbours
     neighbours = symex.compile(PROGRAMS / "neighbours.c", [f"-DN={n}"])
     rows.append((f"2^{n} neighbour comparisons b[i] > b[i+1]",
-                 symex.explore(neighbours, searcher="dfs", seed=0), KLEE_NEIGHBOURS))
+                 symex.explore(neighbours, searcher="dfs", seed=0)))
 
     print(f"{'program':<44} {'paths':>7} {'instructions':>13} {'queries':>8} "
-          f"{'solver s':>9} {'symex s':>9} {'KLEE s':>7} {'x KLEE':>7}")
-    for name, r, klee in rows:
+          f"{'solver s':>9} {'symex s':>9}")
+    for name, r in rows:
         s = r.statistics
-        ratio = s.time / klee.seconds
         note = f"  (stopped: {r.halted})" if r.halted else ""
         print(f"{name:<44} {r.paths.total:>7,} {s.instructions:>13,} {s.solver_queries:>8,} "
-              f"{s.solver_time:>9.2f} {s.time:>9.2f} {klee.seconds:>7.2f} {ratio:>7.1f}{note}")
-    print(f"KLEE's regexp run: {KLEE_REGEXP.paths:,} paths, {KLEE_REGEXP.instructions:,} instructions "
-          f"(its IR comes from another clang; path and instruction counts depend on the IR)")
-    if size is QUICK:
-        print("(--quick: smaller N; KLEE's times are for the full sizes, so 'x KLEE' is not meaningful)")
+              f"{s.solver_time:>9.2f} {s.time:>9.2f}{note}")
 
     if profile:
         # a separate run: cProfile roughly doubles the time, which must not reach the table
@@ -329,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         concrete_speed(size, Path(workdir))
     branches = symbolic_speed(size)
     memory_per_state(size)
-    klee_comparison(size, branches, options.profile)
+    klee_programs(size, branches, options.profile)
     return 0
 
 
