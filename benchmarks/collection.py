@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import symex  # noqa: E402
-import symex.engine as engine  # noqa: E402
+import symex.exploration as engine  # noqa: E402  (the loop that collects less often)
 from symex.core.collection import fewer_collections  # noqa: E402
 
 COLLECTING = [0.0, 0.0]

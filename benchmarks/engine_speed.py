@@ -48,7 +48,8 @@ import symex
 from symex.core import compiled_runs
 from symex.core.memory import ObjectKind
 from symex.description import RunDescription
-from symex.engine import Exploration, Hooks
+from symex.exploration import Exploration
+from symex.results import Hooks
 from symex.ir.compile import find_compiler
 from symex.ir.program import SEGMENT_SHIFT, Access, Program, ValueKind
 from symex.solvers.base import Solver

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import symex
-from symex.engine import Hooks
+from symex.results import Hooks
 
 NETWORK = Path(__file__).resolve().parent.parent / "tests" / "programs" / "network"
 

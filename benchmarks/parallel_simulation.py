@@ -129,7 +129,8 @@ import attrs
 
 import symex
 from symex.core.outcome import TIME_LIMIT_REASON
-from symex.engine import TIME_SLICE, Hooks
+from symex.exploration import TIME_SLICE
+from symex.results import Hooks
 from symex.ir.program import Program
 from symex.memo.format import NodeStatus, decode_varints, encode_varints
 from symex.output.directory import read_info

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import symex
-from symex.engine import Hooks
+from symex.results import Hooks
 from symex.symargs import SymArg
 
 TESTS = Path(__file__).resolve().parent.parent / "tests" / "programs"

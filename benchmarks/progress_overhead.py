@@ -27,7 +27,7 @@ from typing import Any
 from collections.abc import Callable
 
 import symex
-from symex.engine import Hooks
+from symex.results import Hooks
 from symex.output.progress import ProgressDisplay, ProgressMode
 from symex.output.runstats import RunStatsWriter
 

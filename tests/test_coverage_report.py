@@ -13,7 +13,7 @@ import pytest
 
 import symex
 from symex.output.coverage_report import write_html_report, write_lcov
-from symex.engine import Coverage
+from symex.results import Coverage
 
 SOURCE = """\
 int classify(int x) {

@@ -17,7 +17,9 @@ import pytest
 import symex
 from symex.core.outcome import TIME_LIMIT_REASON, PathStatus
 from symex.description import RunDescription
-from symex.engine import HALT_SOLVING_GRACE, Exploration, Hooks, run_exploration
+from symex.engine import run_exploration
+from symex.exploration import HALT_SOLVING_GRACE, Exploration
+from symex.results import Hooks
 from symex.solvers import create_solver
 
 HARD_QUERY = r"""

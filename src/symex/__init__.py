@@ -16,16 +16,7 @@ if TYPE_CHECKING:
     from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
     from symex.core.outcome import ProgramError as Error
     from symex.description import RunDescription
-    from symex.engine import (
-        Coverage,
-        Hooks,
-        PathCounts,
-        ProgressSnapshot,
-        Result,
-        Statistics,
-        explore,
-        run_exploration,
-    )
+    from symex.engine import explore, run_exploration
     from symex.errors import (
         CompileError,
         CompilerNotFound,
@@ -36,6 +27,7 @@ if TYPE_CHECKING:
         SymexError,
     )
     from symex.loading import compile, load
+    from symex.results import Coverage, Hooks, PathCounts, ProgressSnapshot, Result, Statistics
     from symex.solvers import create_solver as solver
 
 # Loaded on first use (PEP 562): `symex cc`, which a build runs thousands of times, imports
@@ -44,8 +36,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     **{name: ("symex.core.outcome", name) for name in ("ErrorKind", "PathStatus", "ProgramError", "TestCase")},
     "Error": ("symex.core.outcome", "ProgramError"),
     "RunDescription": ("symex.description", "RunDescription"),
-    **{name: ("symex.engine", name) for name in ("Coverage", "Hooks", "PathCounts", "ProgressSnapshot",
-                                                 "Result", "Statistics", "explore", "run_exploration")},
+    **{name: ("symex.results", name) for name in ("Coverage", "Hooks", "PathCounts", "ProgressSnapshot",
+                                                  "Result", "Statistics")},
+    **{name: ("symex.engine", name) for name in ("explore", "run_exploration")},
     **{name: ("symex.errors", name) for name in ("CompileError", "CompilerNotFound", "ConfigError",
                                                  "LoadError", "SolverError", "SolverUnknown", "SymexError")},
     "compile": ("symex.loading", "compile"),

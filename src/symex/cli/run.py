@@ -36,7 +36,9 @@ from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
 from symex.core.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
-from symex.engine import Hooks, Result, run_exploration, tree_identity
+from symex.engine import run_exploration
+from symex.exploration import tree_identity
+from symex.results import Hooks, Result
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError, SymexError
 from symex.loading import LIBRARIES, compile

@@ -41,7 +41,6 @@ from symex.core.memory import (
 )
 from symex.core.coverage import CoverageMap, successor_targets
 from symex.core.forks import (
-    NO_MODEL,
     SPLIT_BOTH,
     SPLIT_FALSE_ONLY,
     SPLIT_TRUE_ONLY,
@@ -64,7 +63,7 @@ from symex.core.outcome import (
     StackEntry,
 )
 from symex.core.shortfalls import ShortfallKind, ShortfallTally
-from symex.core.state import Frame, State
+from symex.core.state import NO_MODEL, Frame, State
 from symex.core.constraints import substitute
 from symex.errors import SolverError, SolverUnknown
 from symex.expr.reads import read_elements

@@ -12,8 +12,7 @@ solver. The executor calls it only at those points, never per instruction.
 from __future__ import annotations
 
 import enum
-import types
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 from collections.abc import Sequence
 
 if TYPE_CHECKING:
@@ -81,10 +80,6 @@ class DecisionTag(enum.IntEnum):
     OPTION = 2
     """The index of the option the state's inputs satisfy (a switch with no forks left)."""
 
-
-#: ``Executor.split`` answers for a side that is feasible while the model of that side is not
-#: known (a replayed answer): ``State.add_constraint`` then treats it as "no model given"
-NO_MODEL: Any = types.MappingProxyType({})
 
 #: split answers: the sides feasible (0 false only, 1 true only, 2 both) as (if true, if false)
 SPLIT_FALSE_ONLY = 0

@@ -3,7 +3,7 @@
 
 KLEE's users read these in ``messages.txt`` to know which paths a run could not follow and
 what to model next. The executor tallies them as they happen; the run's
-:class:`~symex.engine.Result` carries them (summed over a parallel run's workers) and
+:class:`~symex.results.Result` carries them (summed over a parallel run's workers) and
 ``symex run`` writes one line for each to ``messages.txt``.
 """
 

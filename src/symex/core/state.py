@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import immutables
@@ -9,11 +10,15 @@ import immutables
 from symex import expr as E
 from symex.expr.reads import Element, read_elements
 from symex.core.constraints import equality_of
-from symex.core.forks import NO_MODEL
 from symex.core.independence import ConstraintGroups
 from symex.core.memory import MAX_SEGMENTS, MemoryObject, ObjectKind, ObjectState
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.ir.program import SEGMENT_SHIFT, Block, Function
+
+
+#: ``Executor.split`` answers for a side that is feasible while the model of that side is not
+#: known (a replayed answer): ``State.add_constraint`` then treats it as "no model given"
+NO_MODEL: Any = types.MappingProxyType({})
 
 
 class Frame:

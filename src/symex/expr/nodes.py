@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
@@ -99,11 +100,11 @@ class Expr:
         )
 
     def __repr__(self) -> str:
-        """KQuery-like text of the expression, truncated for readability."""
-        # Imported here because printing depends on this module.
-        from symex.expr.printing import format_expr
-
-        return format_expr(self, max_chars=300)
+        """KQuery-like text of the expression, truncated for readability (the printer
+        :mod:`symex.expr.printing` installs itself here: it depends on this module)."""
+        if _formatter is None:
+            return f"Expr({self.op.name}, width={self.width})"
+        return _formatter(self, 300)
 
     # Copying would break the one-object-per-structure invariant that identity equality relies on.
     def __copy__(self) -> Expr:
@@ -255,6 +256,10 @@ class UpdateList:
     def __deepcopy__(self, memo: dict[int, Any]) -> UpdateList:
         """Return self: update lists are persistent."""
         return self
+
+
+#: the printer's ``format_expr(expr, max_chars)``, installed by :mod:`symex.expr.printing`
+_formatter: Callable[[Expr, int], str] | None = None
 
 
 # Keys hold the children themselves (identity-hashed), so a key can never be confused with a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from symex.expr import nodes as _nodes
 from symex.expr.nodes import Expr, Op
 
 __all__ = ["format_expr", "OP_NAMES"]
@@ -98,3 +99,7 @@ def format_expr(e: Expr, max_chars: int | None = None) -> str:
         else:
             stack.append(f"({name} w{item.width}")
     return "".join(parts)
+
+
+# Expr.__repr__ prints through format_expr; nodes cannot import this module (it imports nodes)
+_nodes._formatter = format_expr

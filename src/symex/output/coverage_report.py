@@ -1,6 +1,6 @@
 """Coverage reports of an exploration: an lcov ``.info`` file and a self-contained HTML page.
 
-Both are written from :class:`symex.engine.Coverage`. symex knows *whether* a line or branch
+Both are written from :class:`symex.results.Coverage`. symex knows *whether* a line or branch
 outcome was executed, not how often, so the lcov counts are 1 (executed) and 0 (not executed);
 ``genhtml`` and other lcov tools read them as usual.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from symex.output.atomic_write import write_atomically
 
 if TYPE_CHECKING:
-    from symex.engine import Coverage
+    from symex.results import Coverage
 
 __all__ = ["write_html_report", "write_lcov"]
 

@@ -129,7 +129,7 @@ class ProgressDisplay:
             self._live.start()
 
     def __call__(self, snapshot: Any) -> None:
-        """Show ``snapshot`` (a ``symex.engine.ProgressSnapshot``)."""
+        """Show ``snapshot`` (a ``symex.results.ProgressSnapshot``)."""
         if self.mode is ProgressMode.LIVE:
             from rich.text import Text
 

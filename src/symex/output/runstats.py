@@ -136,7 +136,7 @@ class RunStatsWriter:
             self._db.execute(statement)
 
     def add(self, snapshot: Any) -> None:
-        """Record a ``ProgressSnapshot`` (``symex.engine``), or hold it back if too soon."""
+        """Record a ``ProgressSnapshot`` (``symex.results``), or hold it back if too soon."""
         if self._last_written is not None and snapshot.elapsed - self._last_written < self.min_interval:
             self._pending = snapshot
             return

@@ -6,7 +6,7 @@
 - :mod:`~symex.parallel.balancing`: Cloud9's rule for moving work.
 - :mod:`~symex.parallel.pools`: where workers run (this process, local processes).
 - :mod:`~symex.parallel.coordinator`: the loop that hands out orders, moves work and
-  merges the reports into one :class:`~symex.engine.Result`.
+  merges the reports into one :class:`~symex.results.Result`.
 
 Users call ``symex.explore(program, workers=N)``; see docs/parallel.md.
 """
@@ -19,7 +19,8 @@ from typing import Any
 import attrs
 
 from symex.description import RunDescription
-from symex.engine import Hooks, Result, tree_identity
+from symex.exploration import tree_identity
+from symex.results import Hooks, Result
 from symex.errors import ConfigError
 from symex.ir.program import Program
 from symex.memo.opening import open_store

@@ -26,9 +26,9 @@ import attrs
 from symex.core.coverage import CoverageMap, reach_targets, reached_location
 from symex.core.outcome import TIME_LIMIT_REASON, PathStatus, TestCase
 from symex.core.shortfalls import merge_shortfalls
-from symex.engine import (
+from symex.exploration import ErrorSites, resident_mb
+from symex.results import (
     Coverage,
-    ErrorSites,
     Hooks,
     ParallelStatistics,
     PathCounts,
@@ -37,7 +37,6 @@ from symex.engine import (
     Statistics,
     StrategyRow,
     WorkerRow,
-    resident_mb,
 )
 from symex.errors import SymexError
 from symex.ir.program import Program
