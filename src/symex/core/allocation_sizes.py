@@ -26,7 +26,7 @@ from symex import expr as E
 from symex.solvers.base import Query
 
 if TYPE_CHECKING:
-    from symex.core.executor import Executor
+    from symex.core.machine import Machine
     from symex.core.state import State
 
 __all__ = ["MAX_BOUNDARIES", "SIZE_CAP", "allocation_sizes", "fix_allocation_size"]
@@ -39,7 +39,7 @@ MAX_BOUNDARIES = 2
 _COMPARISONS = frozenset({E.Op.EQ, E.Op.ULT, E.Op.ULE, E.Op.SLT, E.Op.SLE})
 
 
-def allocation_sizes(ex: Executor, state: State, size: E.Expr) -> list[int]:
+def allocation_sizes(ex: Machine, state: State, size: E.Expr) -> list[int]:
     """The sizes to explore for ``size`` on ``state``'s path (the module's rule), smallest
     first, each feasible."""
     low, high = ex.value_range(state, size, SIZE_CAP)
@@ -70,7 +70,7 @@ def allocation_sizes(ex: Executor, state: State, size: E.Expr) -> list[int]:
     return sizes
 
 
-def fix_allocation_size(ex: Executor, state: State, size: object, what: str) -> int:
+def fix_allocation_size(ex: Machine, state: State, size: object, what: str) -> int:
     """A concrete size for an allocation (``what``: ``malloc size``...): ``size`` itself, or
     for a symbolic one, each of :func:`allocation_sizes` on a path of its own (this state
     takes the smallest), said once per program line in the run's messages."""

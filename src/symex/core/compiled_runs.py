@@ -46,7 +46,7 @@ from symex.ir.liveness import Liveness, slots_written_in, written_slots
 from symex.ir.program import SEGMENT_SHIFT, Edge, Function, Instruction, Opcode, ValueKind
 
 if TYPE_CHECKING:
-    from symex.core.executor import Executor
+    from symex.core.machine import Machine
 
 __all__ = ["MIN_RUN", "compile_runs", "runs_enabled"]
 
@@ -425,7 +425,7 @@ def _chainable(block: Any) -> bool:
         all(_compilable(ins) for ins in instructions[:-1])
 
 
-def _chain_source(ex: Executor, fn: Function, constants: dict[int, int],
+def _chain_source(ex: Machine, fn: Function, constants: dict[int, int],
                   chained: list[int], liveness: Any) -> str:
     """The source of ``make_chain``: one function running the chained blocks of ``fn`` one
     after the other while each ends by a branch it can take itself, up to CHAIN_LIMIT
@@ -486,7 +486,7 @@ def _dispatch(blocks: list[int], bodies: dict[int, list[str]], indent: str,
     _dispatch(blocks[middle:], bodies, indent + "  ", out)
 
 
-def compile_runs(ex: Executor, fn: Function, fcode: list[list[Any]]) -> int:
+def compile_runs(ex: Machine, fn: Function, fcode: list[list[Any]]) -> int:
     """Put a generated function in place of the first closure of every run of ``MIN_RUN``
     or more compilable instructions in ``fn``'s blocks (``fcode``: its closures by block and
     index). Returns how many runs were compiled."""

@@ -29,7 +29,8 @@ reported as a hang: nothing proves the program would not act after one more time
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import immutables
 
@@ -37,10 +38,53 @@ from symex.core.memory import OFFSET_MASK, ObjectState
 from symex.core.state import Frame, State
 from symex.ir.program import SEGMENT_SHIFT
 
-if TYPE_CHECKING:
-    from symex.core.scheduling import Threads
+class ThreadView(Protocol):
+    """What a snapshot reads of a thread."""
 
-__all__ = ["Idleness", "IdleWatch", "MAX_IDLE_TIME_OUTS", "MAX_SNAPSHOTS", "Snapshot"]
+    tid: int
+    pid: int
+    finished: bool
+    waiting: Any
+    timed: bool
+    errno: int
+
+
+class ProcessView(Protocol):
+    """What a snapshot reads of a process."""
+
+    pid: int
+    exit_status: int | None
+    reaped: bool
+    fds: Any
+
+
+class Scheduler(Protocol):
+    """What a snapshot reads of a path's processes and threads (core.scheduling's
+    ``Threads``, which imports this module)."""
+
+    current: int
+
+    @property
+    def threads(self) -> Mapping[int, ThreadView]:
+        """Every thread, by id."""
+        ...
+
+    @property
+    def processes(self) -> Mapping[int, ProcessView]:
+        """Every process, by id."""
+        ...
+
+    def frames_of(self, state: State, thread: Any) -> list[Frame]:
+        """The frames of ``thread`` (the running thread's are the state's)."""
+        ...
+
+    def objects_of(self, state: State, pid: int) -> Any:
+        """The address space of process ``pid``."""
+        ...
+
+
+__all__ = ["Idleness", "IdleWatch", "MAX_IDLE_TIME_OUTS", "MAX_SNAPSHOTS", "ProcessView", "Scheduler", "Snapshot",
+           "ThreadView"]
 
 #: how many earlier moments a state is compared with (a cycle of several threads' time-outs
 #: comes back after as many moments as it has steps)
@@ -79,7 +123,7 @@ class IdleWatch:
         """A thread woke because what it waited for happened: the path is not idle."""
         self.time_outs = 0
 
-    def time_passes(self, state: State, threads: Threads, limit: int) -> Idleness | None:
+    def time_passes(self, state: State, threads: Scheduler, limit: int) -> Idleness | None:
         """Record this moment (no thread can run; one is about to time out) and tell what
         the moments so far show (IDLE after ``limit`` time-outs in a row with nothing else
         happening; 0: never). Later writes copy the objects the snapshot holds (a new
@@ -106,7 +150,7 @@ class Snapshot:
 
     __slots__ = ("summary", "frames", "objects", "posix", "constraints", "stdout", "stderr")
 
-    def __init__(self, state: State, threads: Threads) -> None:
+    def __init__(self, state: State, threads: Scheduler) -> None:
         #: what is cheap to compare: which thread ran last, each thread's wait and errno,
         #: each process's status and descriptors, how many symbolic objects
         self.summary = (threads.current, len(state.symbolics),

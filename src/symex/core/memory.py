@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 import struct
-from typing import Any, Protocol, cast
+from typing import Any, cast
 from collections.abc import Callable
 
 import attrs
@@ -415,26 +415,3 @@ def _fp80_value(data: bytes) -> float:
         return sign * mantissa * 2.0 ** (exponent - 16383 - 63)
     except OverflowError:
         return sign * float("inf")
-
-
-class MemoryModel(Protocol):
-    """What the executor and the environment need from a memory model (see docs/architecture.md).
-
-    The default implementation is :class:`symex.core.executor.Executor`'s object model; this
-    protocol names the operations so another model can be plugged in."""
-
-    def allocate(self, state: Any, size: int, kind: ObjectKind, name: str, site: str = "") -> int:
-        """Create an object, return its address."""
-        ...
-
-    def free(self, state: Any, address: Any) -> None:
-        """Release a heap object (errors for invalid or double frees)."""
-        ...
-
-    def read(self, state: Any, address: Any, access: Access) -> Any:
-        """Load a value."""
-        ...
-
-    def write(self, state: Any, address: Any, access: Access, value: Any) -> None:
-        """Store a value."""
-        ...

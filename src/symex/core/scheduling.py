@@ -45,7 +45,7 @@ from symex.core.state import Frame, State
 from symex.ir.program import SEGMENT_SHIFT, Function
 
 if TYPE_CHECKING:
-    from symex.core.executor import Executor
+    from symex.core.machine import Machine
 
 __all__ = ["ERRNO_VARIABLE", "word_at", "FIRST_PID", "ProcessContext", "ThreadContext", "Threads", "WaitCondition",
            "block", "current_thread", "exit_process", "exit_thread", "fork_process",
@@ -203,7 +203,7 @@ class Threads:
         return objects
 
 
-def threads_of(ex: Executor, state: State) -> Threads:
+def threads_of(ex: Machine, state: State) -> Threads:
     """The state's processes and threads, made on first use."""
     threads = state.threads
     if threads is None:
@@ -219,7 +219,7 @@ def current_thread(state: State) -> ThreadContext | None:
 
 # -- creating processes and threads ---------------------------------------------------------
 
-def fork_process(ex: Executor, state: State, result_slot: int) -> int:
+def fork_process(ex: Machine, state: State, result_slot: int) -> int:
     """``fork()``: a child process that is a copy of the running thread's process with only
     that thread, about to return 0 from the call whose result goes to ``result_slot``.
     Returns the child's pid (the parent's result); the parent keeps running."""
@@ -244,7 +244,7 @@ def fork_process(ex: Executor, state: State, result_slot: int) -> int:
     return pid
 
 
-def spawn_thread(ex: Executor, state: State, fn: Function, args: list[Any]) -> int:
+def spawn_thread(ex: Machine, state: State, fn: Function, args: list[Any]) -> int:
     """``pthread_create``: a thread of the running process that will call ``fn(*args)`` when
     first scheduled. Returns its id."""
     threads = threads_of(ex, state)
@@ -258,7 +258,7 @@ def spawn_thread(ex: Executor, state: State, fn: Function, args: list[Any]) -> i
 
 # -- blocking and switching -----------------------------------------------------------------
 
-def block(ex: Executor, state: State, ready: WaitCondition, *, timed: bool = False,
+def block(ex: Machine, state: State, ready: WaitCondition, *, timed: bool = False,
           for_input: bool = False) -> None:
     """Block the running thread in the external call it is making until ``ready(state)``
     holds (or, ``timed``, until nothing else can run); the call runs again then. Another
@@ -275,7 +275,7 @@ def block(ex: Executor, state: State, ready: WaitCondition, *, timed: bool = Fal
     _switch_to_next(ex, state, threads)
 
 
-def yield_thread(ex: Executor, state: State) -> None:
+def yield_thread(ex: Machine, state: State) -> None:
     """``sched_yield``: let the next runnable thread run (the caller stays runnable)."""
     threads = state.threads
     if threads is None or len(threads.threads) == 1:
@@ -283,7 +283,7 @@ def yield_thread(ex: Executor, state: State) -> None:
     _switch_to_next(ex, state, threads)
 
 
-def thread_returned(ex: Executor, state: State, value: Any) -> None:
+def thread_returned(ex: Machine, state: State, value: Any) -> None:
     """The running thread's first frame returned: a thread ends with ``value``, a process's
     main function exits the process with it."""
     threads = state.threads
@@ -300,7 +300,7 @@ def thread_returned(ex: Executor, state: State, value: Any) -> None:
         exit_thread(ex, state, value if value is not None else 0)
 
 
-def exit_thread(ex: Executor, state: State, result: Any) -> None:
+def exit_thread(ex: Machine, state: State, result: Any) -> None:
     """``pthread_exit`` (or the thread's function returned): the thread ends with
     ``result``; the last thread of a process ends the process with status 0."""
     threads = threads_of(ex, state)
@@ -318,7 +318,7 @@ def exit_thread(ex: Executor, state: State, result: Any) -> None:
     _switch_to_next(ex, state, threads)
 
 
-def exit_process(ex: Executor, state: State, code: int) -> None:
+def exit_process(ex: Machine, state: State, code: int) -> None:
     """The running process exits with ``code`` (``exit``, ``_exit``, main's return): its
     threads end and its descriptors close. When it was the last process, the path ends,
     with the first process's exit status."""
@@ -353,7 +353,7 @@ def _runnable(state: State, threads: Threads) -> list[ThreadContext]:
     return [t for t in _in_turn(threads) if t.waiting is None or t.waiting(state)]
 
 
-def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
+def _switch_to_next(ex: Machine, state: State, threads: Threads) -> None:
     candidates = _runnable(state, threads)
     if not candidates:
         timed = [t for t in _in_turn(threads) if t.timed]
@@ -393,7 +393,7 @@ def _switch_to_next(ex: Executor, state: State, threads: Threads) -> None:
     _switch(ex, state, threads, candidates[0].tid)
 
 
-def _switch(ex: Executor, state: State, threads: Threads, tid: int) -> None:
+def _switch(ex: Machine, state: State, threads: Threads, tid: int) -> None:
     """Make ``tid`` the running thread of ``state``."""
     old = threads.threads[threads.current]
     new = threads.threads[tid]
@@ -452,7 +452,7 @@ def _write_errno(state: State, address: int, value: int) -> None:
 
 # -- hangs ----------------------------------------------------------------------------------
 
-def _waiting_places(ex: Executor, state: State, threads: Threads) -> str:
+def _waiting_places(ex: Machine, state: State, threads: Threads) -> str:
     """Where each live thread waits: its innermost frame with a source line, in tid order."""
     places = []
     for thread in threads.live_threads():
@@ -465,7 +465,7 @@ def _waiting_places(ex: Executor, state: State, threads: Threads) -> str:
     return ", ".join(places)
 
 
-def _hang_error(ex: Executor, state: State, message: str) -> ProgramError:
+def _hang_error(ex: Machine, state: State, message: str) -> ProgramError:
     """A ``hang`` error at the running thread's blocked call, with every thread's stack."""
     threads = state.threads
     assert threads is not None
@@ -474,7 +474,7 @@ def _hang_error(ex: Executor, state: State, message: str) -> ProgramError:
                         error.instruction, _thread_stacks(ex, state, threads))
 
 
-def _thread_stacks(ex: Executor, state: State,
+def _thread_stacks(ex: Machine, state: State,
                    threads: Threads) -> tuple[tuple[str, tuple[StackEntry, ...]], ...]:
     """Every live thread's stack, labelled by process and thread, where each is blocked."""
     stacks = []

@@ -7,7 +7,7 @@ package fills it. See docs/architecture.md.
 
 from __future__ import annotations
 
-from symex.core.executor import ExternalHandler
+from symex.core.machine import ExternalHandler
 from symex.env import klee, network, posix, process, threads
 
 

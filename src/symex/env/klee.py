@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from symex import expr as E
 from symex.core import values as V
-from symex.core.executor import Executor, ExternalHandler
+from symex.core.machine import ExternalHandler, Machine
 from symex.core.memory import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.seeding import refresh as refresh_seeds
@@ -28,7 +28,7 @@ NONDET_SIZES = {
 }
 
 
-def make_symbolic(ex: Executor, state: State, address: int, size: int, name: str) -> E.Array:
+def make_symbolic(ex: Machine, state: State, address: int, size: int, name: str) -> E.Array:
     """Make ``size`` bytes at ``address`` symbolic, as a fresh input object called ``name``."""
     unique = state.unique_name(name or "unnamed")
     os, offset = ex.resolve(state, address, size, "klee_make_symbolic on")
@@ -44,7 +44,7 @@ def make_symbolic(ex: Executor, state: State, address: int, size: int, name: str
     return array
 
 
-def fresh_value(ex: Executor, state: State, size: int, name: str) -> E.Expr:
+def fresh_value(ex: Machine, state: State, size: int, name: str) -> E.Expr:
     """A fresh symbolic value of ``size`` bytes backed by its own input object."""
     os = state.allocate(size, ObjectKind.ARGUMENT, name)
     make_symbolic(ex, state, os.obj.address, size, name)
@@ -56,13 +56,13 @@ def fresh_value(ex: Executor, state: State, size: int, name: str) -> E.Expr:
     return value
 
 
-def _string(ex: Executor, state: State, address: Any) -> str:
+def _string(ex: Machine, state: State, address: Any) -> str:
     if address == 0:
         return ""
     return ex.read_c_string(state, address).decode("utf-8", "replace")
 
 
-def _klee_make_symbolic(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _klee_make_symbolic(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     address = args[0]
     size = ex.concretize(state, args[1], 64, "klee_make_symbolic size")
     if type(address) is not int:
@@ -71,7 +71,7 @@ def _klee_make_symbolic(ex: Executor, state: State, args: list[Any], ins: Instru
     make_symbolic(ex, state, address, size, name)
 
 
-def assume(ex: Executor, state: State, condition: Any, *, silent_if_false: bool) -> None:
+def assume(ex: Machine, state: State, condition: Any, *, silent_if_false: bool) -> None:
     """Add ``condition != 0`` to the path; a provably false one ends the path."""
     if type(condition) is int:
         holds: Any = 1 if condition else 0
@@ -91,15 +91,15 @@ def assume(ex: Executor, state: State, condition: Any, *, silent_if_false: bool)
         state.add_constraint(holds)
 
 
-def _klee_assume(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _klee_assume(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     assume(ex, state, args[0], silent_if_false=False)
 
 
-def _verifier_assume(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _verifier_assume(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     assume(ex, state, args[0], silent_if_false=True)
 
 
-def _klee_range(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+def _klee_range(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
     begin = ex.concretize(state, args[0], 32, "klee_range start")
     end = ex.concretize(state, args[1], 32, "klee_range end")
     name = _string(ex, state, args[2])
@@ -112,40 +112,40 @@ def _klee_range(ex: Executor, state: State, args: list[Any], ins: Instruction) -
     return V.simplify(value)
 
 
-def _klee_int(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+def _klee_int(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
     return fresh_value(ex, state, 4, _string(ex, state, args[0]))
 
 
-def _klee_is_symbolic(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _klee_is_symbolic(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return 0 if type(args[0]) is int else 1
 
 
-def _klee_get_value(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+def _klee_get_value(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
     value = args[0]
     if type(value) is not int and type(value) is not float:
         return ex.get_value(state, value)
     return value
 
 
-def _klee_silent_exit(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _klee_silent_exit(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     raise PathTerminated(PathStatus.COMPLETED, "klee_silent_exit", emit_test=False,
                          exit_code=args[0] if args and type(args[0]) is int else 0)
 
 
-def _klee_report_error(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _klee_report_error(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     message = _string(ex, state, args[2]) if len(args) > 2 else "klee_report_error"
     ex.fail(state, ErrorKind.USER, message)
 
 
-def _klee_abort(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _klee_abort(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     ex.fail(state, ErrorKind.ABORT, "klee_abort called")
 
 
-def _klee_warning(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _klee_warning(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     ex.messages.append(f"KLEE: WARNING: {_string(ex, state, args[0])}")
 
 
-def _klee_print_expr(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _klee_print_expr(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     message = _string(ex, state, args[0])
     value = args[1] if len(args) > 1 else None
     shown = format_expr(value, max_chars=2000) if value is not None and type(value) is not int \
@@ -153,18 +153,18 @@ def _klee_print_expr(ex: Executor, state: State, args: list[Any], ins: Instructi
     ex.messages.append(f"{message}:{shown}")
 
 
-def _klee_prefer_cex(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _klee_prefer_cex(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     return None
 
 
-def _reach_error(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _reach_error(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     ex.fail(state, ErrorKind.REACH_ERROR, "reach_error() called")
 
 
 def _nondet(kind: str) -> ExternalHandler:
     size = NONDET_SIZES[kind]
 
-    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
         value = fresh_value(ex, state, size, f"nondet_{kind}")
         if kind == "bool":
             # native _Bool conversion: any non-zero byte reads as 1
@@ -174,7 +174,7 @@ def _nondet(kind: str) -> ExternalHandler:
     return handler
 
 
-def _object_base(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+def _object_base(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
     pointer = args[0]
     if type(pointer) is not int:
         pointer = ex.concretize(state, pointer, 64, "klee_get_obj_size")

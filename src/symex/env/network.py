@@ -44,7 +44,7 @@ import attrs
 import immutables
 
 from symex.core import scheduling
-from symex.core.executor import Executor, ExternalHandler
+from symex.core.machine import ExternalHandler, Machine
 from symex.core.forks import ForkKind
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.core.state import State
@@ -165,7 +165,7 @@ def _is_null(pointer: Any) -> bool:
 _NOT_SOCKETS = frozenset({EndpointKind.PIPE_READ, EndpointKind.PIPE_WRITE, EndpointKind.EVENTFD})
 
 
-def _socket_of(ex: Executor, state: State, fd_value: Any) -> tuple[PosixWorld, int, OpenFile | None, int]:
+def _socket_of(ex: Machine, state: State, fd_value: Any) -> tuple[PosixWorld, int, OpenFile | None, int]:
     """(world, fd, description, endpoint id or -errno) of a descriptor that must be a socket."""
     world = world_of(state)
     fd = concrete_int(ex, state, fd_value, 32, "socket descriptor")
@@ -179,7 +179,7 @@ def _socket_of(ex: Executor, state: State, fd_value: Any) -> tuple[PosixWorld, i
 
 # -- addresses ------------------------------------------------------------------------------
 
-def _read_address(ex: Executor, state: State, pointer: Any, length: Any) -> Any:
+def _read_address(ex: Machine, state: State, pointer: Any, length: Any) -> Any:
     """The address key of a ``struct sockaddr`` in memory, or -errno."""
     if _is_null(pointer):
         return -EFAULT
@@ -201,7 +201,7 @@ def _read_address(ex: Executor, state: State, pointer: Any, length: Any) -> Any:
     return -EAFNOSUPPORT
 
 
-def _write_address(ex: Executor, state: State, address: Any, pointer: Any, length_pointer: Any) -> None:
+def _write_address(ex: Machine, state: State, address: Any, pointer: Any, length_pointer: Any) -> None:
     """Fill a ``struct sockaddr`` and its length (if the program asked for them)."""
     if _is_null(pointer) or _is_null(length_pointer):
         return
@@ -245,7 +245,7 @@ def _autobind(world: PosixWorld, eid: int) -> tuple[PosixWorld, Any]:
 
 # -- creating -------------------------------------------------------------------------------
 
-def _socket(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _socket(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     family = concrete_int(ex, state, args[0], 32, "socket family")
     kind = concrete_int(ex, state, args[1], 32, "socket type")
@@ -262,7 +262,7 @@ def _socket(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return fd
 
 
-def _socketpair(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _socketpair(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     family = concrete_int(ex, state, args[0], 32, "socketpair family")
     kind = concrete_int(ex, state, args[1], 32, "socketpair type")
@@ -281,7 +281,7 @@ def _socketpair(ex: Executor, state: State, args: list[Any], ins: Instruction) -
                             both_ways=True)
 
 
-def _pipe(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _pipe(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     flags = concrete_int(ex, state, args[1], 32, "pipe flags") if len(args) > 1 else 0
     reader = world.next_endpoint
@@ -291,7 +291,7 @@ def _pipe(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
                             both_ways=False)
 
 
-def _eventfd(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _eventfd(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     value = concrete_int(ex, state, args[0], 32, "eventfd value", signed=False)
     flags = concrete_int(ex, state, args[1], 32, "eventfd flags")
@@ -305,7 +305,7 @@ def _eventfd(ex: Executor, state: State, args: list[Any], ins: Instruction) -> i
     return fd
 
 
-def _eventfd_read(ex: Executor, state: State, fd: int, opened: OpenFile, buffer: Any, count: int) -> int:
+def _eventfd_read(ex: Machine, state: State, fd: int, opened: OpenFile, buffer: Any, count: int) -> int:
     world = world_of(state)
     endpoint = world.endpoints[opened.endpoint]
     if count < 8:
@@ -322,7 +322,7 @@ def _eventfd_read(ex: Executor, state: State, fd: int, opened: OpenFile, buffer:
     return 8
 
 
-def _eventfd_write(ex: Executor, state: State, opened: OpenFile, buffer: Any, count: int) -> int:
+def _eventfd_write(ex: Machine, state: State, opened: OpenFile, buffer: Any, count: int) -> int:
     world = world_of(state)
     eid = opened.endpoint
     if count < 8:
@@ -344,7 +344,7 @@ def _eventfd_write(ex: Executor, state: State, opened: OpenFile, buffer: Any, co
     return 8
 
 
-def _two_descriptors(ex: Executor, state: State, world: PosixWorld, first: int, second: int,
+def _two_descriptors(ex: Machine, state: State, world: PosixWorld, first: int, second: int,
                      out: Any, nonblocking: bool, both_ways: bool) -> int:
     world, fd0 = _new_descriptor(world, first, writable=both_ways, nonblocking=nonblocking)
     if fd0 < 0:
@@ -359,7 +359,7 @@ def _two_descriptors(ex: Executor, state: State, world: PosixWorld, first: int, 
 
 # -- addresses and connections --------------------------------------------------------------
 
-def _bind(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _bind(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world, _, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
@@ -379,7 +379,7 @@ def _bind(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     return 0
 
 
-def _listen(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _listen(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world, _, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
@@ -393,7 +393,7 @@ def _listen(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
-def _connect(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _connect(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world, _, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
@@ -423,7 +423,7 @@ def _connect(ex: Executor, state: State, args: list[Any], ins: Instruction) -> i
     return 0
 
 
-def _accept(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _accept(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world, fd, opened, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
@@ -451,7 +451,7 @@ def _accept(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return new
 
 
-def _external_connection(ex: Executor, state: State, world: PosixWorld,
+def _external_connection(ex: Machine, state: State, world: PosixWorld,
                          listening: Endpoint) -> tuple[PosixWorld, int]:
     """The connection of the outside client of ``--sym-packets``: its packets, as symbolic
     objects made now, wait in the new endpoint's inbox; the client has closed its end."""
@@ -468,7 +468,7 @@ def _external_connection(ex: Executor, state: State, world: PosixWorld,
     return _new_endpoint(world, endpoint)
 
 
-def _shutdown(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _shutdown(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world, _, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
@@ -484,7 +484,7 @@ def _shutdown(ex: Executor, state: State, args: list[Any], ins: Instruction) -> 
 
 
 def _getsockname(peer: bool) -> ExternalHandler:
-    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         world, _, _, eid = _socket_of(ex, state, args[0])
         if eid < 0:
             return eid
@@ -496,12 +496,12 @@ def _getsockname(peer: bool) -> ExternalHandler:
     return handler
 
 
-def _setsockopt(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _setsockopt(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     _, _, _, eid = _socket_of(ex, state, args[0])
     return min(eid, 0)  # options are accepted and change nothing in the model
 
 
-def _getsockopt(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _getsockopt(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world, _, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
@@ -581,7 +581,7 @@ def _waiting_read(pid: int, fd: int) -> scheduling.WaitCondition:
     return ready
 
 
-def _receive(ex: Executor, state: State, ins: Instruction, fd: int, buffer: Any, count: int,
+def _receive(ex: Machine, state: State, ins: Instruction, fd: int, buffer: Any, count: int,
              flags: int, source: Any = 0, source_length: Any = 0) -> int:
     """read/recv/recvfrom on an endpoint descriptor."""
     world = world_of(state)
@@ -639,7 +639,7 @@ def _receive(ex: Executor, state: State, ins: Instruction, fd: int, buffer: Any,
                         peek=bool(flags & MSG_PEEK))
 
 
-def _take_stream(ex: Executor, state: State, eid: int, buffer: Any, count: int, source: Any,
+def _take_stream(ex: Machine, state: State, eid: int, buffer: Any, count: int, source: Any,
                  source_length: Any, *, peek: bool = False) -> int:
     """Read up to ``count`` bytes of stream ``eid``'s inbox into ``buffer`` (whole segments
     while they fit, then part of the next)."""
@@ -660,7 +660,7 @@ def _take_stream(ex: Executor, state: State, eid: int, buffer: Any, count: int, 
     return len(data)
 
 
-def _send(ex: Executor, state: State, fd: int, buffer: Any, count: int, flags: int,
+def _send(ex: Machine, state: State, fd: int, buffer: Any, count: int, flags: int,
           target: Any = None) -> int:
     """write/send/sendto on an endpoint descriptor."""
     world = world_of(state)
@@ -702,7 +702,7 @@ def _send(ex: Executor, state: State, fd: int, buffer: Any, count: int, flags: i
     return count
 
 
-def _recvfrom(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _recvfrom(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world, fd, opened, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
@@ -711,7 +711,7 @@ def _recvfrom(ex: Executor, state: State, args: list[Any], ins: Instruction) -> 
     return _receive(ex, state, ins, fd, args[1], count, flags, *args[4:6])
 
 
-def _sendto(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _sendto(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world, fd, _, eid = _socket_of(ex, state, args[0])
     if eid < 0:
         return eid
@@ -730,7 +730,7 @@ def _sendto(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
 def _on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
     """``__symex_read``/``__symex_write``/``__symex_lseek``/``__symex_fstat`` for files
     (``file_call``) and endpoints."""
-    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         world = world_of(state)
         fd = concrete_int(ex, state, args[0], 32, f"{name} descriptor")
         opened = world.opened(fd)
@@ -758,7 +758,7 @@ def _on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
     return handler
 
 
-def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _fcntl(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "fcntl descriptor")
     command = concrete_int(ex, state, args[1], 32, "fcntl command")
@@ -787,7 +787,7 @@ def _fcntl(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
 
 # -- select and poll ------------------------------------------------------------------------
 
-def _poll(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _poll(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     count = concrete_int(ex, state, args[1], 64, "poll count")
     timeout = concrete_int(ex, state, args[2], 32, "poll timeout")
@@ -830,7 +830,7 @@ def _offset(pointer: Any, offset: int) -> Any:
     return E.add(pointer, E.const(offset, 64))
 
 
-def _select(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _select(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     nfds = concrete_int(ex, state, args[0], 32, "select nfds")
     if nfds < 0 or nfds > MAX_FDS:
@@ -884,7 +884,7 @@ def _select(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
-def _unsupported(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _unsupported(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     """``__symex_unsupported(what)``: the C library met a use the model does not cover."""
     what = ex.read_c_string(state, args[0]).decode("utf-8", "replace")
     raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {what}")
@@ -919,7 +919,7 @@ def _closing(close_call: ExternalHandler) -> ExternalHandler:
     session is over (``PosixWorld.session_over``). As in Cloud9's memcached runs, such a
     path ends with the connection closed (the next time every thread waits), instead of
     running the server's timers until it counts as idle."""
-    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         world = world_of(state)
         fd = concrete_int(ex, state, args[0], 32, "close descriptor")
         opened = world.opened(fd)

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 import attrs
 import immutables
 
-from symex.core.executor import Executor, ExternalHandler
+from symex.core.machine import ExternalHandler, Machine
 from symex.core.memory import ObjectKind, locate
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
@@ -194,14 +194,14 @@ def _normal(path: str) -> str:
     return os.path.normpath(path) if path else path
 
 
-def _symbolic_object(ex: Executor, state: State, size: int, name: str) -> tuple[int, list[Any]]:
+def _symbolic_object(ex: Machine, state: State, size: int, name: str) -> tuple[int, list[Any]]:
     os_ = state.allocate(size, ObjectKind.ARGUMENT, name)
     make_symbolic(ex, state, os_.obj.address, size, name)
     os_ = state.objects[os_.obj.segment]
     return os_.obj.address, os_.read_bytes(0, size)
 
 
-def install_world(ex: Executor, state: State, spec: ArgvSpec, setup: PosixSetup) -> None:
+def install_world(ex: Machine, state: State, spec: ArgvSpec, setup: PosixSetup) -> None:
     """Give ``state`` its initial world: the symbolic files (``A-data``, ``A-data-stat``...)
     and stdin (``stdin``, ``stdin-stat``) of ``spec`` in KLEE's order, or the concrete stdin
     and host files of ``setup``."""
@@ -301,7 +301,7 @@ def world_of(state: State) -> PosixWorld:
     return world
 
 
-def concrete_int(ex: Executor, state: State, value: Any, width: int, why: str,
+def concrete_int(ex: Machine, state: State, value: Any, width: int, why: str,
                  signed: bool = True) -> int:
     """A call argument as a ``width``-bit int (signed unless told), fixed to one feasible
     value, with the choice kept as a path constraint, when it is symbolic."""
@@ -316,7 +316,7 @@ def concrete_int(ex: Executor, state: State, value: Any, width: int, why: str,
 READ_CALL, WRITE_CALL, CLOSE_CALL = 0, 1, 2
 
 
-def injected_failure(ex: Executor, state: State, call: int) -> bool:
+def injected_failure(ex: Machine, state: State, call: int) -> bool:
     """Whether this read, write or close (``call``) fails (``--max-fail``, KLEE's rule: when
     the call's ``*_fail`` object equals the call's number on the path). Where both can
     happen, a second state makes the call again knowing it does not fail."""
@@ -333,7 +333,7 @@ def injected_failure(ex: Executor, state: State, call: int) -> bool:
     return fails
 
 
-def _path(ex: Executor, state: State, address: Any) -> str | None:
+def _path(ex: Machine, state: State, address: Any) -> str | None:
     if type(address) is int and address == 0:
         return None
     if type(address) is int:
@@ -343,7 +343,7 @@ def _path(ex: Executor, state: State, address: Any) -> str | None:
     return _normal(ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
 
 
-def _symbolic_file_name(ex: Executor, state: State, address: int) -> str | None:
+def _symbolic_file_name(ex: Machine, state: State, address: int) -> str | None:
     """The name of an existing file that a path with symbolic bytes spells on this state,
     or None (then the path is fixed to one of its values, as before). Each name it may
     spell is a fork, as KLEE's POSIX runtime forks on "is it A": the state takes the name,
@@ -393,11 +393,11 @@ def lowest_free_fd(world: PosixWorld, low: int = 0) -> int:
     return fd
 
 
-def _open(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _open(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return _open_path(ex, state, _path(ex, state, args[0]), args[1])
 
 
-def _open_path(ex: Executor, state: State, path: str | None, flags_arg: Any) -> int:
+def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> int:
     """open() of a path already read from the program's memory."""
     world = world_of(state)
     flags = concrete_int(ex, state, flags_arg, 32, "open flags")
@@ -435,7 +435,7 @@ def _open_path(ex: Executor, state: State, path: str | None, flags_arg: Any) -> 
     return fd
 
 
-def _openat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _openat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     directory = concrete_int(ex, state, args[0], 32, "openat directory")
     path = _path(ex, state, args[1])
     if directory != AT_FDCWD and path is not None and not path.startswith("/"):
@@ -443,7 +443,7 @@ def _openat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return _open_path(ex, state, path, args[2])
 
 
-def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _close(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "close descriptor")
     if fd not in world.fds:
@@ -455,7 +455,7 @@ def _close(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
     return 0
 
 
-def _read(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _read(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "read descriptor")
     count = concrete_int(ex, state, args[2], 64, "read count", signed=False)
@@ -475,12 +475,12 @@ def _read(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     return len(chunk)
 
 
-def _concrete_bytes(ex: Executor, state: State, data: list[Any]) -> bytes:
+def _concrete_bytes(ex: Machine, state: State, data: list[Any]) -> bytes:
     return bytes(b if type(b) is int else ex.concretize(state, b, 8, "byte written to output")
                  for b in data)
 
 
-def _write(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _write(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "write descriptor")
     count = concrete_int(ex, state, args[2], 64, "write count", signed=False)
@@ -521,7 +521,7 @@ def _overwrite_symbolic_stdout(world: PosixWorld, fd: int, start: int, data: lis
     return world.moved(fd, start + count)
 
 
-def _lseek(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _lseek(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "lseek descriptor")
     offset = concrete_int(ex, state, args[1], 64, "lseek offset")
@@ -541,7 +541,7 @@ def _lseek(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
     return base + offset
 
 
-def _fill_stat(ex: Executor, state: State, node_id: int, node: FileNode, buffer: Any) -> int:
+def _fill_stat(ex: Machine, state: State, node_id: int, node: FileNode, buffer: Any) -> int:
     if node.stat_address:
         # KLEE's *-stat object: unconstrained, except what the model must get right
         image: list[Any] = ex.read_bytes(state, node.stat_address, STAT_SIZE)
@@ -561,7 +561,7 @@ def _fill_stat(ex: Executor, state: State, node_id: int, node: FileNode, buffer:
     return 0
 
 
-def _stat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _stat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     path = _path(ex, state, args[0])
     node_id = world.names.get(path) if path is not None else None
@@ -570,7 +570,7 @@ def _stat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     return _fill_stat(ex, state, node_id, world.nodes[node_id], args[1])
 
 
-def _fstat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _fstat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "fstat descriptor")
     opened = world.opened(fd)
@@ -579,7 +579,7 @@ def _fstat(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int
     return _fill_stat(ex, state, opened.node, world.nodes[opened.node], args[1])
 
 
-def _access(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _access(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     path = _path(ex, state, args[0])
     mode = concrete_int(ex, state, args[1], 32, "access mode")
@@ -591,7 +591,7 @@ def _access(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
-def _isatty(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _isatty(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "isatty descriptor")
     # no descriptor is a terminal: symbolic stdin is not (as KLEE), and native replay pipes
@@ -599,7 +599,7 @@ def _isatty(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return -EBADF if fd not in world.fds else -ENOTTY
 
 
-def _dup(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _dup(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "dup descriptor")
     key = world.fds.get(fd)
@@ -612,7 +612,7 @@ def _dup(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     return new
 
 
-def _dup2(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _dup2(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "dup2 descriptor")
     new = concrete_int(ex, state, args[1], 32, "dup2 target")
@@ -624,7 +624,7 @@ def _dup2(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
     return new
 
 
-def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _unlink(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
     path = _path(ex, state, args[0])
     node_id = world.names.get(path) if path is not None else None
@@ -638,7 +638,7 @@ def _unlink(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
-def _getdents64(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _getdents64(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     """The working directory's entries as ``struct dirent64`` records: ".", "..", then its
     files by name; the description's offset counts the entries already returned."""
     world = world_of(state)
@@ -673,7 +673,7 @@ def _getdents64(ex: Executor, state: State, args: list[Any], ins: Instruction) -
     return len(out)
 
 
-def _unmodelled_syscall(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _unmodelled_syscall(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     """``__symex_unmodelled_syscall(number)`` (musl's system calls, runtime/musl/glue.c): one
     the model does not answer returns -ENOSYS, counted in the run's shortfalls by program
     line, and the path goes on (as under KLEE's POSIX runtime)."""
@@ -688,7 +688,7 @@ def returning(width: int, handler: ExternalHandler) -> ExternalHandler:
     """``handler`` with its (possibly negative) result as the C return type's bits."""
     mask = (1 << width) - 1
 
-    def call(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    def call(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         return handler(ex, state, args, ins) & mask
     return call
 

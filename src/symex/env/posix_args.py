@@ -12,7 +12,7 @@ the arguments its path used.
 from __future__ import annotations
 
 from symex import expr as E
-from symex.core.executor import Executor
+from symex.core.machine import Machine
 from symex.core.forks import ForkKind
 from symex.core.memory import ObjectKind
 from symex.core.state import State
@@ -22,7 +22,7 @@ from symex.symargs import ArgvSpec, SymArg, SymArgs
 __all__ = ["build_argv_strings"]
 
 
-def _symbolic_argument(ex: Executor, state: State, max_len: int, number: int) -> int:
+def _symbolic_argument(ex: Machine, state: State, max_len: int, number: int) -> int:
     name = f"arg{number:02d}"
     os = state.allocate(max_len + 1, ObjectKind.ARGUMENT, name)
     make_symbolic(ex, state, os.obj.address, max_len + 1, name)
@@ -37,7 +37,7 @@ def _concrete_argument(state: State, text: bytes) -> int:
     return os.obj.address
 
 
-def build_argv_strings(ex: Executor, state: State, program_name: bytes,
+def build_argv_strings(ex: Machine, state: State, program_name: bytes,
                        spec: ArgvSpec) -> list[tuple[State, list[int]]]:
     """The argument strings of ``argv`` (program name first) in ``state`` and in the states
     forked from it (one per ``n_args`` value of each ``SymArgs``), with the address of each
@@ -63,7 +63,7 @@ def build_argv_strings(ex: Executor, state: State, program_name: bytes,
     return [(s, pointers) for s, pointers, _ in paths]
 
 
-def _fork_per_count(ex: Executor, state: State, pointers: list[int], made: int, low: int,
+def _fork_per_count(ex: Machine, state: State, pointers: list[int], made: int, low: int,
                     high: int, max_len: int) -> list[tuple[State, list[int], int]]:
     count = fresh_value(ex, state, 4, "n_args")
     array = state.symbolics[-1].array

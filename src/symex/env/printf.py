@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
-from symex.core.executor import Executor, ExternalHandler
+from symex.core.machine import ExternalHandler, Machine
 from symex.core.memory import ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
@@ -79,7 +79,7 @@ class VaListArguments:
 
     __slots__ = ("ex", "state", "address")
 
-    def __init__(self, ex: Executor, state: State, address: Any) -> None:
+    def __init__(self, ex: Machine, state: State, address: Any) -> None:
         self.ex = ex
         self.state = state
         self.address = address if type(address) is int else ex.concretize(state, address, 64, "va_list")
@@ -120,7 +120,7 @@ class VaListArguments:
         return value if type(value) is float else 0.0
 
 
-def _concrete(ex: Executor, state: State, value: Any, bits: int) -> int:
+def _concrete(ex: Machine, state: State, value: Any, bits: int) -> int:
     if type(value) is int:
         return value & ((1 << bits) - 1)
     if type(value) is float:
@@ -194,7 +194,7 @@ def _hex_float(value: float, precision: int | None) -> str:
     return f"{sign}0x{lead}{'.' + fraction if fraction else ''}p{exponent}"
 
 
-def format_arguments(ex: Executor, state: State, fmt_address: Any, args: Arguments) -> bytes:
+def format_arguments(ex: Machine, state: State, fmt_address: Any, args: Arguments) -> bytes:
     """What C's printf prints for the format at ``fmt_address`` with ``args``. Handles the
     flags ``-+ #0``, width and precision (also ``*``), the length modifiers hh h l ll q j z t L,
     and the conversions d i u o x X c s p e E f F g G a A n %. Symbolic integers are
@@ -287,7 +287,7 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def format_printf(ex: Executor, state: State, fmt_address: Any, args: list[Any]) -> bytes:
+def format_printf(ex: Machine, state: State, fmt_address: Any, args: list[Any]) -> bytes:
     """What printf prints for a format and the call's variadic arguments."""
     return format_arguments(ex, state, fmt_address, CallArguments(args))
 
@@ -303,7 +303,7 @@ _POSIX_WRITE = "__symex_write"
 _FILE_FD = Access(ValueKind.INT, 4, 32)
 
 
-def _write_fd(ex: Executor, state: State, fd: int, data: bytes, what: str) -> bool:
+def _write_fd(ex: Machine, state: State, fd: int, data: bytes, what: str) -> bool:
     """Write ``data`` to descriptor ``fd``; False if the descriptor refuses it.
 
     With the POSIX model present, the text goes through its write, so descriptors the program
@@ -328,7 +328,7 @@ def _write_fd(ex: Executor, state: State, fd: int, data: bytes, what: str) -> bo
     return True
 
 
-def write_standard_output(ex: Executor, state: State, data: bytes, what: str) -> bool:
+def write_standard_output(ex: Machine, state: State, data: bytes, what: str) -> bool:
     """printf's, puts' and putchar's output: the path's stdout, or the pipe or socket that
     descriptor 1 leads to when the program moved it there (``dup2``), so a process of a
     pipeline feeds the next. (Moved onto a file, it still goes to the path's stdout: natively
@@ -342,7 +342,7 @@ def write_standard_output(ex: Executor, state: State, data: bytes, what: str) ->
     return True
 
 
-def _stream_fd(ex: Executor, state: State, stream: Any) -> int:
+def _stream_fd(ex: Machine, state: State, stream: Any) -> int:
     """The descriptor a ``FILE *`` writes to.
 
     glibc's headers declare ``extern FILE *stdout;``. When the C library's stdio (stdio.c)
@@ -372,7 +372,7 @@ def _stream_fd(ex: Executor, state: State, stream: Any) -> int:
     return _signed(fd & 0xFFFFFFFF, 32)
 
 
-def _store_string(ex: Executor, state: State, buffer: Any, text: bytes, size: int | None) -> None:
+def _store_string(ex: Machine, state: State, buffer: Any, text: bytes, size: int | None) -> None:
     """Write what sprintf (size None) or snprintf (at most size-1 bytes plus NUL) stores."""
     if size is None:
         ex.write_bytes(state, buffer, text + b"\0")
@@ -380,7 +380,7 @@ def _store_string(ex: Executor, state: State, buffer: Any, text: bytes, size: in
         ex.write_bytes(state, buffer, text[:size - 1] + b"\0")
 
 
-def _size_argument(ex: Executor, state: State, value: Any) -> int:
+def _size_argument(ex: Machine, state: State, value: Any) -> int:
     if type(value) is not int:
         value = ex.concretize(state, value, value.width, "snprintf size")
     return value
@@ -389,7 +389,7 @@ def _size_argument(ex: Executor, state: State, value: Any) -> int:
 # dest: "stdout", "stream" (a FILE*), "fd" or "buffer"; the indices say which argument is the
 # destination, the size (-1: none) and the format; va: the arguments come as a va_list
 def _handler(dest: str, dest_index: int, size_index: int, fmt_index: int, va: bool) -> ExternalHandler:
-    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         source: Arguments
         if va:
             source = VaListArguments(ex, state, args[fmt_index + 1])

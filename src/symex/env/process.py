@@ -9,7 +9,7 @@ from typing import Any
 from symex.core import scheduling
 from symex.core import values as V
 from symex.core.allocation_sizes import fix_allocation_size
-from symex.core.executor import Executor, ExternalHandler
+from symex.core.machine import ExternalHandler, Machine
 from symex.core.memory import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind
 from symex.core.state import State
@@ -21,19 +21,19 @@ from symex.ir.program import SEGMENT_SHIFT, Instruction
 MAX_ALLOCATION = 1 << 28
 
 
-def _size(ex: Executor, state: State, value: Any, what: str) -> int:
+def _size(ex: Machine, state: State, value: Any, what: str) -> int:
     # a symbolic size is explored at a few sizes, a path each (core.allocation_sizes)
     return fix_allocation_size(ex, state, value, what)
 
 
-def _malloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _malloc(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     size = _size(ex, state, args[0], "malloc size")
     if size > MAX_ALLOCATION:
         return 0
     return ex.allocate(state, size, ObjectKind.HEAP, "malloc", ex.program_site(state))
 
 
-def _calloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _calloc(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     count = _size(ex, state, args[0], "calloc count")
     size = _size(ex, state, args[1], "calloc size")
     if count * size > MAX_ALLOCATION:
@@ -41,7 +41,7 @@ def _calloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> in
     return ex.allocate(state, count * size, ObjectKind.HEAP, "calloc", ex.program_site(state))
 
 
-def _realloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _realloc(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     pointer = args[0]
     size = _size(ex, state, args[1], "realloc size")
     if type(pointer) is not int:
@@ -62,18 +62,18 @@ def _realloc(ex: Executor, state: State, args: list[Any], ins: Instruction) -> i
     return new
 
 
-def _free(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _free(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     ex.free(state, args[0])
 
 
-def _exit(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _exit(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     # exit() calls each atexit handler, then this call to exit runs again for the next one
     if ex.call_exit_handler(state):
         return
     _exit_now(ex, state, args, ins)
 
 
-def _exit_now(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _exit_now(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     code = args[0] if args else 0
     if not isinstance(code, int):
         code = ex.concretize(state, code, code.width, "exit status")
@@ -81,16 +81,16 @@ def _exit_now(ex: Executor, state: State, args: list[Any], ins: Instruction) -> 
     scheduling.exit_process(ex, state, code & 0xFF)
 
 
-def _abort(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _abort(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     ex.fail(state, ErrorKind.ABORT, "abort() called")
 
 
-def _assert_fail(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _assert_fail(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     expression = ex.read_c_string(state, args[0]).decode("utf-8", "replace") if args[0] else "?"
     ex.fail(state, ErrorKind.ASSERT, f"ASSERTION FAIL: {expression}")
 
 
-def _putchar(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _putchar(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     c = args[0]
     if type(c) is not int:
         c = ex.concretize(state, c, c.width, "putchar argument")
@@ -99,24 +99,24 @@ def _putchar(ex: Executor, state: State, args: list[Any], ins: Instruction) -> i
     return c & 0xFF
 
 
-def _puts(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _puts(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     if not printf.write_standard_output(ex, state, ex.read_c_string(state, args[0]) + b"\n", "puts"):
         return -1
     return 1
 
 
-def _setjmp(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _setjmp(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     # the signal mask argument of sigsetjmp is ignored: symex models no signals
     ex.set_jump(state, args[0], ins)
     return 0
 
 
-def _longjmp(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _longjmp(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     ex.long_jump(state, args[0], args[1])
 
 
 def _abs(width: int) -> ExternalHandler:
-    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
         return V.absolute(V.trunc(args[0], width), width)
     return handler
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from symex.core import scheduling
-from symex.core.executor import Executor, ExternalHandler
+from symex.core.machine import ExternalHandler, Machine
 from symex.core.outcome import ErrorKind
 from symex.core.scheduling import FIRST_PID, threads_of
 from symex.core.state import State
@@ -29,18 +29,18 @@ _POINTER = Access(ValueKind.PTR, 8, 64)
 _INT = Access(ValueKind.INT, 4, 32)
 
 
-def _fork(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _fork(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     # the world must exist before the processes' descriptor tables part ways
     world_of(state)
     return scheduling.fork_process(ex, state, ins.dest)
 
 
-def _getpid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _getpid(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     threads = state.threads
     return FIRST_PID if threads is None else threads.thread.pid
 
 
-def _getppid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _getppid(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     threads = state.threads
     return 1 if threads is None else threads.process.ppid
 
@@ -53,7 +53,7 @@ def _waitable(state: State, parent: int, pid: int) -> list[scheduling.ProcessCon
             if p.ppid == parent and not p.reaped and (pid <= 0 or p.pid == pid)]
 
 
-def _waitpid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _waitpid(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     pid = concrete_int(ex, state, args[0], 32, "waitpid pid")
     options = concrete_int(ex, state, args[2], 32, "waitpid options", signed=False)
     me = _getpid(ex, state, args, ins)
@@ -76,7 +76,7 @@ def _waitpid(ex: Executor, state: State, args: list[Any], ins: Instruction) -> i
     return 0
 
 
-def _function_at(ex: Executor, state: State, pointer: Any, what: str) -> Any:
+def _function_at(ex: Machine, state: State, pointer: Any, what: str) -> Any:
     address = concrete_int(ex, state, pointer, 64, what, signed=False)
     fn = ex.program.functions_by_address.get(address)
     if fn is None or fn.is_declaration:
@@ -84,7 +84,7 @@ def _function_at(ex: Executor, state: State, pointer: Any, what: str) -> Any:
     return fn
 
 
-def _pthread_create(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _pthread_create(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     fn = _function_at(ex, state, args[2], "pthread_create start routine")
     tid = scheduling.spawn_thread(ex, state, fn, [args[3]])
     ex.write(state, args[0], _POINTER, tid)
@@ -101,7 +101,7 @@ def _thread(state: State, tid: int) -> scheduling.ThreadContext | None:
     return thread
 
 
-def _pthread_join(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _pthread_join(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     tid = concrete_int(ex, state, args[0], 64, "pthread_join thread", signed=False)
     if tid == _pthread_self(ex, state, args, ins):
         return EDEADLK
@@ -124,17 +124,17 @@ def _pthread_join(ex: Executor, state: State, args: list[Any], ins: Instruction)
     return 0
 
 
-def _pthread_exit(ex: Executor, state: State, args: list[Any], ins: Instruction) -> None:
+def _pthread_exit(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
     # also from the main thread: the process then ends with its last thread (status 0)
     scheduling.exit_thread(ex, state, args[0])
 
 
-def _pthread_self(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _pthread_self(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     threads = state.threads
     return FIRST_PID if threads is None else threads.current
 
 
-def _pthread_detach(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _pthread_detach(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     tid = concrete_int(ex, state, args[0], 64, "pthread_detach thread", signed=False)
     thread = _thread(state, tid)
     if thread is None and tid != _pthread_self(ex, state, args, ins):
@@ -144,7 +144,7 @@ def _pthread_detach(ex: Executor, state: State, args: list[Any], ins: Instructio
     return 0
 
 
-def _key_create(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _key_create(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     # destructors are not called when a thread exits (documented)
     threads = threads_of(ex, state)
     key = threads.next_key
@@ -153,7 +153,7 @@ def _key_create(ex: Executor, state: State, args: list[Any], ins: Instruction) -
     return 0
 
 
-def _getspecific(ex: Executor, state: State, args: list[Any], ins: Instruction) -> Any:
+def _getspecific(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
     threads = state.threads
     if threads is None:
         return 0
@@ -161,7 +161,7 @@ def _getspecific(ex: Executor, state: State, args: list[Any], ins: Instruction) 
     return threads.thread.specific.get(key, 0)
 
 
-def _setspecific(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _setspecific(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     threads = threads_of(ex, state)
     key = concrete_int(ex, state, args[0], 32, "pthread key", signed=False)
     if key >= threads.next_key:
@@ -170,14 +170,14 @@ def _setspecific(ex: Executor, state: State, args: list[Any], ins: Instruction) 
     return 0
 
 
-def _key_delete(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _key_delete(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return 0
 
 
 def _wait_while(timed: bool) -> ExternalHandler:
     """``__symex_wait_while(int *word, int value)``: block while ``*word == value`` (a
     futex wait). Returns 0, or ETIMEDOUT when ``timed`` and nothing else could run."""
-    def handler(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         thread = scheduling.current_thread(state)
         if thread is not None and thread.timed_out:
             thread.timed_out = False
@@ -197,12 +197,12 @@ def _wait_while(timed: bool) -> ExternalHandler:
     return handler
 
 
-def _yield(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _yield(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     scheduling.yield_thread(ex, state)
     return 0
 
 
-def _sleep(ex: Executor, state: State, args: list[Any], ins: Instruction) -> int:
+def _sleep(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     # no clock runs in the model: a sleeping thread wakes when nothing else can run
     thread = scheduling.current_thread(state)
     if state.threads is None or len(state.threads.threads) == 1:
