@@ -17,7 +17,8 @@ processes), and so do the hooks, which are callbacks of the caller's process.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
+from typing import Unpack
 
 import attrs
 
@@ -27,6 +28,7 @@ from symex.core.seeding import Seed, seeds_from_mappings
 from symex.core.outcome import ErrorKind
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError
+from symex.options import DEFAULT_CHAIN, RunOptions, defaults
 from symex.symargs import ArgvItem, ArgvSpec, MaxFail, SymFiles, SymFragments, SymPackets, SymStdin
 
 __all__ = [
@@ -43,9 +45,6 @@ __all__ = [
     "portfolio_strategies",
 ]
 
-#: the solver chain in front of the solver by default: all of KLEE's layers (with them, the
-#: regexp benchmark sends 10 queries to z3 instead of 3,524; see docs/benchmarks.md)
-DEFAULT_CHAIN = ("trivial", "independence", "cache", "cex")
 
 
 @attrs.frozen
@@ -178,39 +177,18 @@ class RunDescription:
     """Seconds between two progress snapshots (``Hooks.on_progress``)."""
 
     @classmethod
-    def build(cls, *, searcher: str | Sequence[str] = "dfs", seed: int = 0,
-              max_time: float | None = None, max_instructions: int | None = None,
-              max_depth: int | None = None, max_states: int | None = None,
-              solver: str = "z3", solver_timeout: float | None = None,
-              write_queries: str | os.PathLike[str] | None = None,
-              solver_chain: Sequence[str] = DEFAULT_CHAIN,
-              emit_all_errors: bool = False, max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES,
-              entry: str = "main", args: Sequence[str | bytes] | None = None,
-              max_forks: int | None = None, max_memory: float | None = None,
-              exit_on_error: bool | str | Collection[str] = False,
-              only_output_states_covering_new: bool = False, track_test_coverage: bool = False,
-              progress_interval: float = 2.0,
-              sym_args: ArgvSpec | Sequence[ArgvItem] | None = None,
-              sym_files: tuple[int, int] | None = None, sym_stdin: int | None = None,
-              stdin: bytes | str | None = None,
-              host_files: Sequence[str | os.PathLike[str]] | None = None,
-              record_tree: str | os.PathLike[str] | None = None,
-              continue_with: str | os.PathLike[str] | None = None,
-              restart_all_states: bool = False, stop_after_replay: bool = False,
-              replay_searcher: str | Sequence[str] = "dfs", hash_constants: bool = True,
-              workers: int = 1, parallel_backend: str | None = None,
-              cluster: str | None = None, balance_ratio: float = 10.0,
-              portfolio: str | Sequence[str] | None = None,
-              journal: str | os.PathLike[str] | None = None,
-              stop_at: str | Sequence[str] = (), schedule_forks: int = 0,
-              sym_packets: tuple[int, int] | None = None,
-              sym_fragments: int | None = None,
-              environ: Sequence[str] | None = None, max_fail: int = 0,
-              max_idle_time_outs: int = MAX_IDLE_TIME_OUTS, max_sym_array_size: int = 0,
-              seeds: Sequence[Mapping[str, bytes | str] | Seed] = ()) -> RunDescription:
-        """A description from :func:`symex.explore`'s keyword arguments (see there), checked;
-        host files are read now. ``solver`` is a configuration string ("" when the caller
-        brings a solver object)."""
+    def build(cls, **options: Unpack[RunOptions]) -> RunDescription:
+        """A description from :func:`symex.explore`'s keyword arguments (:mod:`symex.options`
+        lists them), checked; host files are read now. ``solver`` is a configuration string
+        ("" when the caller brings a solver object)."""
+        o = defaults(options)
+        searcher, seed, args, sym_args = o["searcher"], o["seed"], o["args"], o["sym_args"]
+        sym_files, sym_stdin, stdin = o["sym_files"], o["sym_stdin"], o["stdin"]
+        sym_packets, sym_fragments, max_fail = o["sym_packets"], o["sym_fragments"], o["max_fail"]
+        schedule_forks, max_sym_array_size = o["schedule_forks"], o["max_sym_array_size"]
+        max_idle_time_outs, replay_searcher = o["max_idle_time_outs"], o["replay_searcher"]
+        restart_all_states, stop_after_replay = o["restart_all_states"], o["stop_after_replay"]
+        continue_with, environ, workers = o["continue_with"], o["environ"], o["workers"]
         if isinstance(args, str):
             raise ConfigError("args must be a sequence of strings, not one string; pass [ARG]")
         extra = sym_args.items if isinstance(sym_args, ArgvSpec) else tuple(sym_args or ())
@@ -252,28 +230,28 @@ class RunDescription:
         bad = [v for v in variables if "=" not in v or v.startswith("=") or "\0" in v]
         if bad:
             raise ConfigError(f"environment entry {bad[0]!r} is not NAME=VALUE")
-        exit_kinds = error_kinds_to_exit_on(exit_on_error)
-        seed_values = seeds_from_mappings(seeds)
+        exit_kinds = error_kinds_to_exit_on(o["exit_on_error"])
+        seed_values = seeds_from_mappings(o["seeds"])
         return cls(
-            inputs=Inputs(entry, ArgvSpec(concrete + tuple(extra) + environment),
-                          PosixSetup.make(stdin, host_files), variables),
-            limits=Limits(max_time, max_instructions, max_depth, max_states, max_forks,
-                          max_memory, max_stack_frames, _locations(stop_at), max_idle_time_outs,
-                          max_sym_array_size),
-            search=Search(_names(searcher), seed, portfolio_strategies(portfolio, workers,
+            inputs=Inputs(o["entry"], ArgvSpec(concrete + tuple(extra) + environment),
+                          PosixSetup.make(stdin, o["host_files"]), variables),
+            limits=Limits(o["max_time"], o["max_instructions"], o["max_depth"], o["max_states"],
+                          o["max_forks"], o["max_memory"], o["max_stack_frames"],
+                          _locations(o["stop_at"]), max_idle_time_outs, max_sym_array_size),
+            search=Search(_names(searcher), seed, portfolio_strategies(o["portfolio"], workers,
                                                                        searcher),
                           _names(replay_searcher), schedule_forks, seed_values),
-            solver=SolverSpec(solver, solver_timeout, tuple(solver_chain),
-                              _path(write_queries)),
-            output=PathOutput(emit_all_errors,
+            solver=SolverSpec(o["solver"], o["solver_timeout"], tuple(o["solver_chain"]),
+                              _path(o["write_queries"])),
+            output=PathOutput(o["emit_all_errors"],
                               frozenset(k.value for k in exit_kinds) if exit_kinds
                               else frozenset(),
-                              only_output_states_covering_new, track_test_coverage),
-            tree=TreeOptions(_path(record_tree), _path(continue_with), restart_all_states,
-                             stop_after_replay, hash_constants),
-            parallel=Parallelism(workers, parallel_backend, cluster, balance_ratio,
-                                 _path(journal)),
-            progress_interval=progress_interval)
+                              o["only_output_states_covering_new"], o["track_test_coverage"]),
+            tree=TreeOptions(_path(o["record_tree"]), _path(continue_with), restart_all_states,
+                             stop_after_replay, o["hash_constants"]),
+            parallel=Parallelism(workers, o["parallel_backend"], o["cluster"],
+                                 o["balance_ratio"], _path(o["journal"])),
+            progress_interval=o["progress_interval"])
 
     @property
     def parallel_wanted(self) -> bool:

@@ -20,7 +20,7 @@ from symex.core.coverage import reach_targets, reached_location
 from symex.core.executor import Executor
 from symex.core.memory import ObjectKind
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
-from symex.core.searchers import ExecutionTree, make_searcher
+from symex.core.searchers import ExecutionTree, Searcher, make_searcher
 from symex.core.seeding import SeededSearcher, SeedFollowing
 from symex.core.seeding import refresh as refresh_seeds
 from symex.core.state import State
@@ -147,7 +147,10 @@ class Exploration:
     """One run of :func:`explore` (kept as an object so the loop stays readable)."""
 
     def __init__(self, program: Program, solver: Solver, description: RunDescription, *,
-                 hooks: Hooks, memo: PathMemo | None = None) -> None:
+                 hooks: Hooks, memo: PathMemo | None = None,
+                 searcher: Searcher | None = None) -> None:
+        """``searcher``: a searcher object instead of ``description.search.searcher``'s
+        names."""
         self.program = program
         self.solver = solver
         self.description = description
@@ -175,8 +178,8 @@ class Exploration:
         #: blocks whose first visit halts the run (limits.stop_at), with their location
         self.reach_targets = reach_targets(self.executor.coverage_map, limits.stop_at)
         self.tree = ExecutionTree()
-        self.searcher = make_searcher(search.searcher, seed=search.seed, tree=self.tree,
-                                      coverage=self.executor.coverage)
+        self.searcher = searcher if searcher is not None else make_searcher(
+            search.searcher, seed=search.seed, tree=self.tree, coverage=self.executor.coverage)
         if search.seeds:
             self.searcher = SeededSearcher(self.searcher)
         #: the recorded tree (None: the run records none); states replaying it are chosen by
@@ -762,10 +765,11 @@ def tree_identity(program: Program, entry: str, argv: ArgvSpec,
 
 
 def explore_alone(program: Program, description: RunDescription, *,
-                  hooks: Hooks, solver: Solver | None = None) -> Result:
+                  hooks: Hooks, solver: Solver | None = None,
+                  searcher: Searcher | None = None) -> Result:
     """Explore ``program`` as ``description`` says, in this process (no workers).
     ``solver``: a solver object to use instead of building ``description.solver.config``
-    (not closed here)."""
+    (not closed here); ``searcher``: a searcher object instead of the description's names."""
     inputs, spec, tree = description.inputs, description.solver, description.tree
     entry = inputs.entry
     if solver is None and not spec.config:
@@ -794,7 +798,8 @@ def explore_alone(program: Program, description: RunDescription, *,
                 hash_constants=tree.hash_constants, restart_all_states=tree.restart_all_states,
                 stop_after_replay=tree.stop_after_replay)
             recorder.messages[:0] = memo_messages
-        run = Exploration(program, backend, description, hooks=hooks, memo=recorder)
+        run = Exploration(program, backend, description, hooks=hooks, memo=recorder,
+                          searcher=searcher)
         return run.run()
     finally:
         if recorder is not None:

@@ -19,7 +19,6 @@ import argparse
 import datetime
 import importlib.util
 import os
-import re
 import shutil
 import signal
 import sys
@@ -30,7 +29,6 @@ from types import FrameType
 from typing import Any
 from collections.abc import Callable
 
-from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.cli.errors import error_text
 from symex.core.outcome import ErrorKind, TestCase
 from symex.core.searchers import SEARCHER_NAMES
@@ -52,41 +50,13 @@ from symex.output.rendering import counted, share, shown_objects
 from symex.output.runstats import RunStatsWriter
 from symex.parallel.journal import JOURNAL_FILE, RunJournal
 from symex.solvers.config import parse_config
+from symex.options import (ERRORS, FLAG_GROUPS, INPUTS, MEMO, OPTIONS, OUTPUT, SEARCH, SOLVER,
+                           seconds)
 from symex.symargs import ArgvSpec
 
 #: KLEE's --exit-on-error-type names for the kinds symex reports under another name
 _KLEE_ERROR_TYPES = {"reporterror": ErrorKind.USER, "readonly": ErrorKind.READONLY,
                      "reacherror": ErrorKind.REACH_ERROR}
-
-_TIME_UNITS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-
-
-def _seconds(text: str) -> float:
-    """A duration: seconds (``90``, ``1.5``) or KLEE's form (``90s``, ``5min``, ``1h30min``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        parts = re.findall(r"(\d+(?:\.\d*)?)\s*([a-z]+)", text.strip().lower())
-        joined = "".join(f"{n}{u}" for n, u in parts)
-        if not parts or joined != re.sub(r"\s+", "", text.strip().lower()) or \
-                any(u not in _TIME_UNITS for _, u in parts):
-            raise argparse.ArgumentTypeError(
-                f"invalid time '{text}' (give seconds, or e.g. 90s, 5min, 1h30min)") from None
-        value = sum(float(n) * _TIME_UNITS[u] for n, u in parts)
-    if value < 0 or value != value:
-        raise argparse.ArgumentTypeError(f"invalid time '{text}' (must not be negative)")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number '{text}' (give a whole number)") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid number '{text}' (must not be negative)")
-    return value
-
 
 def _error_kinds(text: str) -> list[ErrorKind]:
     kinds = []
@@ -117,7 +87,8 @@ class _SymArgSpec(argparse.Action):
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
-    """Declare ``symex run`` and its options."""
+    """Declare ``symex run`` and its options: every option of :data:`symex.options.OPTIONS`
+    with a flag, and the flags that stand for no single option (declared here)."""
     run = commands.add_parser("run", help="explore a program's paths and generate tests",
                               description="Explore PROGRAM (.c, .ll or .bc) symbolically; tests, "
                                           "errors and statistics go to an output directory.")
@@ -125,134 +96,63 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                      "program built with CC='symex cc'; more .c/.ll/.bc/.o/.a files right after "
                      "it are linked with it ('--' ends them)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
-    environment = run.add_argument_group(
-        "symbolic arguments (also accepted among the program's arguments, in place, as KLEE)")
-    environment.add_argument("--sym-arg", dest="sym_specs", action=_SymArgSpec, nargs=1,
-                             metavar="N", help="one symbolic argument of at most N characters")
-    environment.add_argument("--sym-args", dest="sym_specs", action=_SymArgSpec, nargs=3,
-                             metavar=("MIN", "MAX", "N"),
-                             help="MIN to MAX symbolic arguments of at most N characters each")
-    environment.add_argument("--sym-files", dest="sym_specs", action=_SymArgSpec, nargs=2,
-                             metavar=("NUM", "N"),
-                             help="NUM symbolic files named A, B, ... of N bytes each")
-    environment.add_argument("--sym-stdin", dest="sym_specs", action=_SymArgSpec, nargs=1,
-                             metavar="N", help="standard input is N symbolic bytes")
-    environment.add_argument("--sym-stdout", dest="sym_specs", action=_SymArgSpec, nargs=0,
-                             help="accepted for KLEE compatibility (output stays per path)")
-    environment.add_argument("--sym-packets", dest="sym_specs", action=_SymArgSpec, nargs=2,
-                             metavar=("NUM", "SIZE"),
-                             help="a client outside the program connects to the first socket "
-                             "that accepts and sends NUM packets of SIZE symbolic bytes")
-    environment.add_argument("--sym-fragments", dest="sym_specs", action=_SymArgSpec, nargs=1,
-                             metavar="K", help="up to K times per path, a recv may return part "
-                             "of what one send sent (one path per length)")
-    environment.add_argument("--max-fail", dest="sym_specs", action=_SymArgSpec, nargs=1,
-                             metavar="N", help="up to N read/write/close calls per path fail "
-                             "with EIO (KLEE's --max-fail; objects read_fail, write_fail, close_fail)")
-    environment.add_argument("--read-host-file", dest="host_files", action="append", default=[],
-                             metavar="PATH", help="let the program open this host file for "
-                                                  "reading (repeatable; never written)")
+    groups = {name: run.add_argument_group(name, description)
+              for name, description in FLAG_GROUPS}
+    environment = groups[INPUTS]
+    for spelled, arity, metavar, text in _SYM_SPECS:
+        environment.add_argument(spelled, dest="sym_specs", action=_SymArgSpec, nargs=arity,
+                                 metavar=metavar, help=text)
+    for option in OPTIONS:
+        flag = option.flag
+        if flag is None:
+            continue
+        settings: dict[str, Any] = {"dest": option.name, "help": flag.help or None,
+                                    "default": flag.default}
+        if flag.action is not None:
+            settings["action"] = flag.action
+        if flag.metavar is not None:
+            settings["metavar"] = flag.metavar
+        if flag.parse is not None:
+            settings["type"] = flag.parse
+        if flag.default is None and option.default is not None and flag.action != "append":
+            settings["default"] = option.default  # shown by %(default)s
+        groups[flag.group].add_argument(*flag.names, **settings)
     environment.add_argument("--environ", "-environ", metavar="FILE",
                              help="the program's environment: a file of NAME=VALUE lines (KLEE's "
                                   "-environ); without it the environment is empty")
     environment.add_argument("--stdin-file", metavar="PATH",
                              help="concrete standard input: the bytes of this host file")
-    search = run.add_argument_group("search and limits")
-    search.add_argument("--search", action="append", metavar="NAME",
-                        help=f"search strategy, repeatable to interleave: {', '.join(SEARCHER_NAMES)}")
-    search.add_argument("--seed", type=int, default=0, help="seed of the random searchers")
+    search = groups[SEARCH]
     search.add_argument("--seed-file", action="append", default=[], metavar="KTEST",
                         help="run the path of this test's inputs first, then explore around it "
                         "(KLEE's --seed-file; objects matched by name, missing bytes zero; "
                         "repeatable)")
     search.add_argument("--seed-dir", action="append", default=[], metavar="DIR",
                         help="every .ktest file in DIR is a seed (e.g. an earlier run's output)")
-    search.add_argument("--max-time", type=_seconds, metavar="TIME",
-                        help="stop after TIME (seconds, or e.g. 90s, 5min, 1h)")
-    search.add_argument("--max-instructions", type=_count, metavar="N")
-    search.add_argument("--stop-at", action="append", default=[], metavar="LOCATION",
-                        help="stop the run when a path first reaches FUNCTION or FILE:LINE "
-                        "(repeatable)")
-    search.add_argument("--max-depth", type=_count, metavar="N", help="symbolic branches per path")
-    search.add_argument("--max-states", type=_count, metavar="N", help="live states at once")
-    search.add_argument("--max-forks", type=_count, metavar="N",
-                        help="after N forks, follow one feasible side of each branch")
-    search.add_argument("--schedule-forks", type=_count, metavar="N", default=0,
-                        help="a path may fork N times on which process or thread runs after "
-                        "a blocking call (default 0: the next one in order)")
-    search.add_argument("--max-idle-time-outs", type=_count, metavar="N", default=MAX_IDLE_TIME_OUTS,
-                        help="end a path as idle after N time-outs in a row with no other "
-                        "wake-up, input or output (default %(default)s; 0: never)")
-    search.add_argument("--max-sym-array-size", type=_count, metavar="N", default=0,
-                        help="fix a symbolic offset into an object of more than N bytes to one "
-                        "value, by fixing the input bytes it is computed from (KLEE's "
-                        "option; default 0: never)")
-    search.add_argument("--max-memory", type=_count, metavar="MB",
-                        help="stop when symex uses more than MB megabytes")
-    parallel = run.add_argument_group(
-        "parallel exploration", "split the execution tree over worker processes (docs/parallel.md)")
-    parallel.add_argument("--workers", type=_count, default=1, metavar="N",
-                          help="worker processes on this machine (default 1: no workers)")
-    parallel.add_argument("--cluster", metavar="ADDRESS",
-                          help="run the workers as Ray actors: 'auto' (a local Ray instance), "
-                               "HOST:PORT or ray://HOST:10001 (an existing cluster); needs "
-                               "pip install 'symex[ray]'")
-    parallel.add_argument("--portfolio", metavar="LIST",
-                          help="search strategies the workers take in turn, comma-separated "
-                               "(dfs,random-path,nurs:covnew); each needs a worker")
-    parallel.add_argument("--balance-ratio", type=float, default=10.0, metavar="X",
-                          help="move work when the most loaded worker has X times the live "
-                               "states of the least loaded (Cloud9's rule; default 10)")
-    errors = run.add_argument_group("errors")
-    errors.add_argument("--emit-all-errors", action="store_true",
-                        help="report every error path, not one per error site")
+    errors = groups[ERRORS]
     errors.add_argument("--exit-on-error", action="store_true", help="stop at the first error")
     errors.add_argument("--exit-on-error-type", type=_error_kinds, action="append", default=[],
                         metavar="KIND[,KIND]",
                         help=f"stop at the first error of these kinds: "
                              f"{', '.join(k.value for k in ErrorKind)}")
-    output = run.add_argument_group("output")
+    output = groups[OUTPUT]
     output.add_argument("--output-dir", metavar="DIR",
                         help="write outputs into DIR (new or empty) instead of ./symex-out-N")
-    output.add_argument("--only-output-states-covering-new", action="store_true",
-                        help="write tests only for paths that covered new code (and errors)")
     output.add_argument("--write-cov", action="store_true",
                         help="write testNNNNNN.cov with the source lines each test covers")
     output.add_argument("--test-format", choices=("ktest", "testcomp"), default="ktest",
                         help="testcomp: also write a Test-Comp suite into OUTDIR/test-suite")
-    output.add_argument("--write-queries", metavar="DIR",
-                        help="log every solver query (SMT-LIB2 files and index.csv) into DIR")
     output.add_argument("-q", "--quiet", action="store_true",
                         help="no progress output; at the end, the summary only (no error "
                         "stacks, no test lines)")
-    output.add_argument("--progress-interval", type=_seconds, default=10.0, metavar="TIME",
+    output.add_argument("--progress-interval", type=seconds, default=10.0, metavar="TIME",
                         help="seconds between progress lines when stderr is not a terminal "
                              "(default 10); below 2 s, run.stats gets a row that often too")
-    memo = run.add_argument_group(
-        "memoized exploration (the execution tree, MoKlee's workflow; docs/memo.md)")
-    memo.add_argument("--record-tree", action="store_true",
-                      help=f"record the execution tree into OUTDIR/{TREE_FILE} as the run goes "
-                           f"(with --continue-with: extend a copy there, not the original)")
-    memo.add_argument("--continue-with", metavar="DIR",
-                      help="replay the tree recorded in DIR without the solver, skip its fully "
-                           "explored subtrees, explore on from where it stopped, and extend it "
-                           "in place")
-    memo.add_argument("--restart-all-states", action="store_true",
-                      help="replay every recorded path (skip none)")
-    memo.add_argument("--stop-after-replay", action="store_true",
-                      help="stop when the recorded paths are replayed")
-    memo.add_argument("--replay-search", action="append", metavar="NAME",
-                      help=f"the order of the replay (default dfs): "
-                           f"{', '.join(n for n in SEARCHER_NAMES if n != 'random-path')}")
-    memo.add_argument("--hash-constants", action=argparse.BooleanOptionalAction, default=True,
-                      help="divergence detection compares constants in conditions too "
-                           "(default: yes; a continued tree keeps its own setting)")
-    solving = run.add_argument_group("solver and compiler")
-    solving.add_argument("--solver", default="z3", metavar="CONFIG")
-    solving.add_argument("--max-solver-time", type=_seconds, metavar="TIME",
-                         help="give up on a solver query after TIME (KLEE's option; default: "
-                              "only the run's own limit): a branch side not decided in time is "
-                              "left unexplored, and the path goes on along the side its inputs take")
+    groups[MEMO].add_argument(
+        "--record-tree", action="store_true",
+        help=f"record the execution tree into OUTDIR/{TREE_FILE} as the run goes (with "
+             f"--continue-with: extend a copy there, not the original)")
+    solving = groups[SOLVER]
     solving.add_argument("-O", dest="optimize", metavar="LEVEL",
                          help="compiler optimisation level for C input (e.g. -O2)")
     solving.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
@@ -262,6 +162,36 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                               "unless the program was compiled for musl), musl (a real one, built "
                               "on first use; the environment is modelled at its system calls), "
                               "or none")
+
+
+#: KLEE's input options before PROGRAM (also accepted in place among the program's arguments)
+_SYM_SPECS: tuple[tuple[str, int, str | tuple[str, ...] | None, str], ...] = (
+    ("--sym-arg", 1, "N", "one symbolic argument of at most N characters"),
+    ("--sym-args", 3, ("MIN", "MAX", "N"),
+     "MIN to MAX symbolic arguments of at most N characters each"),
+    ("--sym-files", 2, ("NUM", "N"), "NUM symbolic files named A, B, ... of N bytes each"),
+    ("--sym-stdin", 1, "N", "standard input is N symbolic bytes"),
+    ("--sym-stdout", 0, None, "accepted for KLEE compatibility (output stays per path)"),
+    ("--sym-packets", 2, ("NUM", "SIZE"), "a client outside the program connects to the first "
+     "socket that accepts and sends NUM packets of SIZE symbolic bytes"),
+    ("--sym-fragments", 1, "K", "up to K times per path, a recv may return part of what one "
+     "send sent (one path per length)"),
+    ("--max-fail", 1, "N", "up to N read/write/close calls per path fail with EIO (KLEE's "
+     "--max-fail; objects read_fail, write_fail, close_fail)"),
+)
+
+
+def _flag_options(options: argparse.Namespace) -> dict[str, Any]:
+    """The options ``symex run``'s table flags gave (:data:`symex.options.OPTIONS`), those
+    the command line left alone omitted (the library's defaults apply)."""
+    given: dict[str, Any] = {}
+    for option in OPTIONS:
+        if option.flag is None:
+            continue
+        value = getattr(options, option.name)
+        if value is not None:
+            given[option.name] = value
+    return given
 
 
 def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> None:
@@ -384,29 +314,29 @@ class _DeferredInterrupt:
 
 def _validate(options: argparse.Namespace) -> None:
     """Reject bad option values before anything is compiled or created."""
-    for spec in options.search or []:
+    for spec in options.searcher or []:
         for name in (n.strip() for n in spec.split("+")):
             if name not in SEARCHER_NAMES and name != "covnew":
                 raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(SEARCHER_NAMES)}")
-    for spec in options.replay_search or []:
+    for spec in options.replay_searcher or []:
         for name in (n.strip() for n in spec.split("+")):
             if name == "random-path" or (name not in SEARCHER_NAMES and name != "covnew"):
                 raise ConfigError(f"unknown or unusable --replay-search '{name}'; choose from "
                                   f"dfs, bfs, random-state, nurs:covnew")
-    if (options.restart_all_states or options.stop_after_replay or options.replay_search) \
+    if (options.restart_all_states or options.stop_after_replay or options.replay_searcher) \
             and not options.continue_with:
         raise ConfigError("--restart-all-states, --stop-after-replay and --replay-search replay "
                           "a recorded tree; add --continue-with DIR")
     if options.workers < 1:
         raise ConfigError(f"--workers {options.workers}: give at least 1 worker")
-    portfolio_strategies(options.portfolio, options.workers, options.search or "dfs")
+    portfolio_strategies(options.portfolio, options.workers, options.searcher or "dfs")
     if not options.balance_ratio >= 1.0:
         raise ConfigError(f"--balance-ratio {options.balance_ratio}: give a ratio of at least 1")
     if options.cluster is not None and importlib.util.find_spec("ray") is None:
         raise ConfigError("--cluster runs workers on Ray, which is not installed; install it "
                           "with: pip install 'symex[ray]'")
     if _parallel(options) and (options.write_queries or options.restart_all_states
-                               or options.stop_after_replay or options.replay_search):
+                               or options.stop_after_replay or options.replay_searcher):
         raise ConfigError("--write-queries, --restart-all-states, --stop-after-replay and "
                           "--replay-search are not available with --workers yet; run with one "
                           "worker to use them")
@@ -611,29 +541,11 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
     try:
         try:
             description = RunDescription.build(
-                searcher=options.search or "dfs", seed=options.seed,
-                max_time=options.max_time, max_instructions=options.max_instructions,
-                max_depth=options.max_depth, max_states=options.max_states,
-                max_forks=options.max_forks, max_memory=options.max_memory,
-                stop_at=options.stop_at, schedule_forks=options.schedule_forks,
-                max_idle_time_outs=options.max_idle_time_outs,
-                max_sym_array_size=options.max_sym_array_size,
-                exit_on_error=_exit_on_error(options),
-                only_output_states_covering_new=options.only_output_states_covering_new,
+                **_flag_options(options), exit_on_error=_exit_on_error(options),
                 track_test_coverage=options.write_cov,
-                progress_interval=_snapshot_interval(display),
-                solver=options.solver, solver_timeout=options.max_solver_time,
-                emit_all_errors=options.emit_all_errors,
-                write_queries=options.write_queries, sym_args=argv,
-                stdin=_stdin_bytes(options), host_files=options.host_files,
-                environ=_environment(options),
-                restart_all_states=options.restart_all_states,
-                stop_after_replay=options.stop_after_replay,
-                replay_searcher=options.replay_search or "dfs",
-                hash_constants=options.hash_constants, seeds=_seeds(options),
-                workers=options.workers, cluster=options.cluster,
-                balance_ratio=options.balance_ratio, portfolio=options.portfolio,
-                **_tree_paths(options, out))
+                progress_interval=_snapshot_interval(display), sym_args=argv,
+                stdin=_stdin_bytes(options), environ=_environment(options),
+                seeds=_seeds(options), **_tree_paths(options, out))
             result = run_exploration(program, description, hooks=hooks)
         except SymexError as exc:
             display.close()

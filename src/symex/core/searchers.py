@@ -9,12 +9,13 @@ from __future__ import annotations
 import collections
 import random
 from typing import Protocol
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from symex.core.state import Frame, State
 from symex.errors import ConfigError
 from symex.ir.program import Function, Opcode
 
+#: the names a run takes (docs, messages); SEARCHERS also knows KLEE's short "covnew"
 SEARCHER_NAMES = ("dfs", "bfs", "random-state", "random-path", "nurs:covnew")
 
 
@@ -320,10 +321,22 @@ class InterleavedSearcher:
         return self.searchers[0].empty()
 
 
+#: each searcher's name and how it is made (from the run's seeded random generator, the
+#: execution tree and the block coverage); ``covnew`` is KLEE's short name for nurs:covnew
+SEARCHERS: dict[str, Callable[[random.Random, ExecutionTree, dict[str, bytearray]], Searcher]] = {
+    "dfs": lambda rng, tree, coverage: DFSSearcher(),
+    "bfs": lambda rng, tree, coverage: BFSSearcher(),
+    "random-state": lambda rng, tree, coverage: RandomStateSearcher(rng),
+    "random-path": lambda rng, tree, coverage: RandomPathSearcher(tree, rng),
+    "nurs:covnew": lambda rng, tree, coverage: CoveringNewSearcher(rng, coverage),
+    "covnew": lambda rng, tree, coverage: CoveringNewSearcher(rng, coverage),
+}
+
+
 def make_searcher(spec: str | Sequence[str], *, seed: int, tree: ExecutionTree,
                   coverage: dict[str, bytearray]) -> Searcher:
-    """A searcher from KLEE-style names: ``"dfs"``, ``"random-path"``, ... A list (or names
-    joined by ``+``) interleaves them."""
+    """A searcher from KLEE-style names (:data:`SEARCHERS`): ``"dfs"``, ``"random-path"``,
+    ... A list (or names joined by ``+``) interleaves them."""
     names = [spec] if isinstance(spec, str) else list(spec)
     names = [n.strip() for name in names for n in name.split("+") if n.strip()]
     if not names:
@@ -331,16 +344,8 @@ def make_searcher(spec: str | Sequence[str], *, seed: int, tree: ExecutionTree,
     rng = random.Random(seed)
     built: list[Searcher] = []
     for name in names:
-        if name == "dfs":
-            built.append(DFSSearcher())
-        elif name == "bfs":
-            built.append(BFSSearcher())
-        elif name == "random-state":
-            built.append(RandomStateSearcher(rng))
-        elif name == "random-path":
-            built.append(RandomPathSearcher(tree, rng))
-        elif name in ("nurs:covnew", "covnew"):
-            built.append(CoveringNewSearcher(rng, coverage))
-        else:
+        make = SEARCHERS.get(name)
+        if make is None:
             raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(SEARCHER_NAMES)}")
+        built.append(make(rng, tree, coverage))
     return built[0] if len(built) == 1 else InterleavedSearcher(built)
