@@ -17,14 +17,17 @@ from typing import Unpack
 from symex.core.searchers import Searcher
 from symex.description import RunDescription
 from symex.errors import ConfigError
-from symex.exploration import explore_alone
+from symex.exploration import explore_alone, tree_identity
 from symex.ir.program import Program
+from symex.memo.opening import check_identity, find_tree
+from symex.memo.store import TreeStore
 from symex.options import ExploreOptions, describe
 from symex.parallel import explore_in_parallel
+from symex.parallel.journal import RunJournal
 from symex.results import Hooks, Result
 from symex.solvers.base import Solver
 
-__all__ = ["explore", "run_exploration"]
+__all__ = ["check_continuation", "explore", "run_exploration"]
 
 
 def explore(program: Program, *, searcher: str | Sequence[str] | Searcher = "dfs",
@@ -73,3 +76,26 @@ def run_exploration(program: Program, description: RunDescription, *,
                               "nurs:covnew) or run without workers")
         return explore_in_parallel(program, description, hooks=hooks, solver=solver)
     return explore_alone(program, description, hooks=hooks, solver=solver, searcher=searcher)
+
+
+def check_continuation(program: Program, description: RunDescription, *,
+                       extends_copy: bool = False) -> None:
+    """Refuse a run's ``continue_with`` before it starts: a tree (with workers, a journal, and
+    its tree too when ``extends_copy``: the run records a copy) that is missing, damaged,
+    newer than this symex, or recorded for another program or other inputs
+    (:class:`~symex.memo.store.TreeFileError`, :class:`~symex.parallel.journal.JournalError`,
+    each saying what to do). Nothing to check without ``continue_with``."""
+    where = description.tree.continue_with
+    if where is None:
+        return
+    inputs = description.inputs
+    identity = tree_identity(program, inputs.entry, inputs.argv, inputs.posix, inputs.environment)
+    if description.parallel_wanted:
+        RunJournal.check(where, identity)
+        if not extends_copy:
+            return
+    store = TreeStore.open(find_tree(where), writable=False)
+    try:
+        check_identity(store, identity)
+    finally:
+        store.close()

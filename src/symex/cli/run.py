@@ -16,42 +16,32 @@ written so far stays valid.
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib.util
 import os
-import shutil
-import signal
 import sys
-import tempfile
-import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
-from collections.abc import Callable
+
+import attrs
 
 from symex.cli.errors import error_text
-from symex.core.outcome import ErrorKind, TestCase
+from symex.core.outcome import ErrorKind
 from symex.core.searchers import SEARCHER_NAMES
 from symex.core.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
-from symex.engine import run_exploration
-from symex.exploration import tree_identity
-from symex.results import Hooks, Result
-from symex.env.posix import PosixSetup
+from symex.engine import check_continuation, run_exploration
 from symex.errors import ConfigError, SymexError
 from symex.loading import LIBRARIES, compile
 from symex.memo.format import TREE_FILE
-from symex.memo.opening import check_identity, find_tree
-from symex.memo.store import TreeStore
-from symex.output.directory import OutputDirectory, RunSummary
+from symex.options import ERRORS, FLAG_GROUPS, INPUTS, MEMO, OPTIONS, OUTPUT, SEARCH, SOLVER, seconds
+from symex.output.directory import OutputDirectory
 from symex.output.ktest import read_ktest
 from symex.output.progress import ProgressDisplay, ProgressMode
 from symex.output.rendering import counted, share, shown_objects
-from symex.output.runstats import RunStatsWriter
-from symex.parallel.journal import JOURNAL_FILE, RunJournal
+from symex.output.run_writer import DeferredInterrupt, RunWriter, default_command_line
+from symex.parallel.journal import JOURNAL_FILE
+from symex.results import Result
 from symex.solvers.config import parse_config
-from symex.options import (ERRORS, FLAG_GROUPS, INPUTS, MEMO, OPTIONS, OUTPUT, SEARCH, SOLVER,
-                           seconds)
 from symex.symargs import ArgvSpec
 
 #: KLEE's --exit-on-error-type names for the kinds symex reports under another name
@@ -270,48 +260,6 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
 MAX_TEST_LINES = 50
 #: the run's warnings printed at its end; the rest are only in messages.txt
 MAX_WARNING_LINES = 10
-class _DeferredInterrupt:
-    """Ctrl-C that waits for the output file being written: a hook runs to its end, then the
-    interrupt is raised (in the exploration loop, which stops cleanly)."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.pending = False
-        self._previous: Any = None
-
-    def install(self) -> None:
-        """Take over SIGINT (main thread only; elsewhere Ctrl-C keeps Python's behaviour)."""
-        try:
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-        except ValueError:
-            self._previous = None
-
-    def uninstall(self) -> None:
-        """Give SIGINT back."""
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.depth:
-            self.pending = True
-        else:
-            raise KeyboardInterrupt
-
-    def guard(self, function: Callable[..., None]) -> Callable[..., None]:
-        """``function`` made uninterruptible; a Ctrl-C during it is raised when it returns."""
-        def guarded(*args: Any) -> None:
-            self.depth += 1
-            try:
-                function(*args)
-            finally:
-                self.depth -= 1
-            if self.pending and not self.depth:
-                self.pending = False
-                raise KeyboardInterrupt
-        return guarded
-
-
 def _validate(options: argparse.Namespace) -> None:
     """Reject bad option values before anything is compiled or created."""
     for spec in options.searcher or []:
@@ -424,13 +372,13 @@ def _command_line(options: argparse.Namespace) -> ArgvSpec:
     return ArgvSpec(tuple(options.sym_specs or ()) + ArgvSpec.parse(options.args).items)
 
 
-def _snapshot_interval(display: ProgressDisplay) -> float:
+def _snapshot_interval(mode: ProgressMode, progress_interval: float) -> float:
     """Seconds between the engine's progress snapshots: a live line is redrawn every second;
     otherwise a run.stats row every 2 s, sooner if --progress-interval asks (plain lines, or
     with --quiet the rows alone: the service asks for a row a second)."""
-    if display.mode is ProgressMode.LIVE:
+    if mode is ProgressMode.LIVE:
         return 1.0
-    return min(2.0, display.plain_interval)
+    return min(2.0, max(progress_interval, 0.1))
 
 
 def _exit_on_error(options: argparse.Namespace) -> bool | frozenset[str]:
@@ -445,6 +393,7 @@ def main(options: argparse.Namespace) -> int:
     flags = [f"-D{d}" for d in options.defines] + [f"-I{i}" for i in options.includes]
     if options.optimize:
         flags.append(f"-O{options.optimize}")
+    mode = ProgressMode.for_stream(sys.stderr, options.quiet)
     try:
         _split_program_files(options)
         _validate(options)
@@ -454,9 +403,13 @@ def main(options: argparse.Namespace) -> int:
         if entry is None or entry.is_declaration:
             raise ConfigError(f"{options.program} has no main function to start from; "
                               f"symex runs a whole program from its main")
-        if options.continue_with:
-            # every check before the output directory exists: bad input leaves nothing behind
-            _check_tree(options, program, argv)
+        # every check before the output directory exists: bad input leaves nothing behind
+        description = RunDescription.build(
+            **_flag_options(options), exit_on_error=_exit_on_error(options),
+            track_test_coverage=options.write_cov, sym_args=argv,
+            progress_interval=_snapshot_interval(mode, options.progress_interval),
+            stdin=_stdin_bytes(options), environ=_environment(options), seeds=_seeds(options))
+        check_continuation(program, description, extends_copy=options.record_tree)
         # the .ktest args field: the command line in KLEE's syntax, as KLEE writes it
         out = OutputDirectory.create(options.output_dir, program_args=[options.program, *argv.words()],
                                      emit_all_errors=options.emit_all_errors,
@@ -467,25 +420,8 @@ def main(options: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # before exploration started (e.g. while compiling)
         sys.stderr.write("symex: interrupted\n")
         return 130
-    return _explore_into(options, program, out, argv)
-
-
-def _check_tree(options: argparse.Namespace, program: Any, argv: ArgvSpec) -> None:
-    """Refuse a --continue-with tree (a journal, with workers; and its tree with
-    --record-tree) that is missing, damaged, newer, or recorded for another program or other
-    inputs (raises TreeFileError or JournalError)."""
-    identity = tree_identity(program, "main", argv,
-                             PosixSetup.make(_stdin_bytes(options), options.host_files),
-                             _environment(options))
-    if _parallel(options):
-        RunJournal.check(options.continue_with, identity)
-        if not options.record_tree:
-            return
-    store = TreeStore.open(find_tree(options.continue_with), writable=False)
-    try:
-        check_identity(store, identity)
-    finally:
-        store.close()
+    return _explore_into(options, program, out, _with_output_paths(description, options, out),
+                         mode)
 
 
 def _parallel(options: argparse.Namespace) -> bool:
@@ -493,63 +429,37 @@ def _parallel(options: argparse.Namespace) -> bool:
     return bool(options.workers > 1 or options.cluster or options.portfolio)
 
 
-def _tree_paths(options: argparse.Namespace, out: OutputDirectory) -> dict[str, Any]:
-    """explore()'s record_tree / continue_with for the memo options; with workers, the
-    coordinator's journal (always kept) and the journal to resume."""
-    paths = {"continue_with": options.continue_with,
-             "record_tree": out.path / TREE_FILE if options.record_tree else None}
-    if _parallel(options):
-        paths["journal"] = out.path / JOURNAL_FILE
-    return paths
+def _with_output_paths(description: RunDescription, options: argparse.Namespace,
+                       out: OutputDirectory) -> RunDescription:
+    """The description with what goes into the output directory: the recorded tree
+    (--record-tree) and, with workers, the coordinator's journal (always kept)."""
+    if options.record_tree:
+        description = attrs.evolve(description, tree=attrs.evolve(
+            description.tree, record_tree=os.fspath(out.path / TREE_FILE)))
+    if description.parallel_wanted:
+        description = attrs.evolve(description, parallel=attrs.evolve(
+            description.parallel, journal=os.fspath(out.path / JOURNAL_FILE)))
+    return description
 
 
 def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirectory,
-                  argv: ArgvSpec) -> int:
-    warnings: list[str] = []
-    started = datetime.datetime.now().astimezone()
-    clock = time.monotonic()
+                  description: RunDescription, mode: ProgressMode) -> int:
     out.write_assembly(program.ir_text)
     # a row every 2 s, or as often as --progress-interval asks (the service asks for 1 s)
-    stats = RunStatsWriter(out.path / "run.stats",
-                           min_interval=min(2.0, max(options.progress_interval, 0.1)))
-    display = ProgressDisplay(ProgressMode.for_stream(sys.stderr, options.quiet),
-                              plain_interval=max(options.progress_interval, 0.1))
-    suite = None
-    if options.test_format == "testcomp":
-        try:
-            from symex.output.testcomp import TestCompWriter
-            suite = TestCompWriter(out.path / "test-suite", options.program)
-        except (ImportError, SymexError) as exc:
-            warnings.append(f"symex: warning: no Test-Comp suite written: {exc}")
-
-    def path_ended(test: TestCase) -> None:
-        out.add_test(test)
-        if suite is not None:
-            suite.add(test)
-
-    last: list[Any] = [None]
-
-    def progressed(snapshot: Any) -> None:
-        last[0] = snapshot
-        stats.add(snapshot)
-        display(snapshot)
-
-    interrupt = _DeferredInterrupt()
-    hooks = Hooks(on_path_end=interrupt.guard(path_ended), on_progress=interrupt.guard(progressed))
+    writer = RunWriter(out, default_command_line(),
+                       stats_interval=min(2.0, max(options.progress_interval, 0.1)),
+                       test_comp=options.test_format == "testcomp", program_name=options.program)
+    display = ProgressDisplay(mode, plain_interval=max(options.progress_interval, 0.1))
+    interrupt = DeferredInterrupt()
+    hooks = writer.hooks(interrupt, display)
     interrupt.install()
     result: Result | None = None
     try:
         try:
-            description = RunDescription.build(
-                **_flag_options(options), exit_on_error=_exit_on_error(options),
-                track_test_coverage=options.write_cov,
-                progress_interval=_snapshot_interval(display), sym_args=argv,
-                stdin=_stdin_bytes(options), environ=_environment(options),
-                seeds=_seeds(options), **_tree_paths(options, out))
             result = run_exploration(program, description, hooks=hooks)
         except SymexError as exc:
             display.close()
-            stats.close()
+            writer.stats.close()
             out.discard()  # a run that failed before its first test leaves nothing behind
             sys.stderr.write(error_text("symex", exc))
             return 2
@@ -557,7 +467,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
             # a second Ctrl-C while the engine was ending the open paths: no Result, but every
             # file written so far is complete; the info file says what the last snapshot saw
             display.close()
-            _write_interrupted_info(out, last[0], started, clock)
+            writer.interrupted()
             sys.stderr.write(f"symex: interrupted; {out.tests} tests and the statistics so far "
                              f"are in {os.fspath(out.path)}\n")
             return 130
@@ -565,68 +475,19 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
             interrupt.uninstall()
             display.close()
         try:
-            return _finish(options, program, out, result, stats, suite, warnings, started, clock)
+            writer.finish(result)
+            return _report(options, out, result, writer.warnings)
         except KeyboardInterrupt:
             sys.stderr.write(f"symex: interrupted while writing the final files; {out.tests} "
                              f"tests are in {os.fspath(out.path)}\n")
             return 130
     finally:
-        stats.close()
-        out.close()
+        writer.close()
 
 
-def _write_interrupted_info(out: OutputDirectory, snapshot: Any, started: datetime.datetime,
-                            clock: float) -> None:
-    s = snapshot
-    out.write_info(RunSummary(
-        command_line=("symex", *sys.argv[1:]), working_directory=os.getcwd(),
-        start=started.isoformat(timespec="seconds"),
-        end=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        elapsed=time.monotonic() - clock, halted="interrupted",
-        completed=s.completed if s else 0, partial=s.partial if s else 0,
-        errors=s.errors if s else 0, tests=out.tests,
-        instructions=s.instructions if s else 0, solver_queries=s.solver_queries if s else 0,
-        covered_lines=s.covered_lines if s else 0, total_lines=s.total_lines if s else 0,
-        covered_branches=s.covered_branches if s else 0,
-        total_branches=s.total_branches if s else 0))
-
-
-def _finish(options: argparse.Namespace, program: Any, out: OutputDirectory, result: Result,
-            stats: RunStatsWriter, suite: Any, warnings: list[str],
-            started: datetime.datetime, clock: float) -> int:
-    """Write the whole-run files, print the summary; the exit status."""
-    stats.write_solver_layers(result.statistics.solver_layers)
-    if suite is not None:
-        suite.close()
-    cov = result.coverage
-    try:
-        from symex.output.coverage_report import write_html_report, write_lcov
-    except ImportError as exc:
-        warnings.append(f"symex: warning: no coverage report written: {exc}")
-    else:
-        try:
-            write_lcov(out.path / "coverage.info", cov)
-            # the report is one self-contained page: keep it as coverage.html beside the rest
-            staging = Path(tempfile.mkdtemp(prefix=".coverage-html.", dir=out.path))
-            try:
-                os.replace(write_html_report(staging, cov), out.path / "coverage.html")
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-        except (SymexError, OSError) as exc:
-            warnings.append(f"symex: warning: coverage report incomplete: {exc}")
-    out.write_messages([*result.messages, *(shortfall.describe() for shortfall in result.shortfalls),
-                        *warnings])
-    p = result.paths
-    out.write_info(RunSummary(
-        command_line=("symex", *sys.argv[1:]), working_directory=os.getcwd(),
-        start=started.isoformat(timespec="seconds"),
-        end=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        elapsed=time.monotonic() - clock, halted=result.halted, completed=p.completed,
-        partial=p.partial, errors=p.errors, tests=out.tests,
-        instructions=result.statistics.instructions,
-        solver_queries=result.statistics.solver_queries,
-        covered_lines=len(cov.covered_lines), total_lines=len(cov.total_lines),
-        covered_branches=len(cov.covered_branches), total_branches=len(cov.total_branches)))
+def _report(options: argparse.Namespace, out: OutputDirectory, result: Result,
+            warnings: list[str]) -> int:
+    """Print the warnings and the summary; the exit status."""
     for warning in warnings:
         sys.stderr.write(warning + "\n")
     # what the run decided for the user (symbolic sizes it fixed, ...): also in messages.txt

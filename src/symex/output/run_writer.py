@@ -1,0 +1,185 @@
+"""A run's output directory written as the run goes, by every front end: ``symex run`` and
+the testing service's job processes.
+
+:class:`RunWriter` fills an :class:`~symex.output.directory.OutputDirectory`: each test as
+its path ends (and, on request, a Test-Comp suite), a ``run.stats`` row per progress
+snapshot, and at the end the solver layers' counters, the coverage report (lcov and one
+HTML page), ``messages.txt`` and ``info``. Its :meth:`~RunWriter.hooks` are the
+:class:`~symex.results.Hooks` a run reports to; :class:`DeferredInterrupt` makes a Ctrl-C
+(or the service's SIGINT) that arrives while a file is written wait for the write to end,
+so every file in the directory is whole whenever the run stops.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from symex.core.outcome import TestCase
+from symex.errors import SymexError
+from symex.output.directory import OutputDirectory, RunSummary
+from symex.output.runstats import RunStatsWriter
+from symex.results import Hooks, ProgressSnapshot, Result
+
+__all__ = ["DeferredInterrupt", "RunWriter"]
+
+
+class DeferredInterrupt:
+    """Ctrl-C that waits for the output file being written: a hook runs to its end, then the
+    interrupt is raised (in the exploration loop, which stops cleanly)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending = False
+        self._previous: Any = None
+
+    def install(self) -> None:
+        """Take over SIGINT (main thread only; elsewhere Ctrl-C keeps Python's behaviour)."""
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        except ValueError:
+            self._previous = None
+
+    def uninstall(self) -> None:
+        """Give SIGINT back."""
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.depth:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    def guard(self, function: Callable[..., None]) -> Callable[..., None]:
+        """``function`` made uninterruptible; a Ctrl-C during it is raised when it returns."""
+        def guarded(*args: Any) -> None:
+            self.depth += 1
+            try:
+                function(*args)
+            finally:
+                self.depth -= 1
+            if self.pending and not self.depth:
+                self.pending = False
+                raise KeyboardInterrupt
+        return guarded
+
+
+class RunWriter:
+    """Writes one run into ``out`` (see the module docstring). ``command_line`` is what
+    ``info`` says ran; ``stats_interval`` the least seconds between two ``run.stats`` rows;
+    ``test_comp``: also a Test-Comp suite of the tests, for the program ``program_name``."""
+
+    def __init__(self, out: OutputDirectory, command_line: Sequence[str], *,
+                 stats_interval: float = 2.0, test_comp: bool = False,
+                 program_name: str = "") -> None:
+        self.out = out
+        self.command_line = tuple(command_line)
+        self.started = datetime.datetime.now().astimezone()
+        self.clock = time.monotonic()
+        #: what could not be written, said at the end (messages.txt and stderr)
+        self.warnings: list[str] = []
+        self.stats = RunStatsWriter(out.path / "run.stats", min_interval=stats_interval)
+        self.suite: Any = None
+        if test_comp:
+            try:
+                from symex.output.testcomp import TestCompWriter  # noqa: PLC0415  (optional)
+                self.suite = TestCompWriter(out.path / "test-suite", Path(program_name))
+            except (ImportError, SymexError) as exc:
+                self.warnings.append(f"symex: warning: no Test-Comp suite written: {exc}")
+        #: the last progress snapshot (what ``info`` says after a second Ctrl-C)
+        self.last: ProgressSnapshot | None = None
+
+    def path_ended(self, test: TestCase) -> None:
+        """A test, written as its path ends."""
+        self.out.add_test(test)
+        if self.suite is not None:
+            self.suite.add(test)
+
+    def progressed(self, snapshot: ProgressSnapshot) -> None:
+        """A progress snapshot: a ``run.stats`` row (or held back, if too soon)."""
+        self.last = snapshot
+        self.stats.add(snapshot)
+
+    def hooks(self, interrupt: DeferredInterrupt,
+              show: Callable[[ProgressSnapshot], None] | None = None) -> Hooks:
+        """The hooks a run reports to, each finishing its writes before a Ctrl-C takes
+        effect; ``show`` also gets every snapshot (a progress line)."""
+        def progressed(snapshot: ProgressSnapshot) -> None:
+            self.progressed(snapshot)
+            if show is not None:
+                show(snapshot)
+        return Hooks(on_path_end=interrupt.guard(self.path_ended),
+                     on_progress=interrupt.guard(progressed))
+
+    def finish(self, result: Result) -> None:
+        """The whole-run files: solver counters, coverage report, messages and info."""
+        out = self.out
+        self.stats.write_solver_layers(result.statistics.solver_layers)
+        if self.suite is not None:
+            self.suite.close()
+        cov = result.coverage
+        try:
+            from symex.output.coverage_report import write_html_report, write_lcov  # noqa: PLC0415
+        except ImportError as exc:
+            self.warnings.append(f"symex: warning: no coverage report written: {exc}")
+        else:
+            try:
+                write_lcov(out.path / "coverage.info", cov)
+                # the report is one self-contained page: keep it as coverage.html beside the rest
+                staging = Path(tempfile.mkdtemp(prefix=".coverage-html.", dir=out.path))
+                try:
+                    os.replace(write_html_report(staging, cov), out.path / "coverage.html")
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
+            except (SymexError, OSError) as exc:
+                self.warnings.append(f"symex: warning: coverage report incomplete: {exc}")
+        out.write_messages([*result.messages,
+                            *(shortfall.describe() for shortfall in result.shortfalls),
+                            *self.warnings])
+        p = result.paths
+        out.write_info(self._summary(
+            halted=result.halted, completed=p.completed, partial=p.partial, errors=p.errors,
+            instructions=result.statistics.instructions,
+            solver_queries=result.statistics.solver_queries,
+            covered_lines=len(cov.covered_lines), total_lines=len(cov.total_lines),
+            covered_branches=len(cov.covered_branches), total_branches=len(cov.total_branches)))
+
+    def interrupted(self) -> None:
+        """``info`` for a run stopped without a result (a second Ctrl-C while the open paths
+        were ending): what the last progress snapshot saw."""
+        s = self.last
+        self.out.write_info(self._summary(
+            halted="interrupted", completed=s.completed if s else 0,
+            partial=s.partial if s else 0, errors=s.errors if s else 0,
+            instructions=s.instructions if s else 0, solver_queries=s.solver_queries if s else 0,
+            covered_lines=s.covered_lines if s else 0, total_lines=s.total_lines if s else 0,
+            covered_branches=s.covered_branches if s else 0,
+            total_branches=s.total_branches if s else 0))
+
+    def _summary(self, **counts: Any) -> RunSummary:
+        return RunSummary(
+            command_line=self.command_line, working_directory=os.getcwd(),
+            start=self.started.isoformat(timespec="seconds"),
+            end=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            elapsed=time.monotonic() - self.clock, tests=self.out.tests, **counts)
+
+    def close(self) -> None:
+        """Close the statistics and the directory (every file written so far stays)."""
+        self.stats.close()
+        self.out.close()
+
+
+def default_command_line() -> tuple[str, ...]:
+    """``symex`` and this process's arguments, as ``info`` records a command-line run."""
+    return ("symex", *sys.argv[1:])
