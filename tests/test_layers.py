@@ -37,10 +37,7 @@ LAYERS: dict[str, int] = {
 }
 
 #: imports that still point up, each with the step of issue 28 that removes it
-PENDING: dict[tuple[str, str], str] = {
-    ("symex.service.job_process", "symex.cli"):
-        "the job process runs `symex run` in-process; item 4 gives it the run description",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 #: import loops that still exist, each with the step of issue 28 that removes it

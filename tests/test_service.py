@@ -789,7 +789,7 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
     packet on five paths, as `symex run` does (tests/test_network.py)."""
     import llvmlite.binding as llvm
     import symex
-    from symex.service.jobs import JobSpec, run_command
+    from symex.service.jobs import JobOrder, JobSpec, job_order
     program = symex.compile(Path(__file__).parent / "programs" / "network" / "mini_memcached.c",
                             libc="musl")
     bitcode = llvm.parse_assembly(program.ir_text).as_bitcode()
@@ -816,27 +816,31 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
         refused = client.post("/api/jobs", files={"program": ("mini_memcached.bc", bitcode)},
                               data={"inputs": "--sym-packets 1 8", "max_sym_array_size": "-1"})
         assert refused.status_code == 400 and "max_sym_array_size must be" in refused.text
-    # the arguments follow the program, split as a shell splits them
+    # the arguments follow the inputs, split as a shell splits them
     spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-packets 1 8", arguments="-p 11211 -u 'root user'")
-    command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
-    assert command[-5:] == [str(tmp_path / "p.bc"), "-p", "11211", "-u", "root user"]
+    order = job_order(spec, tmp_path / "p.bc", tmp_path / "out")
+    assert order.description.inputs.argv.words() == ("--sym-packets", "1", "8", "-p", "11211",
+                                                     "-u", "root user")
     # the job's process is told which file the program is (its crashes are replayed on a
-    # native build of it): not the last argument
-    assert command[command.index("--program") + 1] == str(tmp_path / "p.bc")
-    assert command[-8:-5] == ["--sym-packets", "1", "8"]
-    assert "--max-sym-array-size" not in command
+    # native build of it), and records the tree into the attempt's directory
+    assert order.program == str(tmp_path / "p.bc") and order.out_dir == str(tmp_path / "out")
+    assert order.description.tree.record_tree == str(tmp_path / "out" / "tree.db")
+    assert order.description.limits.max_sym_array_size == 0
     # KLEE's --max-sym-array-size, for a server whose keys' hashes index big tables: kept
     # with the job and given to its run
     spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-packets 1 8", max_sym_array_size=4096)
     assert JobSpec.from_json(spec.as_json()) == spec
-    command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
-    assert command[command.index("--max-sym-array-size") + 1] == "4096"
+    order = job_order(spec, tmp_path / "p.bc", tmp_path / "out")
+    assert order.description.limits.max_sym_array_size == 4096
+    # the order travels to the job's process as a file: the same order comes back
+    order.write(tmp_path / "run-1.order")
+    assert JobOrder.read(tmp_path / "run-1.order") == order
     # a job's inputs are read as 'symex run' reads them: KLEE's --sym-stdout (coreutils'
     # options) is one; the program's own words are not, they go in 'arguments'
     spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-args 0 2 4 --sym-stdin 8 --sym-stdout")
-    command = run_command(spec, tmp_path / "p.bc", tmp_path / "out")
-    assert command[-8:] == ["--sym-args", "0", "2", "4", "--sym-stdin", "8", "--sym-stdout",
-                            str(tmp_path / "p.bc")]
+    order = job_order(spec, tmp_path / "p.bc", tmp_path / "out")
+    assert order.description.inputs.argv.words() == ("--sym-args", "0", "2", "4", "--sym-stdin",
+                                                     "8", "--sym-stdout")
     from symex.errors import ConfigError
     with pytest.raises(ConfigError, match="'-p' is not known"):
         JobSpec.parse("all-paths", 60, 1, "", "--sym-stdin 8 -p 11211")
@@ -932,6 +936,7 @@ def test_a_jobs_crashes_replay_natively_when_the_program_takes_arguments(tmp_pat
     """The job's process builds the program natively to replay its crashes: the program,
     not its last argument."""
     from symex.service import job_process
+    from symex.service.jobs import JobSpec, job_order
     source = tmp_path / "p.c"
     source.write_text(textwrap.dedent("""
         #include <stdlib.h>
@@ -945,8 +950,9 @@ def test_a_jobs_crashes_replay_natively_when_the_program_takes_arguments(tmp_pat
         }
     """))
     out = tmp_path / "out"
-    code = job_process.main(["--program", str(source), "--", "-q", "--output-dir", str(out),
-                             "--max-time", "60", str(source), "go"])
+    spec = JobSpec.parse("crashes", 60, 1, "", "", arguments="go")
+    job_order(spec, source, out).write(tmp_path / "run-1.order")
+    code = job_process.main([str(tmp_path / "run-1.order")])
     assert code == 0
     crashes = json.loads((out / job_process.CRASHES_FILE).read_text())
     assert [(c["kind"], c["replayed"]) for c in crashes] == [("abort", True)]

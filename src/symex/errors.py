@@ -50,3 +50,13 @@ class SolverUnknown(SolverError):
 
 class ConfigError(SymexError):
     """An option or argument given to symex is invalid."""
+
+
+def error_text(command: str, exc: SymexError) -> str:
+    """How ``command`` (``symex``, a job's process) reports ``exc`` on stderr: one line,
+    ``COMMAND: error: WHAT``, then, for a compile error, the compiler's own output as it
+    printed it (ending in a newline)."""
+    if isinstance(exc, CompileError) and exc.diagnostics:
+        # verbatim: joined into one line, the compiler's ^ markers would point nowhere
+        return f"{command}: error: {' '.join(exc.headline.split())}\n{exc.diagnostics.rstrip()}\n"
+    return f"{command}: error: {' '.join(str(exc).split())}\n"

@@ -18,13 +18,11 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from symex.cli.errors import error_text
-from symex.errors import SymexError
+from symex.errors import SymexError, error_text
 from symex.ir.whole_program import is_native_build
 from symex.output.ktest import read_ktest
+from symex.replay import NativeSandbox, build_native, describe_outcome, find_replay_targets, reproduces, run_test
 from symex.symargs import FAILURE_OBJECTS
-from symex.replay import (NativeSandbox, build_native, describe_outcome, find_replay_targets,
-                          reproduces, run_test)
 
 __all__ = ["add_parser", "main"]
 

@@ -24,18 +24,17 @@ from typing import Any
 
 import attrs
 
-from symex.cli.errors import error_text
 from symex.core.outcome import ErrorKind
 from symex.core.searchers import SEARCHER_NAMES
 from symex.core.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
 from symex.engine import check_continuation, run_exploration
-from symex.errors import ConfigError, SymexError
+from symex.errors import ConfigError, SymexError, error_text
 from symex.loading import LIBRARIES, compile
 from symex.memo.format import TREE_FILE
 from symex.options import ERRORS, FLAG_GROUPS, INPUTS, MEMO, OPTIONS, OUTPUT, SEARCH, SOLVER, seconds
 from symex.output.directory import OutputDirectory
-from symex.output.ktest import read_ktest
+from symex.output.ktest import read_seeds
 from symex.output.progress import ProgressDisplay, ProgressMode
 from symex.output.rendering import counted, share, shown_objects
 from symex.output.run_writer import DeferredInterrupt, RunWriter, default_command_line
@@ -353,18 +352,7 @@ def _stdin_bytes(options: argparse.Namespace) -> bytes | None:
 def _seeds(options: argparse.Namespace) -> list[Seed]:
     """The seeds of ``--seed-file`` and ``--seed-dir``, in the order given (a directory's
     tests in name order)."""
-    paths = [Path(p) for p in options.seed_file]
-    for directory in options.seed_dir:
-        found = sorted(Path(directory).glob("*.ktest"))
-        if not found:
-            raise ConfigError(f"--seed-dir {directory}: no .ktest files there; give a "
-                              "directory of tests (an earlier run's output directory)")
-        paths.extend(found)
-    seeds = []
-    for path in paths:
-        ktest = read_ktest(path)
-        seeds.append(Seed(tuple((o.name, o.data) for o in ktest.objects), os.fspath(path)))
-    return seeds
+    return read_seeds(options.seed_file, options.seed_dir)
 
 
 def _command_line(options: argparse.Namespace) -> ArgvSpec:

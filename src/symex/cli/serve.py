@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from symex.cli.errors import error_text
-from symex.errors import SymexError
+from symex.errors import SymexError, error_text
 
 __all__ = ["add_parser", "main"]
 

@@ -17,8 +17,7 @@ import csv
 import sys
 from pathlib import Path
 
-from symex.cli.errors import error_text
-from symex.errors import SymexError
+from symex.errors import SymexError, error_text
 from symex.output.rendering import counted
 from symex.output.runstats import RunStats, read_run_stats
 from symex.output.test_index import read_test_index

@@ -12,8 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from symex.cli.errors import error_text
-from symex.errors import SymexError
+from symex.errors import SymexError, error_text
 
 __all__ = ["add_parser", "main"]
 

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
 from symex.output.atomic_write import write_atomically
-from symex.errors import SymexError
+from symex.core.seeding import Seed
+from symex.errors import ConfigError, SymexError
 
-__all__ = ["KTEST_VERSION", "KTest", "KTestError", "KTestObject", "read_ktest", "write_ktest"]
+__all__ = ["KTEST_VERSION", "KTest", "KTestError", "KTestObject", "read_ktest", "read_seeds",
+           "write_ktest"]
 
 KTEST_VERSION = 3
 """The format version :meth:`KTest.to_bytes` writes."""
@@ -166,3 +169,21 @@ def read_ktest(path: str | os.PathLike[str]) -> KTest:
 def write_ktest(path: str | os.PathLike[str], ktest: KTest) -> None:
     """Write ``ktest`` to ``path`` atomically: readers never see a partly written file."""
     write_atomically(path, ktest.to_bytes())
+
+
+def read_seeds(files: Sequence[str | os.PathLike[str]] = (),
+               directories: Sequence[str | os.PathLike[str]] = ()) -> list[Seed]:
+    """Seeds (KLEE's ``--seed-file``, ``--seed-dir``) from ``.ktest`` files and from every
+    ``.ktest`` file of each directory (in name order), in the order given."""
+    paths = [Path(p) for p in files]
+    for directory in directories:
+        found = sorted(Path(directory).glob("*.ktest"))
+        if not found:
+            raise ConfigError(f"--seed-dir {os.fspath(directory)}: no .ktest files there; give "
+                              "a directory of tests (an earlier run's output directory)")
+        paths.extend(found)
+    seeds = []
+    for path in paths:
+        ktest = read_ktest(path)
+        seeds.append(Seed(tuple((o.name, o.data) for o in ktest.objects), os.fspath(path)))
+    return seeds

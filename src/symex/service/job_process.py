@@ -1,30 +1,39 @@
-"""A job's process: ``symex run``, then the native replay of the crashes it found.
+"""A job's process: the run its :class:`~symex.service.jobs.JobOrder` describes, then the
+native replay of the crashes it found.
 
-``python -m symex.service.job_process [--native-flag FLAG]... --program P -- RUN_ARGS...`` runs
-``symex run RUN_ARGS`` and, in the same process (whose Python start-up is already paid),
-builds the program natively and replays each crash in a sandbox (time, memory, file size,
-no network), writing ``crashes.json`` into the run's output directory. Doing it here keeps
-the server's own process free of fork-and-exec with ``preexec_fn`` (unsafe beside threads),
-and spares a second interpreter per job.
+``python -m symex.service.job_process ORDER`` compiles the order's program, runs its frozen
+run description through the library (:func:`symex.run_exploration`) into its output
+directory, written as ``symex run`` writes one (:class:`~symex.output.run_writer.RunWriter`;
+a SIGINT from the scheduler stops the run with every file whole), and, in the same process
+(whose Python start-up is already paid), builds the program natively and replays each crash
+in a sandbox (time, memory, file size, no network), writing ``crashes.json`` into the output
+directory. Doing it here keeps the server's own process free of fork-and-exec with
+``preexec_fn`` (unsafe beside threads), and spares a second interpreter per job. Exit status:
+0, 2 for an error (said on stderr, which the scheduler keeps in the job's log), 130 when
+interrupted before the run had a result.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
-from symex.errors import SymexError
+from symex.engine import check_continuation, run_exploration
+from symex.errors import SymexError, error_text
+from symex.loading import compile
+from symex.output.directory import OutputDirectory
 from symex.output.ktest import KTestError, read_ktest
+from symex.output.run_writer import DeferredInterrupt, RunWriter
 from symex.replay import NativeSandbox, build_native, reproduces, run_test
-from symex.service.jobs import crashes
+from symex.results import Result
+from symex.service.jobs import JobOrder, crashes
 
 __all__ = ["CRASHES_FILE", "REPLAY_FILE_MB", "REPLAY_MEMORY_MB", "REPLAY_SECONDS", "main",
-           "replay_crashes"]
+           "replay_crashes", "run_job"]
 
 #: where the run's crashes, with their native replay, are written (in the output directory)
 CRASHES_FILE = "crashes.json"
@@ -61,24 +70,63 @@ def replay_crashes(out_dir: Path, program: Path, flags: Sequence[str]) -> None:
     (out_dir / CRASHES_FILE).write_text(json.dumps([c.as_json() for c in replayed]))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the job; the exit status of its ``symex run``."""
-    parser = argparse.ArgumentParser(prog="symex-job")
-    parser.add_argument("--native-flag", action="append", default=[])
-    parser.add_argument("--program", required=True,
-                        help="the program to build natively (its own arguments may follow it)")
-    parser.add_argument("run", nargs=argparse.REMAINDER)
-    options = parser.parse_args(argv)
-    run_args = options.run[1:] if options.run[:1] == ["--"] else options.run
-    from symex.cli import main as symex_main
+def run_job(order: JobOrder) -> int:
+    """Run ``order`` into its output directory; the exit status (see the module docstring)."""
+    description = order.description
     try:
-        code = symex_main(["run", *run_args])
-    except SystemExit as exc:
-        code = int(exc.code or 0) if not isinstance(exc.code, str) else 2
-    out_dir = Path(run_args[run_args.index("--output-dir") + 1])
+        program = compile(order.program, list(order.flags))
+        check_continuation(program, description, extends_copy=True)
+        out = OutputDirectory.create(
+            order.out_dir, program_args=[order.program, *description.inputs.argv.words()],
+            emit_all_errors=description.output.emit_all_errors, write_coverage=False)
+    except SymexError as exc:
+        sys.stderr.write(error_text("symex", exc))
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    out.write_assembly(program.ir_text)
+    writer = RunWriter(out, ("symex-job", order.program, order.out_dir),
+                       stats_interval=min(2.0, description.progress_interval))
+    interrupt = DeferredInterrupt()
+    interrupt.install()
+    result: Result | None = None
+    try:
+        try:
+            result = run_exploration(program, description, hooks=writer.hooks(interrupt))
+        except SymexError as exc:
+            writer.stats.close()
+            out.discard()  # a run that failed before its first test leaves nothing behind
+            sys.stderr.write(error_text("symex", exc))
+            return 2
+        except KeyboardInterrupt:
+            writer.interrupted()  # a second SIGINT while the open paths were ending
+            return 130
+        finally:
+            interrupt.uninstall()
+        writer.finish(result)
+        sys.stdout.write(f"symex: {result.paths.total} paths, {out.tests} tests in "
+                         f"{order.out_dir}\n")
+        return 130 if result.halted == "interrupted" else 0
+    finally:
+        writer.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the job whose order file is the one argument; the exit status of its run."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) != 1:
+        sys.stderr.write("usage: python -m symex.service.job_process ORDER\n")
+        return 2
+    try:
+        order = JobOrder.read(Path(words[0]))
+    except (OSError, SymexError) as exc:
+        sys.stderr.write(f"symex: error: cannot read the job's order {words[0]}: {exc}\n")
+        return 2
+    code = run_job(order)
+    out_dir = Path(order.out_dir)
     if (out_dir / "info").is_file():
         try:
-            replay_crashes(out_dir, Path(options.program), options.native_flag)
+            replay_crashes(out_dir, Path(order.program), order.flags)
         except KeyboardInterrupt:
             pass  # cancelled while replaying: the crashes stay without a verdict
     return code

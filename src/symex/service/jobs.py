@@ -1,10 +1,11 @@
-"""What a job is: its checked specification, the ``symex run`` it becomes, and its results.
+"""What a job is: its checked specification, the run it becomes, and its results.
 
-A job runs as a ``symex run`` process of its own (the command line the user would type), so a
-job that crashes or is killed never takes the server with it, and everything ``symex run``
-writes (tests, ``.err`` reports, coverage, run.stats, the recorded tree) is the job's result.
-Only options from a fixed list reach that command line, and every path in it is inside the
-job's own directory.
+A job runs in a process of its own (:mod:`symex.service.job_process`), so a job that crashes
+or is killed never takes the server with it; the process gets a :class:`JobOrder` (the
+program and the run's frozen :class:`~symex.description.RunDescription`) and writes the run's
+directory as ``symex run`` does (tests, ``.err`` reports, coverage, run.stats, the recorded
+tree), which is the job's result. Only what a :class:`JobSpec` checked reaches the order, and
+every path in it is inside the job's own directory.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 import enum
 import io
 import os
+import pickle
 import re
 import shlex
 import sqlite3
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -25,14 +26,17 @@ import attrs
 
 from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
 from symex.errors import ConfigError
-from symex.output.ktest import KTestError, read_ktest
+from symex.description import RunDescription
+from symex.memo.format import TREE_FILE
+from symex.output.ktest import KTestError, read_ktest, read_seeds
+from symex.parallel.journal import JOURNAL_FILE
 from symex.output.rendering import shown_objects
 from symex.output.testcomp import TestCompWriter
 from symex.symargs import ArgvSpec
 
 __all__ = ["MAX_PROGRAM_BYTES", "MAX_SEEDS", "MAX_SEED_BYTES", "SEEDS_DIRECTORY",
            "Crash", "Goal", "JobSpec", "Policy", "crashes", "latest_progress",
-           "progress", "run_command", "tests_zip", "without_job_paths"]
+           "JobOrder", "job_order", "progress", "tests_zip", "without_job_paths"]
 
 #: seconds between two rows of a job's progress (its run.stats)
 PROGRESS_SECONDS = 1.0
@@ -268,41 +272,57 @@ def check_program_name(name: str) -> str:
     return base
 
 
-def run_command(spec: JobSpec, program: Path, out_dir: Path,
-                continue_with: Path | None = None, cluster: str | None = None,
-                seeds: Path | None = None) -> list[str]:
-    """The command line of a job's process: ``symex run`` with these options, then the native
-    replay of its crashes (:mod:`symex.service.job_process`); its workers on the Ray cluster
-    at ``cluster`` when given; the seeds in the directory ``seeds`` when given."""
-    native = [f"--native-flag={flag}" for flag in spec.flags]
-    command = [sys.executable, "-m", "symex.service.job_process", *native,
-               "--program", str(program), "--",
-               "-q", "--record-tree", "--output-dir",
-               str(out_dir), "--max-time", f"{spec.time_limit:g}", "--workers", str(spec.workers),
-               "--progress-interval", f"{PROGRESS_SECONDS:g}"]
-    if cluster is not None:
-        command += ["--cluster", cluster]
-    if spec.goal is Goal.FIRST_CRASH:
-        command.append("--exit-on-error")
-    elif spec.goal is Goal.CRASHES:
+@attrs.frozen
+class JobOrder:
+    """What a job's process runs (:mod:`symex.service.job_process`): the program (a path in
+    the job's directory, where the process runs), its compile flags, the run's frozen
+    description, and the output directory; the scheduler writes it as a pickle beside the
+    output directory (``run-N.order``)."""
+
+    program: str
+    flags: tuple[str, ...]
+    description: RunDescription
+    out_dir: str
+
+    def write(self, path: Path) -> None:
+        """Save the order for the job's process."""
+        path.write_bytes(pickle.dumps(self))
+
+    @staticmethod
+    def read(path: Path) -> JobOrder:
+        """The order the scheduler saved (it writes only files of the job's own)."""
+        order = pickle.loads(path.read_bytes())
+        if not isinstance(order, JobOrder):
+            raise ConfigError(f"{path} holds no job order; the scheduler writes them")
+        return order
+
+
+def job_order(spec: JobSpec, program: Path, out_dir: Path,
+              continue_with: Path | None = None, cluster: str | None = None,
+              seeds: Path | None = None, *, root: Path = Path(".")) -> JobOrder:
+    """What a job's process runs for ``spec``: the tree recorded into ``out_dir`` (with
+    workers, the coordinator's journal too), the workers on the Ray cluster at ``cluster``
+    when given, the seeds in the directory ``seeds`` when given, and, continuing an earlier
+    attempt's tree, every recorded path replayed (without the solver), so that this
+    attempt's directory holds all the job's tests, not only those explored since. Paths
+    stay as given (relative to the job's directory ``root``, where the process runs; the
+    seeds are read now, from there)."""
+    inputs = ArgvSpec.parse(list(spec.inputs)).items
+    seeded = [attrs.evolve(seed, origin=os.path.relpath(seed.origin, root))
+              for seed in read_seeds(directories=[root / seeds])] if seeds is not None else []
+    description = RunDescription.build(
+        max_time=spec.time_limit, workers=spec.workers, cluster=cluster,
+        exit_on_error=spec.goal is Goal.FIRST_CRASH,
         # every error path gets its report: crashes() tells them apart by kind and stack
-        command.append("--emit-all-errors")
-    if spec.location is not None:
-        command += ["--stop-at", spec.location]
-    if seeds is not None:
-        command += ["--seed-dir", str(seeds)]
-    if spec.max_sym_array_size:
-        command += ["--max-sym-array-size", str(spec.max_sym_array_size)]
-    if continue_with is not None:
-        # every recorded path replayed (without the solver), so that this attempt's
-        # directory holds all the job's tests, not only those explored since
-        command += ["--continue-with", str(continue_with), "--restart-all-states"]
-    for flag in spec.flags:
-        command += ["-O", flag[2:]] if flag.startswith("-O") else [flag]
-    command += list(spec.inputs)
-    command.append(str(program))
-    command += list(spec.arguments)
-    return command
+        emit_all_errors=spec.goal is Goal.CRASHES,
+        stop_at=() if spec.location is None else (spec.location,),
+        seeds=seeded,
+        max_sym_array_size=spec.max_sym_array_size,
+        continue_with=continue_with, restart_all_states=continue_with is not None,
+        sym_args=ArgvSpec(inputs + ArgvSpec.parse(list(spec.arguments)).items),
+        progress_interval=PROGRESS_SECONDS, record_tree=out_dir / TREE_FILE,
+        journal=out_dir / JOURNAL_FILE if spec.workers > 1 else None)
+    return JobOrder(os.fspath(program), spec.flags, description, os.fspath(out_dir))
 
 
 @attrs.frozen

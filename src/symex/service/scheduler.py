@@ -34,7 +34,7 @@ from symex.core.outcome import TIME_LIMIT_REASON
 from symex.output.directory import read_info
 from symex.service.job_process import CRASHES_FILE
 from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, latest_progress,
-                                run_command, without_job_paths)
+                                job_order, without_job_paths)
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
 __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs"]
@@ -61,8 +61,10 @@ def job_dir(storage: Path, job: JobRecord) -> Path:
 
 
 def job_runs(where: Path) -> list[Path]:
-    """The output directories of a job's attempts (``run-1``, ``run-2``...), oldest first."""
-    return sorted(where.glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
+    """The output directories of a job's attempts (``run-1``, ``run-2``...), oldest first
+    (not their orders, ``run-1.order``...)."""
+    return sorted((p for p in where.glob("run-*") if re.fullmatch(r"run-\d+", p.name)),
+                  key=lambda p: int(p.name.split("-")[1]))
 
 
 class Scheduler:
@@ -217,11 +219,13 @@ class Scheduler:
         out_dir = Path(f"run-{len(attempts) + 1}")
         # paths relative to the job's directory (the run's cwd): what the run writes
         # (.err files, the Test-Comp metadata) names no server directory
-        command = run_command(spec, Path(job.program_name), out_dir,
-                              Path(previous.name) if previous is not None else None,
-                              self.cluster if spec.workers > 1 else None,
-                              Path(SEEDS_DIRECTORY) if (where / SEEDS_DIRECTORY).is_dir()
-                              else None)
+        order_file = f"{out_dir.name}.order"
+        job_order(spec, Path(job.program_name), out_dir,
+                  Path(previous.name) if previous is not None else None,
+                  self.cluster if spec.workers > 1 else None,
+                  Path(SEEDS_DIRECTORY) if (where / SEEDS_DIRECTORY).is_dir() else None,
+                  root=where).write(where / order_file)
+        command = [sys.executable, "-m", "symex.service.job_process", order_file]
         log = open(where / "log.txt", "ab")
         try:
             process = subprocess.Popen(command, cwd=where, stdout=log, stderr=subprocess.STDOUT,
@@ -339,7 +343,7 @@ def _stop_orphan(where: Path) -> None:
         cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
     except OSError:
         return
-    if cwd != where.resolve() or run_name.encode() not in command.split(b"\0"):
+    if cwd != where.resolve() or f"{run_name}.order".encode() not in command.split(b"\0"):
         return  # the pid was reused by another program
     try:
         os.killpg(pid, signal.SIGKILL)
