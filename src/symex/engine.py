@@ -11,23 +11,27 @@ It sits above :mod:`symex.parallel`: a run with workers goes to
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Unpack
+
+import attrs
 
 from symex.core.searchers import Searcher
 from symex.description import RunDescription
 from symex.errors import ConfigError
 from symex.exploration import explore_alone, tree_identity
 from symex.ir.program import Program
+from symex.memo.format import TREE_FILE
 from symex.memo.opening import check_identity, find_tree
 from symex.memo.store import TreeStore
 from symex.options import ExploreOptions, describe
 from symex.parallel import explore_in_parallel
-from symex.parallel.journal import RunJournal
+from symex.parallel.journal import JOURNAL_FILE, RunJournal
 from symex.results import Hooks, Result
 from symex.solvers.base import Solver
 
-__all__ = ["check_continuation", "explore", "run_exploration"]
+__all__ = ["check_continuation", "explore", "run_exploration", "writing_into"]
 
 
 def explore(program: Program, *, searcher: str | Sequence[str] | Searcher = "dfs",
@@ -99,3 +103,17 @@ def check_continuation(program: Program, description: RunDescription, *,
         check_identity(store, identity)
     finally:
         store.close()
+
+
+def writing_into(description: RunDescription, directory: str | os.PathLike[str], *,
+                 record_tree: bool = True) -> RunDescription:
+    """``description`` for a run whose output directory is ``directory`` (``symex run``'s, a
+    service job's): the execution tree recorded there when ``record_tree``, and, with
+    workers, the coordinator's journal kept there (always: a killed run resumes from it)."""
+    if record_tree:
+        description = attrs.evolve(description, tree=attrs.evolve(
+            description.tree, record_tree=os.path.join(directory, TREE_FILE)))
+    if description.parallel_wanted:
+        description = attrs.evolve(description, parallel=attrs.evolve(
+            description.parallel, journal=os.path.join(directory, JOURNAL_FILE)))
+    return description

@@ -22,13 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from symex.core.outcome import ErrorKind
 from symex.core.searchers import SEARCHER_NAMES
 from symex.core.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
-from symex.engine import check_continuation, run_exploration
+from symex.engine import check_continuation, run_exploration, writing_into
 from symex.errors import ConfigError, SymexError, error_text
 from symex.loading import LIBRARIES, compile
 from symex.memo.format import TREE_FILE
@@ -408,26 +406,13 @@ def main(options: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # before exploration started (e.g. while compiling)
         sys.stderr.write("symex: interrupted\n")
         return 130
-    return _explore_into(options, program, out, _with_output_paths(description, options, out),
+    return _explore_into(options, program, out, writing_into(description, out.path, record_tree=options.record_tree),
                          mode)
 
 
 def _parallel(options: argparse.Namespace) -> bool:
     """Whether the run has workers."""
     return bool(options.workers > 1 or options.cluster or options.portfolio)
-
-
-def _with_output_paths(description: RunDescription, options: argparse.Namespace,
-                       out: OutputDirectory) -> RunDescription:
-    """The description with what goes into the output directory: the recorded tree
-    (--record-tree) and, with workers, the coordinator's journal (always kept)."""
-    if options.record_tree:
-        description = attrs.evolve(description, tree=attrs.evolve(
-            description.tree, record_tree=os.fspath(out.path / TREE_FILE)))
-    if description.parallel_wanted:
-        description = attrs.evolve(description, parallel=attrs.evolve(
-            description.parallel, journal=os.fspath(out.path / JOURNAL_FILE)))
-    return description
 
 
 def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirectory,

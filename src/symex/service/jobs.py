@@ -25,11 +25,10 @@ from typing import Any
 import attrs
 
 from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
-from symex.errors import ConfigError
 from symex.description import RunDescription
-from symex.memo.format import TREE_FILE
+from symex.engine import writing_into
+from symex.errors import ConfigError
 from symex.output.ktest import KTestError, read_ktest, read_seeds
-from symex.parallel.journal import JOURNAL_FILE
 from symex.output.rendering import shown_objects
 from symex.output.testcomp import TestCompWriter
 from symex.symargs import ArgvSpec
@@ -320,9 +319,9 @@ def job_order(spec: JobSpec, program: Path, out_dir: Path,
         max_sym_array_size=spec.max_sym_array_size,
         continue_with=continue_with, restart_all_states=continue_with is not None,
         sym_args=ArgvSpec(inputs + ArgvSpec.parse(list(spec.arguments)).items),
-        progress_interval=PROGRESS_SECONDS, record_tree=out_dir / TREE_FILE,
-        journal=out_dir / JOURNAL_FILE if spec.workers > 1 else None)
-    return JobOrder(os.fspath(program), spec.flags, description, os.fspath(out_dir))
+        progress_interval=PROGRESS_SECONDS)
+    return JobOrder(os.fspath(program), spec.flags, writing_into(description, out_dir),
+                    os.fspath(out_dir))
 
 
 @attrs.frozen
