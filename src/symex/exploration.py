@@ -28,13 +28,12 @@ from symex.env import default_externals
 from symex.description import RunDescription, error_kinds_to_exit_on
 from symex.env.posix import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings
-from symex.errors import ConfigError
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.ir.musl import LIBC_START
 from symex.memo.opening import TreeIdentity, describe_inputs, open_recorder
 from symex.memo.recorder import MemoStatistics
-from symex.solvers import create_core_solver, with_chain
-from symex.solvers.base import Solver, SolverBase
+from symex.solvers.assembly import assemble_solver
+from symex.solvers.base import Solver
 from symex.solvers.chain import ChainStatistics
 from symex.results import (Coverage, Hooks, PathCounts, ProgressSnapshot,
                            Result, Statistics)
@@ -772,25 +771,10 @@ def explore_alone(program: Program, description: RunDescription, *,
     (not closed here); ``searcher``: a searcher object instead of the description's names."""
     inputs, spec, tree = description.inputs, description.solver, description.tree
     entry = inputs.entry
-    if solver is None and not spec.config:
-        raise ConfigError("no solver: pass a configuration string (such as 'z3') or a "
-                          "solver object")
-    owns_solver = solver is None
-    core = create_core_solver(spec.config, timeout=spec.timeout) if solver is None else solver
-    query_log = recorder = None
+    stack = assemble_solver(spec.config, timeout=spec.timeout, chain=spec.chain,
+                            write_queries=spec.write_queries, core=solver)
+    recorder = None
     try:
-        backend: Solver = core
-        if spec.write_queries is not None:
-            if not isinstance(core, SolverBase):
-                raise ConfigError("write_queries needs a solver built by symex (a SolverBase)")
-            # imported here: recording pulls in the SMT-LIB writer, which plain runs do not need
-            from symex.solvers.recording import QueryRecorder
-            # inside the chain: the log holds exactly the queries that reached the core solver
-            query_log = backend = QueryRecorder(core, spec.write_queries)
-        if spec.chain:
-            if not isinstance(backend, SolverBase):
-                raise ConfigError("solver_chain needs a solver built by symex (a SolverBase)")
-            backend = with_chain(backend, spec.chain)
         if tree.used:
             recorder, memo_messages = open_recorder(
                 tree_identity(program, entry, inputs.argv, inputs.posix, inputs.environment),
@@ -798,13 +782,10 @@ def explore_alone(program: Program, description: RunDescription, *,
                 hash_constants=tree.hash_constants, restart_all_states=tree.restart_all_states,
                 stop_after_replay=tree.stop_after_replay)
             recorder.messages[:0] = memo_messages
-        run = Exploration(program, backend, description, hooks=hooks, memo=recorder,
+        run = Exploration(program, stack.solver, description, hooks=hooks, memo=recorder,
                           searcher=searcher)
         return run.run()
     finally:
         if recorder is not None:
             recorder.close()
-        if query_log is not None:
-            query_log.close_log()
-        if owns_solver:
-            core.close()
+        stack.close()

@@ -23,8 +23,7 @@ from symex.expr import Array
 from symex.ir.program import Program
 from symex.parallel.jobs import Job, JobReplay
 from symex.parallel.tree import Row, SegmentLog
-from symex.solvers import create_core_solver, with_chain
-from symex.solvers.base import Solver
+from symex.solvers.assembly import assemble_solver
 from symex.solvers.chain import ChainSolver
 from symex.solvers.shared import Refutation, SharedSolutions, Solution
 
@@ -119,11 +118,10 @@ class Worker:
         description = description.for_worker(index)
         self.searcher = description.search.searcher_name()
         spec = description.solver
-        core = create_core_solver(spec.config, timeout=spec.timeout)
-        self._core = core
         self.shared = SharedSolutions()
-        solver: Solver = with_chain(core, spec.chain, shared=self.shared)
-        self.solver = solver
+        self._stack = assemble_solver(spec.config, timeout=spec.timeout, chain=spec.chain,
+                                      shared=self.shared)
+        solver = self.solver = self._stack.solver
         tree = description.tree
         self.replay = JobReplay(SegmentLog(tree.hash_constants) if tree.record_tree is not None
                                 else None)
@@ -262,7 +260,7 @@ class Worker:
 
     def close(self) -> None:
         """Release the solver."""
-        self._core.close()
+        self._stack.close()
 
     def __getstate__(self) -> Any:  # pragma: no cover - a worker lives where it was made
         raise TypeError("a Worker is not sent anywhere: send it orders")
