@@ -17,8 +17,8 @@ import llvmlite.binding as llvm
 import pytest
 
 from symex.errors import LoadError
+from symex.ir.constant_evaluation import encode_constant, evaluate_constant
 from symex.ir.constants import (
-    AliasDef,
     BlockAddress,
     ConstAggregate,
     ConstBytes,
@@ -29,13 +29,10 @@ from symex.ir.constants import (
     ConstUndef,
     ConstZero,
     GlobalRef,
-    encode_constant,
-    evaluate_constant,
-    parse_aliases,
     parse_constant,
-    parse_globals,
     parse_typed_constant,
 )
+from symex.ir.global_definitions import AliasDef, parse_aliases, parse_globals
 from symex.ir.types import ArrayType, DataLayout, FloatType, IntType, PointerType, StructType, TypeParser
 
 X86_64 = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import ctypes
 import re
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import llvmlite.binding as llvm
 
 from symex.errors import LoadError
+from symex.ir import constant_evaluation as CE
 from symex.ir import constants as C
+from symex.ir import global_definitions as G
 from symex.ir import types as T
 from symex.ir.debuginfo import DebugInfo, SourceLocation
-from symex.ir.promotion import promote_allocas, promotion_enabled
 from symex.ir.program import (
+    LAZY_FIELDS,
     SEGMENT_SHIFT,
     Access,
     Block,
@@ -29,13 +31,13 @@ from symex.ir.program import (
     CastInfo,
     Edge,
     Function,
-    LAZY_FIELDS,
     GlobalObject,
     Instruction,
     Opcode,
     Program,
     ValueKind,
 )
+from symex.ir.promotion import promote_allocas, promotion_enabled
 
 #: First segment handed out to functions and globals; states allocate above the last one.
 FIRST_STATIC_SEGMENT = 1
@@ -219,14 +221,14 @@ class Lowering:
         for f in fn_refs:
             self.addresses[f.name] = segment << SEGMENT_SHIFT
             segment += 1
-        global_defs = C.parse_globals(self.text, self.types)
+        global_defs = G.parse_globals(self.text, self.types)
         for g in global_defs:
             self.addresses[g.name] = segment << SEGMENT_SHIFT
             segment += 1
         function_names = {self.addresses[f.name]: f.name for f in fn_refs}
         aliases: dict[str, str] = {}
-        for alias in C.parse_aliases(self.text, self.types):
-            target = C.evaluate_constant(alias.target, self.layout, self._resolve)
+        for alias in G.parse_aliases(self.text, self.types):
+            target = CE.evaluate_constant(alias.target, self.layout, self._resolve)
             if not isinstance(target, int):
                 raise LoadError(f"alias @{alias.name} does not name an address")
             self.addresses[alias.name] = target
@@ -239,7 +241,7 @@ class Lowering:
             if g.initializer is None:
                 image = bytes(size)
             else:
-                image = C.encode_constant(g.initializer, self.layout, self.types, self._resolve)
+                image = CE.encode_constant(g.initializer, self.layout, self.types, self._resolve)
             declared = declarations.get(g.name)
             self.globals[g.name] = GlobalObject(
                 g.name, self.addresses[g.name], size, image, g.is_constant,
@@ -452,7 +454,7 @@ class _FunctionContext:
         text = str(op).strip()
         try:
             const, _ = C.parse_typed_constant(text, self.L.types)
-            evaluated = C.evaluate_constant(const, self.L.layout, self.L._resolve)
+            evaluated = CE.evaluate_constant(const, self.L.layout, self.L._resolve)
         except LoadError:
             raise
         except Exception as exc:  # a constant form the parser does not know
@@ -745,7 +747,7 @@ def constant_int(op: Any, bits: int, signed: bool = False) -> int:
     constants (``i32 -1`` comes back as 4294967295), so every constant is read unsigned here
     and its sign taken from its own width."""
     value = int(op.get_constant_value(signed_int=False)) & ((1 << bits) - 1)
-    return C.to_signed(value, bits) if signed else value
+    return CE.to_signed(value, bits) if signed else value
 
 
 class _Unsupported(Exception):
