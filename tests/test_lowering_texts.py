@@ -11,7 +11,8 @@ from pathlib import Path
 import llvmlite.binding as llvm
 
 import symex
-from symex.ir.lower import _clean_text, _function_bodies, _instruction_texts
+from symex.ir.lower import _function_bodies, _instruction_texts
+from symex.ir.lower_instructions import _clean_text
 
 PROGRAM = r"""
 #include <stdio.h>
