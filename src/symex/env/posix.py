@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
 from collections.abc import Iterable
+from typing import Any
 
 import attrs
 import immutables
 
+from symex import expr as E
+from symex.core.forks import ForkKind
 from symex.core.machine import ExternalHandler, Machine
 from symex.core.memory import ObjectKind, locate
 from symex.core.shortfalls import ShortfallKind
@@ -44,8 +46,6 @@ from symex.core.state import State
 from symex.env.klee import make_symbolic
 from symex.errors import ConfigError
 from symex.ir.program import Instruction
-from symex import expr as E
-from symex.core.forks import ForkKind
 from symex.symargs import FAILURE_OBJECTS, SYM_STDOUT_SIZE, ArgvSpec
 
 __all__ = ["STAT_SIZE", "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "handlers",
@@ -128,7 +128,7 @@ class PosixWorld:
     next_node: int
     next_description: int
     endpoints: immutables.Map[int, Any] = _EMPTY
-    """Pipe ends and sockets by id (env.network.Endpoint)."""
+    """Pipe ends and sockets by id (env.endpoints.Endpoint)."""
     bound: immutables.Map[Any, int] = _EMPTY
     """Socket addresses in use -> the endpoint bound there."""
     next_endpoint: int = 1

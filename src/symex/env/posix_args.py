@@ -12,8 +12,8 @@ the arguments its path used.
 from __future__ import annotations
 
 from symex import expr as E
-from symex.core.machine import Machine
 from symex.core.forks import ForkKind
+from symex.core.machine import Machine
 from symex.core.memory import ObjectKind
 from symex.core.state import State
 from symex.env.klee import fresh_value, make_symbolic
