@@ -20,7 +20,7 @@ import pytest
 import symex
 from symex.core.outcome import PathStatus
 from symex.errors import SymexError
-from symex.memo import ExecutionTree, NodeStatus, TreeFileError
+from symex.memo import RecordedTree, NodeStatus, TreeFileError
 from symex.core.forks import ForkKind
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -45,7 +45,7 @@ def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProc
 def test_the_reader_walks_a_recorded_tree(tmp_path: Path) -> None:
     program = symex.compile(BRANCHES, ["-DN=3"])
     result = symex.explore(program, record_tree=tmp_path / "tree.db")
-    with ExecutionTree.open(tmp_path / "tree.db") as tree:
+    with RecordedTree.open(tmp_path / "tree.db") as tree:
         assert tree.program == "branches.c" and "entry main" in tree.inputs
         forks = [n for n in tree.nodes() if n.status is NodeStatus.FORK]
         leaves = list(tree.leaves())
@@ -70,7 +70,7 @@ def test_the_reader_walks_a_recorded_tree(tmp_path: Path) -> None:
 
 def test_the_tree_holds_every_kind_of_decision_and_how_each_path_ended(tmp_path: Path) -> None:
     result = symex.explore(symex.compile(CHECKS), record_tree=tmp_path / "tree.db")
-    with ExecutionTree.open(tmp_path) as tree:
+    with RecordedTree.open(tmp_path) as tree:
         kinds = {n.fork_kind for n in tree.nodes() if n.status is NodeStatus.FORK}
         # b[i] > b[i+1]: branches; 100 / (b[1] - b[2]): an error check; table[b[3]]: a
         # symbolic pointer; switch (b[1] & 3): a switch
@@ -141,7 +141,7 @@ def test_sigkill_while_recording_loses_nothing_recorded(tmp_path: Path) -> None:
                     pass
     process.send_signal(signal.SIGKILL)
     process.wait()
-    with ExecutionTree.open(tmp_path / "out") as tree:
+    with RecordedTree.open(tmp_path / "out") as tree:
         recorded = {n.path for n in tree.leaves() if n.status is NodeStatus.COMPLETED}
         unexplored = [n for n in tree.leaves() if n.status is NodeStatus.OPEN]
     assert 1000 < len(recorded) < 32768
@@ -258,7 +258,7 @@ def recorded_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_cli_continue_extends_the_tree_and_stats_show_moklees_columns(recorded_dir: Path) -> None:
     work = recorded_dir
-    before = ExecutionTree.open(work / "symex-out-0")
+    before = RecordedTree.open(work / "symex-out-0")
     cut = [n for n in before.leaves() if n.status is NodeStatus.CUT]
     before.close()
     assert cut  # the instruction limit stopped some paths
@@ -267,7 +267,7 @@ def test_cli_continue_extends_the_tree_and_stats_show_moklees_columns(recorded_d
     assert proc.returncode == 0, proc.stderr
     assert "execution tree:" in proc.stdout
     assert not (work / "symex-out-1" / "tree.db").exists()  # extended in place
-    with ExecutionTree.open(work / "symex-out-0") as tree:
+    with RecordedTree.open(work / "symex-out-0") as tree:
         assert not [n for n in tree.leaves() if n.status.resumable]
         assert len([n for n in tree.leaves() if n.status is NodeStatus.COMPLETED]) == 64
     stats = cli("stats", "--print-all", "--csv", "symex-out-0", "symex-out-1", cwd=work)
@@ -289,7 +289,7 @@ def test_cli_record_tree_with_continue_copies_and_keeps_the_original(recorded_di
                "N=6", "branches.c", "--sym-stdin", "4", cwd=work)
     assert proc.returncode == 0, proc.stderr
     assert (work / "symex-out-0" / "tree.db").read_bytes() == original
-    with ExecutionTree.open(work / "copy") as tree:
+    with RecordedTree.open(work / "copy") as tree:
         assert len(tree) > 100
 
 

@@ -93,3 +93,46 @@ def test_explore_takes_a_searcher_object() -> None:
     assert [t.path for t in result.tests] == [t.path for t in symex.explore(program).tests]
     with pytest.raises(symex.ConfigError, match="searcher object runs in this process only"):
         symex.explore(program, searcher=CountingSearcher(), workers=2)
+
+
+SENSOR = r"""
+#include <stdio.h>
+int read_sensor(int channel);     /* declared, not defined: the harness models it */
+void log_value(int value);
+int main(void) {
+  int a = read_sensor(1), b = read_sensor(2);
+  log_value(a + b);
+  if (a > 100 && b == 7) { printf("alarm\n"); return 1; }
+  return 0;
+}
+"""
+
+
+def test_explore_takes_handlers_of_external_functions(tmp_path: Path) -> None:
+    from symex.env.klee import fresh_value
+    from c_programs import write
+    logged: list[object] = []
+
+    def read_sensor(machine, state, args, call):  # type: ignore[no-untyped-def]
+        # each reading a symbolic int of its own, named after its channel
+        return fresh_value(machine, state, 4, f"sensor{args[0]}")
+
+    def log_value(machine, state, args, call):  # type: ignore[no-untyped-def]
+        logged.append(args[0])
+        return None
+
+    program = symex.compile(write(tmp_path, "sensor.c", SENSOR))
+    result = symex.explore(program, externals={"read_sensor": read_sensor, "log_value": log_value})
+    # a > 100 or not, then b == 7 or not where a > 100: three paths, one alarm
+    assert result.paths.completed == 3 and result.paths.partial == 0
+    alarms = [t for t in result.tests if t.exit_code == 1]
+    assert len(alarms) == 1 and alarms[0].stdout == b"alarm\n"
+    a = int.from_bytes(alarms[0].objects["sensor1"], "little", signed=True)
+    b = int.from_bytes(alarms[0].objects["sensor2"], "little", signed=True)
+    assert a > 100 and b == 7
+    assert len(logged) == 1  # called once, before the branches fork
+    # without them the calls are unmodelled: the path ends there, as partial
+    plain = symex.explore(program)
+    assert plain.paths.partial == 1 and "read_sensor" in plain.tests[0].reason
+    with pytest.raises(symex.ConfigError, match="run in this process only"):
+        symex.explore(program, externals={"read_sensor": read_sensor}, workers=2)

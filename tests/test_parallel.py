@@ -22,7 +22,7 @@ from symex.output.ktest import read_ktest
 from symex.parallel.balancing import LoadBalancer, Move
 from symex.parallel.worker import StepOrder, Worker
 from symex.description import RunDescription
-from symex.memo import ExecutionTree
+from symex.memo import RecordedTree
 from symex.memo.format import encode_varints
 from symex.parallel.jobs import ROOT_JOB, Job
 
@@ -451,7 +451,7 @@ def tree_by_path(path: Path) -> dict[tuple[int, ...], tuple[object, ...]]:
     written): how each segment ended, where, after how many instructions, its digest, its
     children's decisions, and whether it holds test inputs. Not the answers a segment took
     nor the inputs' bytes: those come from models, and two solvers may find other ones."""
-    with ExecutionTree.open(path) as tree:
+    with RecordedTree.open(path) as tree:
         return {node.path: (node.status, node.fork_kind, node.error_kind, node.exit_code,
                             node.reason, node.site, node.instructions, node.hash,
                             tuple(d for d, _ in node.children), tree.inputs_of(node) is not None)
@@ -527,7 +527,7 @@ def test_a_resumed_parallel_run_goes_on_recording_the_tree(backend: str,
     nothing = symex.explore(program, continue_with=tmp_path / "t2.db")
     assert nothing.paths.total == 0
     assert any("fully explored" in m for m in nothing.messages)
-    with ExecutionTree.open(tmp_path / "t2.db") as tree:
+    with RecordedTree.open(tmp_path / "t2.db") as tree:
         leaves = [n for n in tree.leaves()]
     assert len(leaves) == 5204 and len({n.path for n in leaves}) == 5204
 

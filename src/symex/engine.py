@@ -12,11 +12,12 @@ It sits above :mod:`symex.parallel`: a run with workers goes to
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Unpack
 
 import attrs
 
+from symex.core.machine import ExternalHandler
 from symex.core.searchers import Searcher
 from symex.description import RunDescription
 from symex.errors import ConfigError
@@ -36,6 +37,7 @@ __all__ = ["check_continuation", "explore", "run_exploration", "writing_into"]
 
 def explore(program: Program, *, searcher: str | Sequence[str] | Searcher = "dfs",
             solver: str | Solver = "z3", hooks: Hooks | None = None,
+            externals: Mapping[str, ExternalHandler] | None = None,
             **options: Unpack[ExploreOptions]) -> Result:
     """Explore the paths of ``program`` and return its test cases, errors, coverage and
     statistics (:class:`~symex.results.Result`).
@@ -44,6 +46,12 @@ def explore(program: Program, *, searcher: str | Sequence[str] | Searcher = "dfs
     :class:`~symex.core.searchers.Searcher`'s ``select``, ``update`` and ``empty``; not with
     workers). ``solver``: a configuration string (docs/usage.md) or a solver object (not
     closed here). ``hooks``: callbacks as the run goes (:class:`~symex.results.Hooks`).
+    ``externals``: your own handlers of external functions (C functions the program declares
+    but does not define), by name, besides or instead of symex's environment: each is called
+    as ``handler(machine, state, arguments, call)`` and returns the call's value (an int,
+    an expression, or None for void), through :class:`~symex.core.machine.Machine` (read and
+    write memory, make symbolic values with :func:`symex.env.klee.fresh_value`, fork); in
+    this process only (not with workers).
     Paths stopped by a limit are reported as partial, with a test case each. Every other
     keyword is an option of :mod:`symex.options` (a :class:`~symex.errors.ConfigError` names
     an unknown one):
@@ -54,7 +62,8 @@ def explore(program: Program, *, searcher: str | Sequence[str] | Searcher = "dfs
         searcher=names, solver=solver if isinstance(solver, str) else "", **options)
     return run_exploration(program, description, hooks=hooks,
                            solver=None if isinstance(solver, str) else solver,
-                           searcher=None if isinstance(searcher, (str, Sequence)) else searcher)
+                           searcher=None if isinstance(searcher, (str, Sequence)) else searcher,
+                           externals=externals)
 
 
 explore.__doc__ = (explore.__doc__ or "") + describe().replace("\n", "\n    ") + "\n"
@@ -62,11 +71,13 @@ explore.__doc__ = (explore.__doc__ or "") + describe().replace("\n", "\n    ") +
 
 def run_exploration(program: Program, description: RunDescription, *,
                     hooks: Hooks | None = None, solver: Solver | None = None,
-                    searcher: Searcher | None = None) -> Result:
+                    searcher: Searcher | None = None,
+                    externals: Mapping[str, ExternalHandler] | None = None) -> Result:
     """Explore ``program`` as ``description`` says (:mod:`symex.description`); what
     :func:`explore` does with its keyword arguments. ``solver``: a solver object to use
     instead of building ``description.solver.config`` (not closed here); ``searcher``: a
-    searcher object instead of ``description.search.searcher``'s names (neither with
+    searcher object instead of ``description.search.searcher``'s names; ``externals``:
+    handlers of external functions besides the environment's own (none of the three with
     workers: they run in other processes)."""
     entry = description.inputs.entry
     if entry not in program.functions or program.functions[entry].is_declaration:
@@ -78,8 +89,12 @@ def run_exploration(program: Program, description: RunDescription, *,
             raise ConfigError("a searcher object runs in this process only; give workers a "
                               "searcher's name (dfs, bfs, random-state, random-path, "
                               "nurs:covnew) or run without workers")
+        if externals:
+            raise ConfigError("your own external functions run in this process only; run "
+                              "without workers to use them")
         return explore_in_parallel(program, description, hooks=hooks, solver=solver)
-    return explore_alone(program, description, hooks=hooks, solver=solver, searcher=searcher)
+    return explore_alone(program, description, hooks=hooks, solver=solver, searcher=searcher,
+                         externals=externals)
 
 
 def check_continuation(program: Program, description: RunDescription, *,

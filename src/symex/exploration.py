@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from typing import Any, Protocol
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 from symex.core.collection import fewer_collections
@@ -24,6 +24,7 @@ from symex.core.searchers import ExecutionTree, Searcher, make_searcher
 from symex.core.seeding import SeededSearcher, SeedFollowing
 from symex.core.seeding import refresh as refresh_seeds
 from symex.core.state import State
+from symex.core.machine import ExternalHandler
 from symex.env import default_externals
 from symex.description import RunDescription, error_kinds_to_exit_on
 from symex.env.posix import PosixSetup, install_world
@@ -147,9 +148,11 @@ class Exploration:
 
     def __init__(self, program: Program, solver: Solver, description: RunDescription, *,
                  hooks: Hooks, memo: PathMemo | None = None,
-                 searcher: Searcher | None = None) -> None:
+                 searcher: Searcher | None = None,
+                 externals: Mapping[str, ExternalHandler] | None = None) -> None:
         """``searcher``: a searcher object instead of ``description.search.searcher``'s
-        names."""
+        names; ``externals``: handlers of external functions besides (or instead of) the
+        environment's own, by name."""
         self.program = program
         self.solver = solver
         self.description = description
@@ -166,7 +169,7 @@ class Exploration:
         self.progress_interval = description.progress_interval
         last = max([g.address for g in program.globals.values()]
                    + [f.address for f in program.functions.values()] + [0])
-        self.executor = Executor(program, solver, default_externals(),
+        self.executor = Executor(program, solver, {**default_externals(), **(externals or {})},
                                  first_segment=(last >> SEGMENT_SHIFT) + 1,
                                  max_stack_frames=limits.max_stack_frames,
                                  max_forks=limits.max_forks,
@@ -765,10 +768,12 @@ def tree_identity(program: Program, entry: str, argv: ArgvSpec,
 
 def explore_alone(program: Program, description: RunDescription, *,
                   hooks: Hooks, solver: Solver | None = None,
-                  searcher: Searcher | None = None) -> Result:
+                  searcher: Searcher | None = None,
+                  externals: Mapping[str, ExternalHandler] | None = None) -> Result:
     """Explore ``program`` as ``description`` says, in this process (no workers).
     ``solver``: a solver object to use instead of building ``description.solver.config``
-    (not closed here); ``searcher``: a searcher object instead of the description's names."""
+    (not closed here); ``searcher``: a searcher object instead of the description's names;
+    ``externals``: handlers of external functions besides the environment's own."""
     inputs, spec, tree = description.inputs, description.solver, description.tree
     entry = inputs.entry
     stack = assemble_solver(spec.config, timeout=spec.timeout, chain=spec.chain,
@@ -783,7 +788,7 @@ def explore_alone(program: Program, description: RunDescription, *,
                 stop_after_replay=tree.stop_after_replay)
             recorder.messages[:0] = memo_messages
         run = Exploration(program, stack.solver, description, hooks=hooks, memo=recorder,
-                          searcher=searcher)
+                          searcher=searcher, externals=externals)
         return run.run()
     finally:
         if recorder is not None:

@@ -6,7 +6,7 @@ resumed by later runs.
 * :mod:`symex.memo.recorder` -- :class:`TreeRecorder`, which records and replays during
   :func:`symex.explore`;
 * :mod:`symex.memo.opening` -- which tree a run uses (new, continued, copied);
-* :mod:`symex.memo.tree` -- :class:`ExecutionTree`, the reader other tools use.
+* :mod:`symex.memo.tree` -- :class:`RecordedTree`, the reader other tools use.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from symex.memo.format import TREE_FILE, NodeStatus
 from symex.memo.recorder import MemoStatistics, TreeRecorder
 from symex.memo.store import TreeFileError
-from symex.memo.tree import ExecutionTree, TreeNode
+from symex.memo.tree import RecordedTree, RecordedNode
 
-__all__ = ["ExecutionTree", "MemoStatistics", "NodeStatus", "TREE_FILE", "TreeFileError",
-           "TreeNode", "TreeRecorder"]
+__all__ = ["RecordedTree", "MemoStatistics", "NodeStatus", "TREE_FILE", "TreeFileError",
+           "RecordedNode", "TreeRecorder"]

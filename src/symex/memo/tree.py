@@ -1,6 +1,6 @@
 """Read a recorded execution tree: its nodes, their children, how each path ended.
 
-    with ExecutionTree.open("symex-out-0") as tree:       # a directory or its tree.db
+    with RecordedTree.open("symex-out-0") as tree:       # a directory or its tree.db
         tree.program, tree.inputs
         for leaf in tree.leaves():
             leaf.status, leaf.path, leaf.error_kind, leaf.exit_code, leaf.reason
@@ -31,11 +31,11 @@ from symex.memo.format import (
 from symex.memo.opening import find_tree
 from symex.memo.store import TreeFileError, TreeStore
 
-__all__ = ["ExecutionTree", "TreeNode"]
+__all__ = ["RecordedTree", "RecordedNode"]
 
 
 @attrs.frozen
-class TreeNode:
+class RecordedNode:
     """One node: a segment of a path from its parent's fork to its own fork or end. A node
     with status ``OPEN`` was never recorded (its path was still running when its run
     stopped): only its id, parent and decision are known."""
@@ -70,7 +70,7 @@ class TreeNode:
         return self.status is not NodeStatus.FORK
 
 
-class ExecutionTree:
+class RecordedTree:
     """A recorded tree (see the module docstring)."""
 
     def __init__(self, store: TreeStore) -> None:
@@ -86,7 +86,7 @@ class ExecutionTree:
         reasons = {rid: text for rid, (text,) in store.table("reason").items()}
         self._layouts = {lid: [(n, s) for n, s in json.loads(objects)]
                          for lid, (objects,) in store.table("layout").items()}
-        self._nodes: dict[int, TreeNode] = {}
+        self._nodes: dict[int, RecordedNode] = {}
         parents: dict[int, tuple[int | None, int]] = {}
         rows = list(store.node_rows())
         for row in rows:
@@ -105,7 +105,7 @@ class ExecutionTree:
             site = None
             if location is not None and location in locations:
                 site = Site(*locations[location])
-            self._nodes[node_id] = TreeNode(
+            self._nodes[node_id] = RecordedNode(
                 id=node_id, parent=parent, decision=decision, status=status,
                 fork_kind=fork_kind,
                 error_kind=error_kind(kind) if status is NodeStatus.ERROR and kind else None,
@@ -116,7 +116,7 @@ class ExecutionTree:
                 queries=queries, hash=digest, children=children)
         for child, (parent, decision) in parents.items():
             if child not in self._nodes:
-                self._nodes[child] = TreeNode(id=child, parent=parent, decision=decision,
+                self._nodes[child] = RecordedNode(id=child, parent=parent, decision=decision,
                                               status=NodeStatus.OPEN)
         self._with_paths()
 
@@ -125,7 +125,7 @@ class ExecutionTree:
         root = self._nodes.get(1)
         if root is None:
             return
-        stack: list[tuple[TreeNode, tuple[int, ...]]] = [(root, ())]
+        stack: list[tuple[RecordedNode, tuple[int, ...]]] = [(root, ())]
         while stack:
             node, path = stack.pop()
             self._nodes[node.id] = attrs.evolve(node, path=path)
@@ -134,7 +134,7 @@ class ExecutionTree:
                     stack.append((self._nodes[child], (*path, decision)))
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> ExecutionTree:
+    def open(cls, path: str | os.PathLike[str]) -> RecordedTree:
         """The tree of an output directory (or a tree.db); TreeFileError if it is none."""
         store = TreeStore.open(find_tree(path), writable=False)
         try:
@@ -144,7 +144,7 @@ class ExecutionTree:
             raise TreeFileError(f"{os.fspath(path)} is a damaged execution tree ({exc}); "
                                 f"record a new tree with --record-tree") from exc
 
-    def __enter__(self) -> ExecutionTree:
+    def __enter__(self) -> RecordedTree:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -157,32 +157,32 @@ class ExecutionTree:
     # -- walking ---------------------------------------------------------------------------
 
     @property
-    def root(self) -> TreeNode | None:
+    def root(self) -> RecordedNode | None:
         """The root (None for a tree with nothing recorded yet)."""
         return self._nodes.get(1)
 
-    def node(self, node_id: int) -> TreeNode:
+    def node(self, node_id: int) -> RecordedNode:
         """A node by id (KeyError when there is none)."""
         return self._nodes[node_id]
 
-    def children(self, node: TreeNode | int) -> list[TreeNode]:
+    def children(self, node: RecordedNode | int) -> list[RecordedNode]:
         """The children of a fork, in child order (unrecorded ones as ``OPEN`` nodes)."""
         node = self._nodes[node] if isinstance(node, int) else node
         return [self._nodes[child] for _, child in node.children]
 
-    def nodes(self) -> Iterator[TreeNode]:
+    def nodes(self) -> Iterator[RecordedNode]:
         """Every node, in id order."""
         for node_id in sorted(self._nodes):
             yield self._nodes[node_id]
 
-    def leaves(self) -> Iterator[TreeNode]:
+    def leaves(self) -> Iterator[RecordedNode]:
         """Every leaf (ended, stopped or unexplored path), in id order."""
         return (node for node in self.nodes() if node.is_leaf)
 
     def __len__(self) -> int:
         return len(self._nodes)
 
-    def inputs_of(self, node: TreeNode | int) -> dict[str, bytes] | None:
+    def inputs_of(self, node: RecordedNode | int) -> dict[str, bytes] | None:
         """The test inputs recorded with a leaf (object name -> bytes), or None."""
         node_id = node if isinstance(node, int) else node.id
         blob = self._store.inputs(node_id)
@@ -191,7 +191,7 @@ class ExecutionTree:
         layout, data = unpack_inputs(blob)
         return split_inputs(self._layouts.get(layout, []), data)
 
-    def answers_of(self, node: TreeNode | int) -> list[tuple[str, int]]:
+    def answers_of(self, node: RecordedNode | int) -> list[tuple[str, int]]:
         """The answers recorded for a node's segment, in order: (``SPLIT``/``VALUE``/
         ``OPTION``, answer)."""
         node_id = node if isinstance(node, int) else node.id
