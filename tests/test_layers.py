@@ -154,3 +154,25 @@ def test_no_module_imports_itself_through_others() -> None:
     assert [loop for loop in loops if tuple(loop) not in PENDING_LOOPS] == []
     assert set(PENDING_LOOPS) - {tuple(loop) for loop in loops} == set(), \
         "these loops are gone: take them off PENDING_LOOPS"
+
+
+#: the two stack-based IR parsers: one loop over a constant's or a type's text each, whose
+#: cases read best side by side
+LONG_FUNCTIONS = {("symex.ir.constants", "parse_value"), ("symex.ir.types", "parse_prefix")}
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 120
+
+
+def test_modules_and_functions_stay_readable() -> None:
+    too_long = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        text = path.read_text()
+        name = module_name(path)
+        if text.count("\n") > MAX_MODULE_LINES:
+            too_long.append(f"{name}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES and (name, node.name) not in LONG_FUNCTIONS:
+                    too_long.append(f"{name}.{node.name}: {length} lines")
+    assert too_long == []
