@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from symex.encodings.core import BOOL_OPS, BV_OPS, COMPARE_OPS, TermBuilder
 from symex.errors import SolverError
 
-__all__ = ["BOOL_OPS", "BV_OPS", "COMPARE_OPS", "Backend", "CheckResult", "TermBuilder",
-           "no_model_error"]
+__all__ = ["BOOL_OPS", "BV_OPS", "COMPARE_OPS", "Backend", "CheckResult", "ModelReading",
+           "TermBuilder", "array_contents", "no_model_error"]
 
 
 def no_model_error() -> SolverError:
@@ -104,3 +104,70 @@ class Backend(TermBuilder, Protocol):
     def close(self) -> None:
         """Release the package's resources."""
         ...
+
+
+def array_contents(writes: Sequence[tuple[int, int]], default: int, size: int) -> bytes:
+    """Bytes ``0 .. size-1`` of an array model value read as a chain of stores over a
+    constant array: ``writes`` lists the outermost (newest) store first, so it is applied
+    last; indices past ``size`` are dropped, values taken modulo 256."""
+    contents = bytearray([default & 0xFF]) * size
+    for index, byte in reversed(writes):
+        if 0 <= index < size:
+            contents[index] = byte & 0xFF
+    return bytes(contents)
+
+
+class ModelReading:
+    """The value and model glue backends share (pySMT's ``IncrementalTrackingSolver``
+    pattern): whether the last check left a model (``_sat``), why it answered UNKNOWN
+    (``_last_reason``), and a term's value read only after SAT. A backend sets those two in
+    its ``check`` and says how to read its own values (:meth:`_model_value`,
+    :meth:`_boolean_of`, :meth:`_integer_of`, :meth:`_stores_of`)."""
+
+    __slots__ = ()
+
+    _sat: bool
+    _last_reason: str
+    name: str
+
+    def reason_unknown(self) -> str:
+        """Why the last check answered UNKNOWN."""
+        return self._last_reason
+
+    def _value(self, term: Any) -> Any:
+        """The model value of ``term``, or a SolverError if the last check was not SAT."""
+        if not self._sat:
+            raise no_model_error()
+        return self._model_value(term)
+
+    def bv_value(self, term: Any) -> int:
+        """The unsigned value of ``term`` in the last model (booleans read as 0/1)."""
+        value = self._value(term)
+        truth = self._boolean_of(value)
+        return (1 if truth else 0) if truth is not None else self._integer_of(value)
+
+    def array_value(self, array: Any, size: int) -> bytes:
+        """Bytes ``0 .. size-1`` of ``array``, decoding its model value once."""
+        value = self._value(array)
+        stores = self._stores_of(value)
+        if stores is None:
+            raise SolverError(f"{self.name} gave an array model symex cannot read ({value}); "
+                              "use another backend for this query")
+        return array_contents(*stores, size)
+
+    def _model_value(self, term: Any) -> Any:
+        """The backend's model value of ``term`` (the last check was SAT)."""
+        raise NotImplementedError
+
+    def _boolean_of(self, value: Any) -> bool | None:
+        """A boolean model value as a bool; None for a bit-vector."""
+        raise NotImplementedError
+
+    def _integer_of(self, value: Any) -> int:
+        """A bit-vector model value as an unsigned int."""
+        raise NotImplementedError
+
+    def _stores_of(self, value: Any) -> tuple[list[tuple[int, int]], int] | None:
+        """An array model value as (stores, newest first; the default byte), or None for a
+        shape this backend cannot read."""
+        raise NotImplementedError

@@ -17,7 +17,7 @@ from bitwuzla import Kind
 
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult, no_model_error
+from symex.solvers.backend import CheckResult, ModelReading
 
 __all__ = ["BitwuzlaBackend"]
 
@@ -71,7 +71,7 @@ class _Terminator:
         return self.deadline is not None and time.monotonic() > self.deadline
 
 
-class BitwuzlaBackend:
+class BitwuzlaBackend(ModelReading):
     """One bitwuzla solver implementing :class:`symex.solvers.backend.Backend`."""
 
     __slots__ = ("_tm", "_solver", "_sat", "_sorts", "_array_sort", "_bool_sort", "_vars",
@@ -247,42 +247,24 @@ class BitwuzlaBackend:
                              else "timeout" if timeout is not None else "bitwuzla gave no reason")
         return CheckResult.UNKNOWN
 
-    def reason_unknown(self) -> str:
-        """Why the last check answered UNKNOWN (``timeout`` or ``interrupted``)."""
-        return self._last_reason
-
-    def _value(self, term: Any) -> Any:
-        """The model value of ``term``, or a SolverError if the last check was not SAT."""
-        if not self._sat:
-            raise no_model_error()
+    def _model_value(self, term: Any) -> Any:
         return self._solver.get_value(term)
 
-    def bv_value(self, term: Any) -> int:
-        """The unsigned value of ``term`` in the last model (booleans read as 0/1)."""
-        value = self._value(term)
-        if value.sort().is_bool():
-            return 1 if value.is_true() else 0
+    def _boolean_of(self, value: Any) -> bool | None:
+        return bool(value.is_true()) if value.sort().is_bool() else None
+
+    def _integer_of(self, value: Any) -> int:
         return int(value.value(10))
 
-    def array_value(self, array: Any, size: int) -> bytes:
-        """Bytes ``0 .. size-1`` of ``array``, decoding its model value (stores over a constant
-        array) once."""
-        value = self._value(array)
+    def _stores_of(self, value: Any) -> tuple[list[tuple[int, int]], int] | None:
         writes: list[tuple[int, int]] = []
         while value.kind() == Kind.ARRAY_STORE:
             _, index, byte = value.children()
             writes.append((int(index.value(10)), int(byte.value(10))))
             value = value.children()[0]
         if value.kind() != Kind.CONST_ARRAY:
-            raise SolverError(f"bitwuzla gave an array model symex cannot read ({value}); "
-                              "use another backend for this query")
-        default = int(value.children()[0].value(10))
-        contents = bytearray([default]) * size
-        # the outermost store is the newest write: apply it last
-        for index, byte in reversed(writes):
-            if index < size:
-                contents[index] = byte
-        return bytes(contents)
+            return None
+        return writes, int(value.children()[0].value(10))
 
     def interrupt(self) -> None:
         """Make a check running in another thread give up at bitwuzla's next poll."""

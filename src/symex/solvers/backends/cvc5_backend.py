@@ -15,9 +15,9 @@ from cvc5 import Kind
 
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult, no_model_error
+from symex.solvers.backend import CheckResult, ModelReading
 
-__all__ = ["Cvc5Backend", "decode_array_value"]
+__all__ = ["Cvc5Backend", "stores_of"]
 
 _BV_BINARY: dict[Op, Kind] = {
     Op.ADD: Kind.BITVECTOR_ADD,
@@ -52,7 +52,7 @@ _BOOL: dict[Op, Kind] = {
 }
 
 
-class Cvc5Backend:
+class Cvc5Backend(ModelReading):
     """One cvc5 solver implementing :class:`symex.solvers.backend.Backend`."""
 
     __slots__ = ("_tm", "_solver", "_sat", "_sorts", "_array_sort", "_vars", "_one1", "_zero1",
@@ -226,27 +226,17 @@ class Cvc5Backend:
         self._last_reason = str(result.getUnknownExplanation()) or "cvc5 gave no reason"
         return CheckResult.UNKNOWN
 
-    def reason_unknown(self) -> str:
-        """cvc5's explanation of the last UNKNOWN (e.g. ``UnknownExplanation.TIMEOUT``)."""
-        return self._last_reason
-
-    def _value(self, term: Any) -> Any:
-        """The model value of ``term``, or a SolverError if the last check was not SAT."""
-        if not self._sat:
-            raise no_model_error()
+    def _model_value(self, term: Any) -> Any:
         return self._solver.getValue(term)
 
-    def bv_value(self, term: Any) -> int:
-        """The unsigned value of ``term`` in the last model (booleans read as 0/1)."""
-        value = self._value(term)
-        if value.isBooleanValue():
-            return 1 if value.getBooleanValue() else 0
+    def _boolean_of(self, value: Any) -> bool | None:
+        return bool(value.getBooleanValue()) if value.isBooleanValue() else None
+
+    def _integer_of(self, value: Any) -> int:
         return int(value.getBitVectorValue(10))
 
-    def array_value(self, array: Any, size: int) -> bytes:
-        """Bytes ``0 .. size-1`` of ``array``, decoding its model value (stores over a constant
-        array) once."""
-        return decode_array_value(self._value(array), size)
+    def _stores_of(self, value: Any) -> tuple[list[tuple[int, int]], int] | None:
+        return stores_of(value)
 
     def interrupt(self) -> None:
         """No-op: cvc5's Python API cannot stop a running check."""
@@ -261,19 +251,13 @@ class Cvc5Backend:
         self._solver = self._new_solver()
 
 
-def decode_array_value(value: Any, size: int) -> bytes:
-    """Bytes ``0 .. size-1`` of a cvc5 array model value (stores over a constant array)."""
+def stores_of(value: Any) -> tuple[list[tuple[int, int]], int] | None:
+    """A cvc5 array model value as (stores, newest first; the default byte), or None for
+    another shape (also for pySMT driving cvc5, which cannot convert these values back)."""
     writes: list[tuple[int, int]] = []
     while value.getKind() == Kind.STORE:
         writes.append((int(value[1].getBitVectorValue(10)), int(value[2].getBitVectorValue(10))))
         value = value[0]
     if value.getKind() != Kind.CONST_ARRAY:
-        raise SolverError(f"cvc5 gave an array model symex cannot read ({value}); "
-                          "use another backend for this query")
-    default = int(value.getConstArrayBase().getBitVectorValue(10))
-    contents = bytearray([default]) * size
-    # the outermost store is the newest write: apply it last
-    for index, byte in reversed(writes):
-        if index < size:
-            contents[index] = byte
-    return bytes(contents)
+        return None
+    return writes, int(value.getConstArrayBase().getBitVectorValue(10))

@@ -22,7 +22,7 @@ from pysmt.typing import ArrayType, BOOL, BVType
 
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult, no_model_error
+from symex.solvers.backend import CheckResult, ModelReading, array_contents
 
 __all__ = ["PysmtBackend"]
 
@@ -30,7 +30,7 @@ __all__ = ["PysmtBackend"]
 SOLVERS = ("z3", "cvc5")
 
 
-class PysmtBackend:
+class PysmtBackend(ModelReading):
     """One pySMT solver implementing :class:`symex.solvers.backend.Backend`."""
 
     __slots__ = ("name", "can_interrupt", "releases_gil", "_solver_name", "_env", "_mgr",
@@ -220,45 +220,38 @@ class PysmtBackend:
             return CheckResult.SAT
         return CheckResult.UNSAT
 
-    def reason_unknown(self) -> str:
-        """Why the last check answered UNKNOWN."""
-        return self._last_reason
-
-    def _value(self, term: Any) -> Any:
-        """The model value of ``term``, or a SolverError if the last check was not SAT."""
-        if not self._sat:
-            raise no_model_error()
+    def _model_value(self, term: Any) -> Any:
         return self._solver.get_value(term)
 
-    def bv_value(self, term: Any) -> int:
-        """The unsigned value of ``term`` in the last model (booleans read as 0/1)."""
-        value = self._value(term)
-        if value.is_bool_constant():
-            return 1 if value.is_true() else 0
+    def _boolean_of(self, value: Any) -> bool | None:
+        return bool(value.is_true()) if value.is_bool_constant() else None
+
+    def _integer_of(self, value: Any) -> int:
         return int(value.constant_value())
 
     def array_value(self, array: Any, size: int) -> bytes:
-        """Bytes ``0 .. size-1`` of ``array`` from pySMT's array value (default + assigned
-        entries), read once."""
+        """Bytes ``0 .. size-1`` of ``array`` (pySMT's array value, a default and assigned
+        entries, read once; cvc5's own value where pySMT drives cvc5, whose store chains
+        pySMT cannot convert back)."""
         if self._solver_name == "cvc5":
-            # pySMT cannot convert cvc5's store-chain array values back; read cvc5's own
             if not self._sat:
                 self._value(array)  # raises the no-model error
             # deferred import: only pysmt-cvc5 needs the cvc5 package
-            from symex.solvers.backends.cvc5_backend import decode_array_value
+            from symex.solvers.backends.cvc5_backend import stores_of  # noqa: PLC0415
             solver = self._solver
-            return decode_array_value(solver.cvc5.getValue(solver.converter.convert(array)), size)
-        value = self._value(array)
+            stores = stores_of(solver.cvc5.getValue(solver.converter.convert(array)))
+            if stores is None:
+                raise SolverError(f"{self.name} gave an array model symex cannot read; use "
+                                  "another backend for this query")
+            return array_contents(*stores, size)
+        return super().array_value(array, size)
+
+    def _stores_of(self, value: Any) -> tuple[list[tuple[int, int]], int] | None:
         if not value.is_array_value():
-            raise SolverError(f"{self.name} gave an array model symex cannot read ({value}); "
-                              "use another backend for this query")
-        default = value.array_value_default()
-        contents = bytearray([int(default.constant_value()) & 0xFF]) * size
-        for index, byte in value.array_value_assigned_values_map().items():
-            i = int(index.constant_value())
-            if i < size:
-                contents[i] = int(byte.constant_value()) & 0xFF
-        return bytes(contents)
+            return None
+        writes = [(int(index.constant_value()), int(byte.constant_value()))
+                  for index, byte in value.array_value_assigned_values_map().items()]
+        return writes, int(value.array_value_default().constant_value())
 
     def interrupt(self) -> None:
         """Stop a running check (z3 only; a no-op for cvc5, which pySMT cannot stop)."""

@@ -17,7 +17,7 @@ import z3
 
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult, no_model_error
+from symex.solvers.backend import CheckResult, ModelReading, array_contents, no_model_error
 
 __all__ = ["Z3Backend", "Z3_MEMORY_LIMIT_MB"]
 
@@ -53,7 +53,7 @@ _COMPARE: dict[Op, Callable[..., Any]] = {
 }
 
 
-class Z3Backend:
+class Z3Backend(ModelReading):
     """One z3 solver context implementing :class:`symex.solvers.backend.Backend`."""
 
     __slots__ = ("_ctx", "_ref", "_lambdas", "_solver", "_model", "_sorts", "_array_sort", "_true",
@@ -283,10 +283,6 @@ class Z3Backend:
         self._last_reason = solver.reason_unknown() or "z3 gave no reason"
         return CheckResult.UNKNOWN
 
-    def reason_unknown(self) -> str:
-        """z3's reason for the last UNKNOWN (e.g. ``timeout``, ``canceled``)."""
-        return self._last_reason
-
     def _require_model(self) -> Any:
         """The model of the last check, or a SolverError if it was not SAT."""
         if self._model is None:
@@ -363,9 +359,4 @@ def _decode_array(model: Any, value: Any, size: int) -> bytes | None:
             break
         else:
             return None
-    contents = bytearray([default & 0xFF]) * size
-    # ``writes`` lists the outermost (newest) write first, so apply it last.
-    for index, byte in reversed(writes):
-        if index < size:
-            contents[index] = byte & 0xFF
-    return bytes(contents)
+    return array_contents(writes, default, size)
