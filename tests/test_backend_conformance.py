@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from symex.encodings.core import FloatBuilder, FloatKind, FloatTest
 from symex.expr import Op
 from symex.solvers.backend import Backend, CheckResult
 from symex.solvers.backends import BACKENDS, make_backend
@@ -390,3 +391,116 @@ def test_pysmt_rejects_a_solver_it_cannot_drive() -> None:
 
     with pytest.raises(SolverError, match="pysmt-cvc5"):
         make_backend("pysmt-yices")
+
+
+# -- floating point (SMT-LIB's theory; values by hand: IEEE-754 binary32/binary64) ---------
+
+FLOAT_NAMES = ["z3", "bitwuzla", "cvc5"]
+ONE_AND_HALF_32 = 0x3FC00000  # 1.5f
+TWO_AND_QUARTER_32 = 0x40100000  # 2.25f
+
+
+@pytest.fixture(params=FLOAT_NAMES)
+def float_backend(request: pytest.FixtureRequest) -> Backend:
+    b = make_backend(request.param)
+    b.set_logic("QF_ABVFP")
+    yield b
+    b.close()
+
+
+def float_of(b: Any, bits: int, width: int, name: str | None = None) -> Any:
+    """The float with IEEE bits ``bits``: a pinned variable when named, else a constant."""
+    term = pinned(b, name, bits, width) if name else c(b, bits, width)
+    return b.fp_from_bits(term, width)
+
+
+def same(b: Any, x: Any, bits: int, width: int) -> bool:
+    """Whether the float ``x`` must be the float with bits ``bits`` (SMT-LIB ``=``)."""
+    test = b.fp_test(FloatTest.SAME, [x, float_of(b, bits, width)])
+    b.push()
+    b.assert_(b.bool_op(Op.NOT, [test]))
+    refuted = b.check() is CheckResult.UNSAT
+    b.pop()
+    return refuted
+
+
+# (kind, args as (bits, width), expected bits) -- 32-bit floats unless a width says otherwise
+FLOAT_CASES = [
+    (FloatKind.ADD, [ONE_AND_HALF_32, TWO_AND_QUARTER_32], 0x40700000),  # 3.75
+    (FloatKind.SUB, [ONE_AND_HALF_32, TWO_AND_QUARTER_32], 0xBF400000),  # -0.75
+    (FloatKind.MUL, [ONE_AND_HALF_32, TWO_AND_QUARTER_32], 0x40580000),  # 3.375
+    (FloatKind.DIV, [0x3F800000, 0x40400000], 0x3EAAAAAB),  # 1/3 rounded up (0x...AAAB)
+    (FloatKind.REM, [0x40A00000, 0x40400000], 0xBF800000),  # IEEE remainder(5, 3) = -1
+    (FloatKind.SQRT, [0x40800000], 0x40000000),  # sqrt(4) = 2
+    (FloatKind.FMA, [0x40000000, 0x40400000, 0x3F800000], 0x40E00000),  # 2*3+1 = 7
+    (FloatKind.ROUND_FLOOR, [0x40200000], 0x40000000),  # 2.5 -> 2
+    (FloatKind.ROUND_CEIL, [0x40200000], 0x40400000),  # 2.5 -> 3
+    (FloatKind.ROUND_TRUNC, [0xC0200000], 0xC0000000),  # -2.5 -> -2
+    (FloatKind.ROUND_EVEN, [0x40200000], 0x40000000),  # 2.5 -> 2 (ties to even)
+    (FloatKind.ROUND_AWAY, [0x40200000], 0x40400000),  # 2.5 -> 3 (ties away)
+    (FloatKind.NEG, [0x3F800000], 0xBF800000),
+    (FloatKind.ABS, [0xBF800000], 0x3F800000),
+    (FloatKind.ADD, [0x80000000, 0x80000000], 0x80000000),  # -0 + -0 = -0
+    (FloatKind.SUB, [0x3F800000, 0x3F800000], 0x00000000),  # 1 - 1 = +0
+    (FloatKind.MUL, [0x7F7FFFFF, 0x40000000], 0x7F800000),  # overflow: +inf
+    (FloatKind.DIV, [0x3F800000, 0x80000000], 0xFF800000),  # 1 / -0 = -inf
+    (FloatKind.MUL, [0x00000001, 0x3F000000], 0x00000000),  # least subnormal / 2: a tie, to 0
+]
+
+
+@pytest.mark.parametrize("case", FLOAT_CASES, ids=lambda k: f"{k[0].name}{[hex(v) for v in k[1]]}")
+def test_float_operations(float_backend: Any, case: tuple) -> None:
+    kind, args, expected = case
+    b = float_backend
+    assert isinstance(b, FloatBuilder)
+    terms = [float_of(b, bits, 32, f"f{i}") for i, bits in enumerate(args)]
+    assert same(b, b.fp_term(kind, terms, 32), expected, 32)
+
+
+def test_float_nan_tests_and_equalities(float_backend: Any) -> None:
+    b = float_backend
+    nan = float_of(b, 0x7FC00001, 32, "n")
+    other_nan = float_of(b, 0xFFC00000, 32)
+    plus_zero, minus_zero = float_of(b, 0, 32, "z"), float_of(b, 0x80000000, 32)
+
+    def must(term: Any) -> bool:
+        b.push()
+        b.assert_(b.bool_op(Op.NOT, [term]))
+        result = b.check() is CheckResult.UNSAT
+        b.pop()
+        return result
+
+    assert must(b.fp_test(FloatTest.IS_NAN, [nan]))
+    assert must(b.fp_test(FloatTest.SAME, [nan, other_nan]))  # the theory has one NaN
+    assert must(b.bool_op(Op.NOT, [b.fp_test(FloatTest.EQ, [nan, nan])]))  # fp.eq: NaN != NaN
+    assert must(b.fp_test(FloatTest.EQ, [plus_zero, minus_zero]))  # fp.eq: -0 == +0
+    assert must(b.bool_op(Op.NOT, [b.fp_test(FloatTest.SAME, [plus_zero, minus_zero])]))
+    assert must(b.fp_test(FloatTest.IS_ZERO, [minus_zero]))
+    assert must(b.fp_test(FloatTest.IS_NEGATIVE, [minus_zero]))
+    assert must(b.fp_test(FloatTest.LT, [minus_zero, float_of(b, 0x00000001, 32)]))
+    assert must(b.fp_test(FloatTest.LEQ, [minus_zero, plus_zero]))
+    assert must(b.bool_op(Op.NOT, [b.fp_test(FloatTest.LT, [nan, plus_zero])]))
+    ite = b.fp_term(FloatKind.ITE, [b.fp_test(FloatTest.IS_NAN, [plus_zero]), nan, plus_zero], 32)
+    assert same(b, ite, 0, 32)
+
+
+def test_float_conversions(float_backend: Any) -> None:
+    b = float_backend
+    tenth = float_of(b, 0x3FB999999999999A, 64, "d")  # 0.1 as a double
+    assert same(b, b.fp_convert(tenth, 32), 0x3DCCCCCD, 32)  # 0.1f, rounded to nearest
+    assert same(b, b.fp_convert(float_of(b, 0x3DCCCCCD, 32, "f"), 64), 0x3FB99999A0000000, 64)
+    minus_three = pinned(b, "i", 0xFFFFFFFD, 32)
+    assert same(b, b.fp_from_integer(minus_three, 32, signed=True), 0xC0400000, 32)  # -3.0f
+    # 0xFFFFFFFF unsigned is 4294967295, nearest float 2**32
+    assert same(b, b.fp_from_integer(minus_three, 32, signed=False), 0x4F800000, 32)
+    truncated = b.fp_to_signed(float_of(b, 0xC02CCCCD, 32, "g"), 32)  # -2.7f
+    assert b.check() is CheckResult.SAT
+    assert b.bv_value(truncated) == 0xFFFFFFFE  # -2: toward zero
+
+
+def test_pysmt_has_no_floating_point() -> None:
+    b = make_backend("pysmt")
+    try:
+        assert not isinstance(b, FloatBuilder)
+    finally:
+        b.close()

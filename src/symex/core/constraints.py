@@ -56,6 +56,8 @@ def _rebuild(node: E.Expr, args: list[E.Expr]) -> E.Expr:
         return E.sext(args[0], node.width)
     if op is _NOT:
         return E.not_(args[0])
+    if op in E.FLOAT_OPS:
+        return E.float_op(op, args, node.width)
     return E.binary(op, args[0], args[1])
 
 

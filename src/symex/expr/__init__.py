@@ -50,6 +50,7 @@ from symex.expr.build import (
     zext,
 )
 from symex.expr.evaluate import Assignment, evaluate
+from symex.expr.float_build import FLOAT_ARGUMENT_OPS, FLOAT_OPS, FLOAT_RESULT_OPS, float_op
 from symex.expr.nodes import (
     ELEMENT_WIDTH,
     INDEX_WIDTH,
@@ -113,6 +114,10 @@ __all__ = [
     "binary",
     "to_signed",
     "BINARY_SEMANTICS",
+    "FLOAT_OPS",
+    "FLOAT_RESULT_OPS",
+    "FLOAT_ARGUMENT_OPS",
+    "float_op",
     "postorder",
     "arrays_in",
     "is_const",

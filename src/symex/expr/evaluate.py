@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from symex.expr.build import BINARY_SEMANTICS, to_signed
+from symex.expr.float_build import FLOAT_OPS, node_value
 from symex.expr.nodes import Array, Expr, Op, UpdateNode
 
 __all__ = ["Assignment", "evaluate"]
@@ -165,6 +166,8 @@ def _apply(x: Expr, vals: list[int]) -> int:
         return to_signed(vals[0], x.args[0].width) & ((1 << w) - 1)
     if op is _NOT:
         return vals[0] ^ ((1 << w) - 1)
+    if op in FLOAT_OPS:
+        return node_value(op, vals, x.args[0].width, w)
     return BINARY_SEMANTICS[op](vals[0], vals[1], x.args[0].width)
 
 

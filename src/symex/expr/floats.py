@@ -34,7 +34,8 @@ from fractions import Fraction
 import attrs
 
 __all__ = ["BINARY32", "BINARY64", "FORMATS", "Format", "RoundingKind", "add", "compare",
-           "convert", "div", "fma", "from_float", "from_signed", "from_unsigned", "is_nan",
+           "convert", "div", "fma", "from_float", "from_integer", "from_signed", "from_unsigned",
+           "is_nan", "to_fraction",
            "maxnum", "minnum", "mul", "rem", "round_integral", "sqrt", "sub", "to_float",
            "to_signed", "to_unsigned"]
 
@@ -435,6 +436,18 @@ def from_signed(f: Format, value: int, width: int) -> int:
 def from_unsigned(f: Format, value: int, width: int) -> int:
     """``uitofp`` of a ``width``-bit unsigned integer."""
     return _round(f, Fraction(value))
+
+
+def from_integer(f: Format, value: int) -> int:
+    """The Python int ``value`` rounded to nearest even in format ``f``."""
+    return _round(f, Fraction(value))
+
+
+def to_fraction(f: Format, bits: int) -> Fraction:
+    """The exact value of the finite float ``bits``."""
+    if bits & f.exponent_mask == f.exponent_mask:
+        raise ValueError("an infinity or NaN has no exact rational value")
+    return _value(f, bits)
 
 
 def from_float(f: Format, value: float) -> int:

@@ -58,6 +58,27 @@ class Op(enum.IntEnum):
     ULE = 23
     SLT = 24
     SLE = 25
+    # floating point (symex.expr.float_build): operands and results are IEEE bits
+    FADD = 26
+    FSUB = 27
+    FMUL = 28
+    FDIV = 29
+    FREM = 30
+    FSQRT = 31
+    FFMA = 32
+    FFLOOR = 33
+    FCEIL = 34
+    FTRUNC = 35
+    FRINT = 36
+    FROUND = 37
+    FPCONV = 38
+    """``fpext``/``fptrunc``: the operand's width is the source format, the node's the target."""
+    FPTOSI = 39
+    SITOFP = 40
+    UITOFP = 41
+    FOEQ = 42
+    FOLT = 43
+    FOLE = 44
 
 
 class Expr:

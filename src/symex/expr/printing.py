@@ -34,11 +34,30 @@ OP_NAMES: dict[Op, str] = {
     Op.ULE: "Ule",
     Op.SLT: "Slt",
     Op.SLE: "Sle",
+    Op.FADD: "FAdd",
+    Op.FSUB: "FSub",
+    Op.FMUL: "FMul",
+    Op.FDIV: "FDiv",
+    Op.FREM: "FRem",
+    Op.FSQRT: "FSqrt",
+    Op.FFMA: "FFma",
+    Op.FFLOOR: "FFloor",
+    Op.FCEIL: "FCeil",
+    Op.FTRUNC: "FTrunc",
+    Op.FRINT: "FRint",
+    Op.FROUND: "FRound",
+    Op.FPCONV: "FPConv",
+    Op.FPTOSI: "FPToSI",
+    Op.SITOFP: "SIToFP",
+    Op.UITOFP: "UIToFP",
+    Op.FOEQ: "FOEq",
+    Op.FOLT: "FOLt",
+    Op.FOLE: "FOLe",
 }
 """KQuery name of each op."""
 
 # As in KQuery, comparisons carry no width (it is always 1).
-_COMPARISONS = frozenset({Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE})
+_COMPARISONS = frozenset({Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE, Op.FOEQ, Op.FOLT, Op.FOLE})
 
 
 def format_expr(e: Expr, max_chars: int | None = None) -> str:

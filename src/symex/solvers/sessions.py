@@ -28,7 +28,7 @@ import attrs
 from symex.encodings.base import Encoding
 from symex.expr import Array, Expr, Op, postorder
 from symex.solvers.backend import Backend, CheckResult
-from symex.solvers.translate import Translator
+from symex.solvers.translate import FloatLogicNeeded, Translator
 
 __all__ = [
     "AssumptionSession",
@@ -70,7 +70,7 @@ class Session(abc.ABC):
     """One backend context, one translator and the policy that reuses them between queries."""
 
     __slots__ = ("backend", "encoding", "translator", "resets", "reuses", "_reads_memo",
-                 "_untouched", "__weakref__")
+                 "_untouched", "_with_floats", "__weakref__")
 
     backend: Backend
     encoding: Encoding
@@ -93,6 +93,8 @@ class Session(abc.ABC):
         #: the backend's context is still the fresh one it came with (its first reset need
         #: not make another: a z3 context costs about 9 ms, a run's fixed cost)
         self._untouched = True
+        #: the logics have floating point: set, for good, by the first query with floats
+        self._with_floats = False
 
     @abc.abstractmethod
     def solve(self, constraints: Sequence[Expr], extra: Expr | None, exprs: Sequence[Expr] = (),
@@ -125,12 +127,15 @@ class Session(abc.ABC):
         return LOGIC_ARRAYS if self.encoding.uses_arrays else LOGIC_BV
 
     def _fresh_context(self, logic: str) -> None:
+        if self._with_floats:
+            logic += "FP"
         # the old terms first, so that the old context can go before the new one is made
         self.translator.clear()
         if not self._untouched:
             self.backend.reset()
         self._untouched = False
         self.backend.set_logic(logic)
+        self.translator.floats_allowed = self._with_floats
         self.resets += 1
 
     def _reads_arrays(self, roots: Sequence[Expr]) -> bool:
@@ -189,12 +194,17 @@ class FreshSession(Session):
         if extra is not None:
             roots.append(extra)
         uses_arrays = self.encoding.uses_arrays and self._reads_arrays((*roots, *exprs))
-        self._fresh_context(LOGIC_ARRAYS if uses_arrays else LOGIC_BV)
-        for c in roots:
-            self._assert_formula(c)
-        value_terms = self._value_terms(exprs)
-        result = self.backend.check((), timeout)
-        return self._answer(result, value_terms, arrays, model)
+        while True:
+            self._fresh_context(LOGIC_ARRAYS if uses_arrays else LOGIC_BV)
+            try:
+                for c in roots:
+                    self._assert_formula(c)
+                value_terms = self._value_terms(exprs)
+            except FloatLogicNeeded:
+                self._with_floats = True
+                continue
+            result = self.backend.check((), timeout)
+            return self._answer(result, value_terms, arrays, model)
 
 
 class _IncrementalSession(Session):
@@ -223,7 +233,13 @@ class _IncrementalSession(Session):
                 or getattr(self.backend, "retained_terms", 0) >= RETAINED_TERMS_LIMIT):
             self.reset()
         try:
-            return self._solve(constraints, extra, exprs, arrays, model, timeout)
+            try:
+                return self._solve(constraints, extra, exprs, arrays, model, timeout)
+            except FloatLogicNeeded:
+                # the first query with floats: a context whose logic has them, for good
+                self._with_floats = True
+                self.reset()
+                return self._solve(constraints, extra, exprs, arrays, model, timeout)
         except BaseException:
             # Interrupted half-way (backend failure, Ctrl-C): levels and cache may disagree.
             self._ready = False
@@ -327,8 +343,8 @@ class AssumptionSession(_IncrementalSession):
             guard = guards.get(f)
             if guard is None:
                 term = translator.boolean(f)
-                # Set-up assertions only pin constant arrays' contents, which are true in every
-                # query, so they need no guard.
+                # Set-up assertions pin constant arrays' contents or define a fresh variable
+                # (a float node's bits): true in every query, so they need no guard.
                 for setup in translator.take_setup():
                     backend.assert_(setup)
                 guard = backend.bool_var(f"symex!guard!{self._next_name}")

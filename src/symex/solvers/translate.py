@@ -16,17 +16,18 @@ the other kind is needed; solvers reason better about real booleans.
 from __future__ import annotations
 
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 from immutables import Map
 
 from symex.encodings.base import Encoding
-from symex.encodings.core import COMPARE_OPS, TermBuilder
+from symex.encodings.core import COMPARE_OPS, FloatTermBuilder, TermBuilder
 from symex.errors import SolverError
-from symex.expr import Array, Expr, Op, UpdateNode
+from symex.expr import FLOAT_OPS, Array, Expr, Op, UpdateNode
+from symex.solvers.float_terms import FloatTerms
 
-__all__ = ["Translator", "TranslatorState"]
+__all__ = ["FloatLogicNeeded", "Translator", "TranslatorState"]
 
 _CONST = Op.CONST
 _READ = Op.READ
@@ -35,6 +36,8 @@ _EXTRACT = Op.EXTRACT
 _EQ = Op.EQ
 _NOT = Op.NOT
 _COMPARISONS = frozenset(COMPARE_OPS)
+_FLOAT_COMPARISONS = frozenset({Op.FOEQ, Op.FOLT, Op.FOLE})
+_FLOAT_OPS = FLOAT_OPS
 # Width-1 nodes of these kinds are translated as booleans; other width-1 nodes (extracts,
 # 1-bit arithmetic) are bit-vectors.
 _BOOLEAN_WHEN_WIDTH_1 = frozenset({Op.AND, Op.OR, Op.XOR, Op.NOT, Op.SELECT, Op.CONST})
@@ -46,10 +49,17 @@ _BV_OPS = frozenset({
 _MISSING = object()
 
 
+class FloatLogicNeeded(Exception):
+    """A query has floating-point nodes but the context's logic has no floating point (the
+    session sets the logic with ``FP`` and asks again: z3 answers floats in a logic without
+    them as uninterpreted functions, wrongly)."""
+
+
 def _is_boolean(e: Expr) -> bool:
     """Whether ``e`` is translated as a boolean (else as a bit-vector)."""
     op = e.op
-    return op in _COMPARISONS or (e.width == 1 and op in _BOOLEAN_WHEN_WIDTH_1)
+    return (op in _COMPARISONS or op in _FLOAT_COMPARISONS
+            or (e.width == 1 and op in _BOOLEAN_WHEN_WIDTH_1))
 
 
 @attrs.frozen(eq=False)
@@ -66,6 +76,8 @@ class TranslatorState:
     """The encoding's memo: update-list prefixes, and what it did in this context level."""
     lowered: Map[UpdateNode, bool]
     """Update nodes whose index and value (and those of every older node) are translated."""
+    floats: Map[Expr, Any]
+    """The float term of each float-valued expression translated (its bits are in ``terms``)."""
     setup: tuple[Any, ...]
     """Set-up assertions not yet taken by the session."""
 
@@ -123,7 +135,7 @@ class Translator:
     """Translates expressions for one solver context (see the module docstring)."""
 
     __slots__ = ("builder", "encoding", "_naming", "_terms", "_converted", "_arrays", "_memo",
-                 "_lowered", "_setup", "cache_hits")
+                 "_lowered", "_floats", "_setup", "cache_hits", "floats_allowed")
 
     builder: TermBuilder
     encoding: Encoding
@@ -134,6 +146,9 @@ class Translator:
         self.builder = builder
         self.encoding = encoding
         self._naming = _NamingBuilder(builder)
+        self.floats_allowed = False
+        """Whether the context's logic has floating point (else a float node raises
+        :class:`FloatLogicNeeded`)."""
         self.cache_hits = 0
         """Expressions asked for (``boolean``/``bitvector``) that were already translated."""
         self._terms: Map[Expr, Any] = Map()
@@ -141,6 +156,7 @@ class Translator:
         self._arrays: Map[Array, Any] = Map()
         self._memo: Map[Any, Any] = Map()
         self._lowered: Map[UpdateNode, bool] = Map()
+        self._floats: Map[Expr, Any] = Map()
         self._setup: tuple[Any, ...] = ()
 
     # -- public interface ----------------------------------------------------------------
@@ -179,7 +195,7 @@ class Translator:
     def snapshot(self) -> TranslatorState:
         """Everything the translator remembers, in O(1) (take it on push)."""
         return TranslatorState(self._terms, self._converted, self._arrays, self._memo,
-                               self._lowered, self._setup)
+                               self._lowered, self._floats, self._setup)
 
     def restore(self, state: TranslatorState) -> None:
         """Go back to ``state`` (on pop): terms built since are forgotten."""
@@ -188,6 +204,7 @@ class Translator:
         self._arrays = state.arrays
         self._memo = state.memo
         self._lowered = state.lowered
+        self._floats = state.floats
         self._setup = state.setup
 
     def clear(self) -> None:
@@ -197,6 +214,7 @@ class Translator:
         self._arrays = Map()
         self._memo = Map()
         self._lowered = Map()
+        self._floats = Map()
         self._setup = ()
         self._naming.forget()
 
@@ -240,8 +258,6 @@ class Translator:
         so an exception (e.g. from the solver package) leaves the state as it was.
         """
         builder = self.builder
-        encoding = self.encoding
-        naming = self._naming
         terms = self._terms.mutate()
         converted = self._converted.mutate()
         arrays = self._arrays.mutate()
@@ -249,6 +265,7 @@ class Translator:
         lowered = self._lowered
         new_setup: list[Any] = []
         seen_writes: set[UpdateNode] = set()
+        float_terms: FloatTerms | None = None
         is_boolean = _is_boolean
 
         def bv(x: Expr) -> Any:
@@ -310,14 +327,7 @@ class Translator:
                 term = (builder.bool_const(e.value != 0) if width == 1
                         else builder.bv_const(e.value, width))
             elif op is _READ:
-                array = e.updates.array  # type: ignore[union-attr]
-                handle = arrays.get(array, _MISSING)
-                if handle is _MISSING:
-                    handle, setup = encoding.declare(array, naming)
-                    arrays[array] = handle
-                    new_setup.extend(setup)
-                term = encoding.read(e, handle, bv, builder, memo,  # type: ignore[arg-type]
-                                     new_setup)
+                term = self._read_term(e, arrays, memo, bv, new_setup)
             elif op is _SELECT:
                 cond = boolean(args[0])
                 if width == 1:
@@ -338,6 +348,10 @@ class Translator:
                 term = builder.bv_op(_EXTRACT, (bv(args[0]),), width, e.value)
             elif op in _BV_OPS:
                 term = builder.bv_op(op, [bv(a) for a in args], width)
+            elif op in _FLOAT_OPS:
+                if float_terms is None:
+                    float_terms = self._start_floats(bv, new_setup)
+                term = float_terms.translate(e)
             else:
                 raise SolverError(f"cannot translate {op!r} (width {width}); this is a symex bug")
             terms[e] = term
@@ -345,6 +359,8 @@ class Translator:
         self._converted = converted.finish()
         self._arrays = arrays.finish()
         self._memo = memo.finish()
+        if float_terms is not None:
+            self._floats = float_terms.floats.finish()
         if seen_writes:
             marks = lowered.mutate()
             for node in seen_writes:
@@ -352,3 +368,26 @@ class Translator:
             self._lowered = marks.finish()
         if new_setup:
             self._setup = (*self._setup, *new_setup)
+
+    def _start_floats(self, bv: Callable[[Expr], Any], new_setup: list[Any]) -> FloatTerms:
+        """The float half of one translation pass, once its first float node is reached."""
+        builder = self.builder
+        if not isinstance(builder, FloatTermBuilder):
+            raise SolverError(
+                f"the {getattr(builder, 'name', 'chosen')} backend has no floating-point "
+                "theory; solve queries on floats with z3, bitwuzla or cvc5 (--solver)")
+        if not self.floats_allowed:
+            raise FloatLogicNeeded
+        return FloatTerms(builder, self._naming, self._floats.mutate(), bv, new_setup)
+
+    def _read_term(self, e: Expr, arrays: Any, memo: Any, bv: Callable[[Expr], Any],
+                   new_setup: list[Any]) -> Any:
+        """A ``READ``'s term, its array declared by the encoding the first time it is read."""
+        array = e.updates.array  # type: ignore[union-attr]
+        handle = arrays.get(array, _MISSING)
+        if handle is _MISSING:
+            handle, setup = self.encoding.declare(array, self._naming)
+            arrays[array] = handle
+            new_setup.extend(setup)
+        return self.encoding.read(e, handle, bv, self.builder, memo,
+                                  new_setup)

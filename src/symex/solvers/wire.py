@@ -13,7 +13,8 @@ Layout of the encoded tuple ``(arrays, nodes, constraints, exprs, wanted)``:
   ``key`` is a number the :class:`QueryEncoder` gives each distinct :class:`~symex.expr.Array`
   object for its whole life;
 * ``nodes``: a flat int/record stream. Each record starts with a tag: an :class:`~symex.expr.Op`
-  value for an expression (operands are indices of earlier expressions), or ``UPDATE`` for a
+  value for an expression (operands are indices of earlier expressions; a floating-point
+  node's width comes before them, as its operands' widths need not be its own), or ``UPDATE`` for a
   write ``(index, value, older-write-or--1)`` of an update list (indices of earlier writes);
 * ``constraints``/``exprs``: expression indices; ``wanted``: indices into ``arrays``.
 
@@ -32,7 +33,8 @@ from collections.abc import Callable, Sequence
 
 from symex import expr as _expr
 from symex.errors import SolverError
-from symex.expr import Array, Expr, Op, UpdateList, UpdateNode
+from symex.expr import FLOAT_OPS, Array, Expr, Op, UpdateList, UpdateNode, float_op
+from symex.expr.float_build import FLOAT_ARITY
 
 __all__ = ["UPDATE", "QueryDecoder", "QueryEncoder", "WireQuery"]
 
@@ -47,6 +49,7 @@ _EXTRACT = Op.EXTRACT
 _ZEXT = Op.ZEXT
 _SEXT = Op.SEXT
 _NOT = Op.NOT
+_FLOAT_OPS = FLOAT_OPS
 # marshal refuses int subclasses such as IntEnum members, so the stream holds plain ints.
 _CONST_TAG = Op.CONST.value
 _READ_TAG = Op.READ.value
@@ -135,6 +138,10 @@ class QueryEncoder:
                 extend((_EXTRACT_TAG, e.width, e.value, index_of[args[0]]))
             elif op is _ZEXT or op is _SEXT:
                 extend((op.value, e.width, index_of[args[0]]))
+            elif op in _FLOAT_OPS:
+                extend((op.value, e.width))
+                for a in args:
+                    append(index_of[a])
             else:
                 append(op.value)
                 for a in args:
@@ -233,6 +240,10 @@ class QueryDecoder:
             elif op is _CONCAT:
                 push(_expr.concat(exprs[nodes[i + 1]], exprs[nodes[i + 2]]))
                 i += 3
+            elif op in _FLOAT_OPS:
+                arity = FLOAT_ARITY[op]
+                push(float_op(op, [exprs[k] for k in nodes[i + 2:i + 2 + arity]], nodes[i + 1]))
+                i += 2 + arity
             else:
                 push(binary(op, exprs[nodes[i + 1]], exprs[nodes[i + 2]]))
                 i += 3

@@ -15,6 +15,7 @@ from typing import Any
 import bitwuzla
 from bitwuzla import Kind
 
+from symex.encodings.core import FloatKind, FloatTest
 from symex.errors import SolverError
 from symex.expr import Op
 from symex.solvers.backend import CheckResult, ModelReading
@@ -44,6 +45,23 @@ _COMPARE: dict[Op, Kind] = {
     Op.SLT: Kind.BV_SLT,
     Op.SLE: Kind.BV_SLE,
 }
+_FP_TERMS: dict[FloatKind, tuple[Kind, str | None]] = {
+    FloatKind.ADD: (Kind.FP_ADD, "RNE"), FloatKind.SUB: (Kind.FP_SUB, "RNE"),
+    FloatKind.MUL: (Kind.FP_MUL, "RNE"), FloatKind.DIV: (Kind.FP_DIV, "RNE"),
+    FloatKind.REM: (Kind.FP_REM, None), FloatKind.SQRT: (Kind.FP_SQRT, "RNE"),
+    FloatKind.FMA: (Kind.FP_FMA, "RNE"), FloatKind.ROUND_FLOOR: (Kind.FP_RTI, "RTN"),
+    FloatKind.ROUND_CEIL: (Kind.FP_RTI, "RTP"), FloatKind.ROUND_TRUNC: (Kind.FP_RTI, "RTZ"),
+    FloatKind.ROUND_EVEN: (Kind.FP_RTI, "RNE"), FloatKind.ROUND_AWAY: (Kind.FP_RTI, "RNA"),
+    FloatKind.NEG: (Kind.FP_NEG, None), FloatKind.ABS: (Kind.FP_ABS, None),
+    FloatKind.ITE: (Kind.ITE, None),
+}
+_FP_TESTS: dict[FloatTest, Kind] = {
+    FloatTest.EQ: Kind.FP_EQUAL, FloatTest.LT: Kind.FP_LT, FloatTest.LEQ: Kind.FP_LEQ,
+    FloatTest.IS_NAN: Kind.FP_IS_NAN, FloatTest.IS_ZERO: Kind.FP_IS_ZERO,
+    FloatTest.IS_NEGATIVE: Kind.FP_IS_NEG, FloatTest.SAME: Kind.EQUAL,
+}
+#: (exponent bits, significand bits) of each float width
+_FP_FORMATS = {32: [8, 24], 64: [11, 53]}
 _BOOL: dict[Op, Kind] = {
     Op.AND: Kind.AND,
     Op.OR: Kind.OR,
@@ -204,11 +222,44 @@ class BitwuzlaBackend(ModelReading):
         """``term = #b1``."""
         return self._tm.mk_term(Kind.EQUAL, [term, self._one1])
 
+    # -- floating point ----------------------------------------------------------------------
+
+    def _rounding(self, mode: str) -> Any:
+        return self._tm.mk_rm_value(getattr(bitwuzla.RoundingMode, mode))
+
+    def fp_from_bits(self, bits: Any, width: int) -> Any:
+        """The float whose IEEE bits are ``bits``."""
+        return self._tm.mk_term(Kind.FP_TO_FP_FROM_BV, [bits], _FP_FORMATS[width])
+
+    def fp_term(self, kind: FloatKind, args: Sequence[Any], width: int) -> Any:
+        """A float operation (rounding to nearest even)."""
+        operation, mode = _FP_TERMS[kind]
+        operands = list(args) if mode is None else [self._rounding(mode), *args]
+        return self._tm.mk_term(operation, operands)
+
+    def fp_test(self, kind: FloatTest, args: Sequence[Any]) -> Any:
+        """A predicate on floats."""
+        return self._tm.mk_term(_FP_TESTS[kind], list(args))
+
+    def fp_convert(self, term: Any, width: int) -> Any:
+        """``term`` as a ``width``-bit float."""
+        return self._tm.mk_term(Kind.FP_TO_FP_FROM_FP, [self._rounding("RNE"), term],
+                                _FP_FORMATS[width])
+
+    def fp_from_integer(self, bits: Any, width: int, signed: bool) -> Any:
+        """The integer ``bits`` as a ``width``-bit float."""
+        kind = Kind.FP_TO_FP_FROM_SBV if signed else Kind.FP_TO_FP_FROM_UBV
+        return self._tm.mk_term(kind, [self._rounding("RNE"), bits], _FP_FORMATS[width])
+
+    def fp_to_signed(self, term: Any, width: int) -> Any:
+        """``term`` truncated to a signed ``width``-bit integer."""
+        return self._tm.mk_term(Kind.FP_TO_SBV, [self._rounding("RTZ"), term], [width])
+
     # -- solving ---------------------------------------------------------------------------
 
     def set_logic(self, logic: str) -> None:
-        """Accept ``QF_ABV``/``QF_BV``: bitwuzla decides every query in QF_ABV anyway."""
-        if logic not in ("QF_ABV", "QF_BV", "QF_AUFBV", "QF_UFBV"):
+        """Accept ``QF_ABV``/``QF_BV`` (and with ``FP``): bitwuzla has no logic to set."""
+        if logic not in ("QF_ABV", "QF_BV", "QF_AUFBV", "QF_UFBV", "QF_ABVFP", "QF_BVFP"):
             raise SolverError(f"bitwuzla cannot decide logic {logic}; use QF_ABV or QF_BV")
 
     def assert_(self, term: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import cvc5
 from cvc5 import Kind
 
+from symex.encodings.core import FloatKind, FloatTest
 from symex.errors import SolverError
 from symex.expr import Op
 from symex.solvers.backend import CheckResult, ModelReading
@@ -42,6 +43,32 @@ _COMPARE: dict[Op, Kind] = {
     Op.SLT: Kind.BITVECTOR_SLT,
     Op.SLE: Kind.BITVECTOR_SLE,
 }
+_NEAREST = cvc5.RoundingMode.ROUND_NEAREST_TIES_TO_EVEN
+_FP_TERMS: dict[FloatKind, tuple[Kind, Any]] = {
+    FloatKind.ADD: (Kind.FLOATINGPOINT_ADD, _NEAREST),
+    FloatKind.SUB: (Kind.FLOATINGPOINT_SUB, _NEAREST),
+    FloatKind.MUL: (Kind.FLOATINGPOINT_MULT, _NEAREST),
+    FloatKind.DIV: (Kind.FLOATINGPOINT_DIV, _NEAREST),
+    FloatKind.REM: (Kind.FLOATINGPOINT_REM, None),
+    FloatKind.SQRT: (Kind.FLOATINGPOINT_SQRT, _NEAREST),
+    FloatKind.FMA: (Kind.FLOATINGPOINT_FMA, _NEAREST),
+    FloatKind.ROUND_FLOOR: (Kind.FLOATINGPOINT_RTI, cvc5.RoundingMode.ROUND_TOWARD_NEGATIVE),
+    FloatKind.ROUND_CEIL: (Kind.FLOATINGPOINT_RTI, cvc5.RoundingMode.ROUND_TOWARD_POSITIVE),
+    FloatKind.ROUND_TRUNC: (Kind.FLOATINGPOINT_RTI, cvc5.RoundingMode.ROUND_TOWARD_ZERO),
+    FloatKind.ROUND_EVEN: (Kind.FLOATINGPOINT_RTI, _NEAREST),
+    FloatKind.ROUND_AWAY: (Kind.FLOATINGPOINT_RTI, cvc5.RoundingMode.ROUND_NEAREST_TIES_TO_AWAY),
+    FloatKind.NEG: (Kind.FLOATINGPOINT_NEG, None),
+    FloatKind.ABS: (Kind.FLOATINGPOINT_ABS, None),
+    FloatKind.ITE: (Kind.ITE, None),
+}
+_FP_TESTS: dict[FloatTest, Kind] = {
+    FloatTest.EQ: Kind.FLOATINGPOINT_EQ, FloatTest.LT: Kind.FLOATINGPOINT_LT,
+    FloatTest.LEQ: Kind.FLOATINGPOINT_LEQ, FloatTest.IS_NAN: Kind.FLOATINGPOINT_IS_NAN,
+    FloatTest.IS_ZERO: Kind.FLOATINGPOINT_IS_ZERO, FloatTest.IS_NEGATIVE: Kind.FLOATINGPOINT_IS_NEG,
+    FloatTest.SAME: Kind.EQUAL,
+}
+#: (exponent bits, significand bits) of each float width
+_FP_FORMATS = {32: (8, 24), 64: (11, 53)}
 _BOOL: dict[Op, Kind] = {
     Op.AND: Kind.AND,
     Op.OR: Kind.OR,
@@ -183,6 +210,42 @@ class Cvc5Backend(ModelReading):
     def bv_to_bool(self, term: Any) -> Any:
         """``term = #b1``."""
         return self._tm.mkTerm(Kind.EQUAL, term, self._one1)
+
+    # -- floating point ----------------------------------------------------------------------
+
+    def fp_from_bits(self, bits: Any, width: int) -> Any:
+        """The float whose IEEE bits are ``bits``."""
+        op = self._tm.mkOp(Kind.FLOATINGPOINT_TO_FP_FROM_IEEE_BV, *_FP_FORMATS[width])
+        return self._tm.mkTerm(op, bits)
+
+    def fp_term(self, kind: FloatKind, args: Sequence[Any], width: int) -> Any:
+        """A float operation (rounding to nearest even)."""
+        operation, mode = _FP_TERMS[kind]
+        if mode is None:
+            return self._tm.mkTerm(operation, *args)
+        return self._tm.mkTerm(operation, self._tm.mkRoundingMode(mode), *args)
+
+    def fp_test(self, kind: FloatTest, args: Sequence[Any]) -> Any:
+        """A predicate on floats."""
+        return self._tm.mkTerm(_FP_TESTS[kind], *args)
+
+    def fp_convert(self, term: Any, width: int) -> Any:
+        """``term`` as a ``width``-bit float."""
+        op = self._tm.mkOp(Kind.FLOATINGPOINT_TO_FP_FROM_FP, *_FP_FORMATS[width])
+        return self._tm.mkTerm(op, self._tm.mkRoundingMode(_NEAREST), term)
+
+    def fp_from_integer(self, bits: Any, width: int, signed: bool) -> Any:
+        """The integer ``bits`` as a ``width``-bit float."""
+        kind = (Kind.FLOATINGPOINT_TO_FP_FROM_SBV if signed
+                else Kind.FLOATINGPOINT_TO_FP_FROM_UBV)
+        op = self._tm.mkOp(kind, *_FP_FORMATS[width])
+        return self._tm.mkTerm(op, self._tm.mkRoundingMode(_NEAREST), bits)
+
+    def fp_to_signed(self, term: Any, width: int) -> Any:
+        """``term`` truncated to a signed ``width``-bit integer."""
+        op = self._tm.mkOp(Kind.FLOATINGPOINT_TO_SBV, width)
+        return self._tm.mkTerm(op, self._tm.mkRoundingMode(cvc5.RoundingMode.ROUND_TOWARD_ZERO),
+                               term)
 
     # -- solving ---------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from collections.abc import Hashable
 
 import z3
 
+from symex.encodings.core import FloatKind, FloatTest
 from symex.errors import SolverError
 from symex.expr import Op
 from symex.solvers.backend import CheckResult, ModelReading, array_contents, no_model_error
@@ -57,7 +58,7 @@ class Z3Backend(ModelReading):
     """One z3 solver context implementing :class:`symex.solvers.backend.Backend`."""
 
     __slots__ = ("_ctx", "_ref", "_lambdas", "_solver", "_model", "_sorts", "_array_sort", "_true",
-                 "_false", "_one1", "_zero1", "_last_reason", "_retained")
+                 "_false", "_one1", "_zero1", "_last_reason", "_retained", "_fp_sorts")
 
     name: str = "z3"
     can_interrupt: bool = True
@@ -82,6 +83,7 @@ class Z3Backend(ModelReading):
         self._retained: list[Any] = []
         self._lambdas: dict[Hashable, Any] = {}
         self._sorts: dict[int, Any] = {}
+        self._fp_sorts: dict[int, Any] = {}
         self._ctx: Any = None
         held = z3.z3core.Z3_get_estimated_alloc_size() / 2**20
         if held > Z3_MEMORY_LIMIT_MB * 0.95:
@@ -235,6 +237,76 @@ class Z3Backend(ModelReading):
         """``term = #b1``."""
         raw = z3.Z3_mk_eq(self._ref, term.as_ast(), self._one1.as_ast())
         return self._kept(z3.BoolRef(raw, self._ctx))
+
+    # -- floating point ----------------------------------------------------------------------
+
+    def _fp_sort(self, width: int) -> Any:
+        sort = self._fp_sorts.get(width)
+        if sort is None:
+            sort = self._fp_sorts[width] = (z3.Float32(self._ctx) if width == 32
+                                            else z3.Float64(self._ctx))
+        return sort
+
+    def fp_from_bits(self, bits: Any, width: int) -> Any:
+        """The float whose IEEE bits are ``bits``."""
+        return self._kept(z3.fpToFP(bits, self._fp_sort(width), ctx=self._ctx))
+
+    def fp_term(self, kind: FloatKind, args: Sequence[Any], width: int) -> Any:
+        """A float operation (rounding to nearest even)."""
+        ctx = self._ctx
+        rne = z3.RNE(ctx)
+        if kind is FloatKind.ADD:
+            term = z3.fpAdd(rne, args[0], args[1], ctx)
+        elif kind is FloatKind.SUB:
+            term = z3.fpSub(rne, args[0], args[1], ctx)
+        elif kind is FloatKind.MUL:
+            term = z3.fpMul(rne, args[0], args[1], ctx)
+        elif kind is FloatKind.DIV:
+            term = z3.fpDiv(rne, args[0], args[1], ctx)
+        elif kind is FloatKind.REM:
+            term = z3.fpRem(args[0], args[1], ctx)
+        elif kind is FloatKind.SQRT:
+            term = z3.fpSqrt(rne, args[0], ctx)
+        elif kind is FloatKind.FMA:
+            term = z3.fpFMA(rne, args[0], args[1], args[2], ctx)
+        elif kind is FloatKind.NEG:
+            term = z3.fpNeg(args[0], ctx)
+        elif kind is FloatKind.ABS:
+            term = z3.fpAbs(args[0], ctx)
+        elif kind is FloatKind.ITE:
+            term = z3.If(args[0], args[1], args[2], ctx)
+        else:
+            mode = {FloatKind.ROUND_FLOOR: z3.RTN, FloatKind.ROUND_CEIL: z3.RTP,
+                    FloatKind.ROUND_TRUNC: z3.RTZ, FloatKind.ROUND_EVEN: z3.RNE,
+                    FloatKind.ROUND_AWAY: z3.RNA}[kind](ctx)
+            term = z3.fpRoundToIntegral(mode, args[0], ctx)
+        return self._kept(term)
+
+    def fp_test(self, kind: FloatTest, args: Sequence[Any]) -> Any:
+        """A predicate on floats."""
+        ctx = self._ctx
+        if kind is FloatTest.SAME:
+            raw = z3.Z3_mk_eq(self._ref, args[0].as_ast(), args[1].as_ast())
+            return self._kept(z3.BoolRef(raw, ctx))
+        make = {FloatTest.EQ: z3.fpEQ, FloatTest.LT: z3.fpLT, FloatTest.LEQ: z3.fpLEQ,
+                FloatTest.IS_NAN: z3.fpIsNaN, FloatTest.IS_ZERO: z3.fpIsZero,
+                FloatTest.IS_NEGATIVE: z3.fpIsNegative}[kind]
+        return self._kept(make(*args, ctx))
+
+    def fp_convert(self, term: Any, width: int) -> Any:
+        """``term`` as a ``width``-bit float."""
+        return self._kept(z3.fpToFP(z3.RNE(self._ctx), term, self._fp_sort(width),
+                                    ctx=self._ctx))
+
+    def fp_from_integer(self, bits: Any, width: int, signed: bool) -> Any:
+        """The integer ``bits`` as a ``width``-bit float."""
+        make = z3.fpSignedToFP if signed else z3.fpUnsignedToFP
+        return self._kept(make(z3.RNE(self._ctx), bits, self._fp_sort(width), self._ctx))
+
+    def fp_to_signed(self, term: Any, width: int) -> Any:
+        """``term`` truncated to a signed ``width``-bit integer."""
+        return self._kept(z3.fpToSBV(z3.RTZ(self._ctx), term, z3.BitVecSort(width, self._ctx),
+                                     self._ctx))
 
     @property
     def retained_terms(self) -> int:
