@@ -164,7 +164,7 @@ def build_native(
 
     digest = hashlib.sha256()
     fields = [
-        b"symex-build-native-v2",
+        b"symex-build-native-v3",
         str(source_path).encode("utf-8", "surrogateescape"),
         source_path.read_bytes(),
         "\0".join(command_flags + user_flags).encode("utf-8", "surrogateescape"),
@@ -192,7 +192,10 @@ def build_native(
     tmp_path = Path(tmp_name)
     depfile = tmp_path.with_suffix(".d")
     try:
-        command = [gcc, *command_flags, str(source_path), str(runtime), *user_flags, "-o", str(tmp_path)]
+        # libm last, as the linker wants it: symex models the math functions, so a program
+        # that calls them links natively as symex ran it
+        command = [gcc, *command_flags, str(source_path), str(runtime), *user_flags, "-o",
+                   str(tmp_path), "-lm"]
         try:
             proc = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
         except OSError as exc:

@@ -34,6 +34,7 @@ from symex.ir.program import (
 )
 from symex.solvers.base import Validity
 from symex.core.builders.registry import where
+from symex.core.float_math import C_MATH_FUNCTIONS
 from symex.core.machine import Machine
 
 #: The C library's atexit table (runtime/libc/stdlib.c): handler pointers and their count
@@ -41,6 +42,10 @@ ATEXIT_HANDLERS = "__symex_atexit_handlers"
 ATEXIT_COUNT = "__symex_atexit_count"
 #: Functions intercepted even when the program defines them (SV-COMP programs define these)
 ALWAYS_INTERCEPTED = frozenset({"reach_error", "__VERIFIER_error"})
+#: functions handled by the environment even where a library without debug information (musl)
+#: defines them: the math functions, computed with the floating-point theory (a program's
+#: own function of the same name, compiled with debug information, is called as written)
+LIBRARY_INTERCEPTED = frozenset(C_MATH_FUNCTIONS)
 _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
 #: first word of a jmp_buf that setjmp filled (ASCII "symexjmp"), then 5 words: see set_jump
 JMP_BUF_MAGIC = 0x706D6A78656D7973
@@ -95,7 +100,8 @@ class Calls(Machine):
 
     def call(self, state: State, frame: Frame, ins: Instruction, fn: Function, args: list[Any]) -> None:
         """Call a function: defined ones get a frame, declared ones go to the environment."""
-        if fn.is_declaration or fn.name in ALWAYS_INTERCEPTED:
+        if fn.is_declaration or fn.name in ALWAYS_INTERCEPTED \
+                or (fn.name in LIBRARY_INTERCEPTED and fn.file is None):
             handler = self.externals.get(fn.name)
             if handler is None:
                 if not fn.is_declaration:

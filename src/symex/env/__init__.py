@@ -8,7 +8,7 @@ package fills it. See docs/architecture.md.
 from __future__ import annotations
 
 from symex.core.machine import ExternalHandler
-from symex.env import klee, network, posix, process, threads
+from symex.env import klee, libm, network, posix, process, threads
 
 
 def default_externals() -> dict[str, ExternalHandler]:
@@ -19,6 +19,7 @@ def default_externals() -> dict[str, ExternalHandler]:
     table.update(posix.handlers())
     table.update(network.handlers(table))
     table.update(threads.handlers())
+    table.update(libm.handlers())
     return table
 
 

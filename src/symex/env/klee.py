@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from symex import expr as E
 from symex.core import values as V
+from symex.core.float_values import register_of
 from symex.core.machine import ExternalHandler, Machine
 from symex.core.memory import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
@@ -25,6 +26,7 @@ NONDET_SIZES = {
     "bool": 1, "char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4,
     "long": 8, "ulong": 8, "longlong": 8, "ulonglong": 8, "size_t": 8, "pointer": 8,
     "u32": 4, "u16": 2, "u8": 1, "unsigned": 4, "loff_t": 8, "sector_t": 8, "pchar": 8,
+    "float": 4, "double": 8,
 }
 
 
@@ -120,11 +122,16 @@ def _klee_is_symbolic(ex: Machine, state: State, args: list[Any], ins: Instructi
     return 0 if type(args[0]) is int else 1
 
 
-def _klee_get_value(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
-    value = args[0]
-    if type(value) is not int and type(value) is not float:
-        return ex.get_value(state, value)
-    return value
+def _klee_get_value(float_width: int) -> ExternalHandler:
+    """``klee_get_value_*``: one value the path allows (a float's, for ``float_width`` 32 or
+    64, comes back as a float)."""
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
+        value = args[0]
+        if type(value) is int or type(value) is float:
+            return value
+        number = ex.get_value(state, value)
+        return register_of(E.const(number, float_width), float_width) if float_width else number
+    return handler
 
 
 def _klee_silent_exit(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
@@ -170,6 +177,8 @@ def _nondet(kind: str) -> ExternalHandler:
             # native _Bool conversion: any non-zero byte reads as 1
             return V.simplify(E.bool_not(E.eq(E.const(0, 8), value)))
         width = ins.width or size * 8
+        if kind == "float" or kind == "double":
+            return value  # a symbolic float is the expression of its IEEE bits
         return V.simplify(E.extract(value, 0, width) if width < size * 8 else value)
     return handler
 
@@ -202,7 +211,8 @@ def handlers() -> dict[str, ExternalHandler]:
         "__VERIFIER_error": _reach_error,
     }
     for suffix in ("i32", "i64", "f", "d", "l", "ll", "_i32", "_i64", "_f", "_d", "_l", "_ll"):
-        table[f"klee_get_value{suffix}"] = _klee_get_value
+        float_width = {"f": 32, "d": 64}.get(suffix.lstrip("_"), 0)
+        table[f"klee_get_value{suffix}"] = _klee_get_value(float_width)
     for kind in NONDET_SIZES:
         table[f"__VERIFIER_nondet_{kind}"] = _nondet(kind)
     return table

@@ -15,6 +15,8 @@ import math
 from typing import Any, Protocol
 
 from symex.core.machine import ExternalHandler, Machine
+from symex.expr import floats
+from symex.expr.floats import FORMATS
 from symex.core.memory import ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
@@ -41,8 +43,8 @@ class Arguments(Protocol):
     def next_int(self, bits: int) -> Any:
         """The next integer argument (int or expression; only the low ``bits`` count)."""
 
-    def next_float(self, long_double: bool) -> float:
-        """The next floating-point argument."""
+    def next_float(self, long_double: bool) -> Any:
+        """The next floating-point argument (a float, or a symbolic float's bits)."""
 
 
 class CallArguments:
@@ -64,10 +66,10 @@ class CallArguments:
         """The next argument as passed."""
         return self._next()
 
-    def next_float(self, long_double: bool) -> float:
-        """The next argument as passed (floats are concrete in symex)."""
+    def next_float(self, long_double: bool) -> Any:
+        """The next argument as passed (a float, or a symbolic float's bits)."""
         value = self._next()
-        return value if type(value) is float else float(value if type(value) is int else 0)
+        return float(value) if type(value) is int else value
 
 
 class VaListArguments:
@@ -105,7 +107,7 @@ class VaListArguments:
             return self.ex.read(self.state, self._field(16, _POINTER) + gp, access)
         return self.ex.read(self.state, self._overflow_slot(8, 8), access)
 
-    def next_float(self, long_double: bool) -> float:
+    def next_float(self, long_double: bool) -> Any:
         """The next double (a vector register or an 8-byte slot) or long double (always a
         16-byte aligned stack slot)."""
         if long_double:
@@ -117,7 +119,7 @@ class VaListArguments:
                 value = self.ex.read(self.state, self._field(16, _POINTER) + fp, _DOUBLE)
             else:
                 value = self.ex.read(self.state, self._overflow_slot(8, 8), _DOUBLE)
-        return value if type(value) is float else 0.0
+        return value
 
 
 def _concrete(ex: Machine, state: State, value: Any, bits: int) -> int:
@@ -272,7 +274,13 @@ def format_arguments(ex: Machine, state: State, fmt_address: Any, args: Argument
             value = _concrete(ex, state, args.next_int(64), 64)
             out += _pad(b"(nil)" if value == 0 else f"0x{value:x}".encode(), width, left)
         elif conv in "eEfFgGaA":
-            out += _format_float(args.next_float(length == "L"), conv, flags, width, precision)
+            number = args.next_float(length == "L")
+            if type(number) is not float:
+                # the value printed is fixed on this path from here on (constraint recorded)
+                number = floats.to_float(FORMATS[number.width],
+                                         ex.concretize(state, number, number.width,
+                                                       "printf argument"))
+            out += _format_float(number, conv, flags, width, precision)
         elif conv == "n":
             address = args.next_int(64)
             bits = {"hh": 8, "h": 16, "l": 64, "ll": 64, "j": 64, "z": 64, "t": 64}.get(length, 32)

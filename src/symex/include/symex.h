@@ -39,6 +39,8 @@ int __VERIFIER_nondet_int(void);
 unsigned int __VERIFIER_nondet_uint(void);
 long __VERIFIER_nondet_long(void);
 unsigned long __VERIFIER_nondet_ulong(void);
+float __VERIFIER_nondet_float(void);   /* any float, NaNs and infinities included */
+double __VERIFIER_nondet_double(void);
 
 /* Restrict the current path to executions where cond is non-zero. */
 void __VERIFIER_assume(int cond);

@@ -76,6 +76,7 @@ _FLOAT_MATH = (
     "fabs", "sqrt", "floor", "ceil", "trunc", "round", "roundeven", "rint", "nearbyint",
     "fmuladd", "fma", "copysign", "minnum", "maxnum", "minimum", "maximum", "pow", "exp",
     "exp2", "log", "log2", "log10", "sin", "cos", "powi", "lround", "llround", "lrint", "llrint",
+    "is.fpclass",
 )
 _INTRINSIC_NAME = re.compile(r"^llvm\.([a-z0-9_]+(?:\.[a-z_]+)*?)(?:\.(?:[ipvfs][0-9a-z]*|p0|f32|f64|f80))*$")
 _CASE = re.compile(r"(i\d+)\s+(-?\d+|true|false),\s*label\s+%")
@@ -439,9 +440,11 @@ class FunctionLowering:
                 return Opcode.MINMAX, slots[:1], width, ("reduce." + kind, 0)
             raise UnsupportedInstruction(f"intrinsic {name}")
         if short in _FLOAT_MATH:
-            if vector:
+            operand_t = L.type_of(args[0].type) if args else ret_t
+            if vector or isinstance(operand_t, T.VectorType):
                 raise UnsupportedInstruction(f"vector intrinsic {name}")
-            return Opcode.FLOATMATH, slots, width, (short, getattr(ret_t, "name", "double"))
+            # the operand's type: lround's result is an integer, is.fpclass's a boolean
+            return Opcode.FLOATMATH, slots, width, (short, getattr(operand_t, "name", "double"))
         raise UnsupportedInstruction(f"intrinsic {name} is not supported")
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import math
 import os
 import re
+import struct
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -38,6 +40,7 @@ NONDET_SIGNED: Mapping[str, bool] = {
     "int": True, "uint": False, "long": True, "ulong": False, "longlong": True,
     "ulonglong": False, "size_t": False, "pointer": False, "pchar": False, "u32": False,
     "u16": False, "u8": False, "unsigned": False, "loff_t": True, "sector_t": False,
+    "float": True, "double": True,
 }
 """Whether each ``__VERIFIER_nondet_KIND`` returns a signed type (x86-64: ``char`` is signed)."""
 
@@ -58,6 +61,11 @@ def render_nondet(kind: str, data: bytes) -> str:
     if kind == "bool":
         # the replay runtime and symex both read any non-zero byte as true
         return "1" if any(data) else "0"
+    if kind == "float" or kind == "double":
+        # the shortest decimal that reads back as the same float (C's strtod reads it)
+        value = struct.unpack("<f" if kind == "float" else "<d", data)[0]
+        return repr(value) if math.isfinite(value) else \
+            {"inf": "INFINITY", "-inf": "-INFINITY"}.get(repr(value), "NAN")
     return str(int.from_bytes(data, "little", signed=NONDET_SIGNED[kind]))
 
 

@@ -310,6 +310,8 @@ REPLAY_NONDET(int, int)
 REPLAY_NONDET(uint, unsigned int)
 REPLAY_NONDET(long, long)
 REPLAY_NONDET(ulong, unsigned long)
+REPLAY_NONDET(float, float)
+REPLAY_NONDET(double, double)
 
 _Bool __VERIFIER_nondet_bool(void) {
   unsigned char x;

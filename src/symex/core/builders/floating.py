@@ -1,123 +1,73 @@
 """Builders of floating-point instructions: arithmetic, comparisons, the math intrinsics and
-the conversions between floats and integers (concrete values; a symbolic float ends the
-path as unsupported)."""
+the conversions between floats and integers. A register holds a Python float or, symbolic,
+the expression of its IEEE bits (:mod:`symex.core.float_values`)."""
 
 from __future__ import annotations
 
-import math
-import struct
-from collections.abc import Callable
 from typing import Any
 
-from symex.core.machine import Machine
-
-from symex.core import values as V
 from symex.core.builders.registry import builds
-from symex.core.outcome import (
-    PathStatus,
-    PathTerminated,
+from symex.core.float_math import apply_math
+from symex.core.float_values import (
+    bits_of,
+    fcmp_value,
+    float_binary,
+    float_from_integer,
+    float_resize,
+    float_to_integer,
+    is_concrete,
+    register_of,
 )
+from symex.core.machine import Machine
 from symex.core.state import Frame, State
-from symex.ir.program import (
-    Function,
-    Instruction,
-    Opcode,
-)
+from symex.expr import float_build as FB
+from symex.expr.float_build import format_of
+from symex.expr.floats import to_float
+from symex.ir.program import Function, Instruction, Opcode
 
-# -- floats -------------------------------------------------------------------------------------
-
-def _float_value(value: Any) -> float:
-    if type(value) is float:
-        return value
-    if type(value) is int:
-        return float(value)
-    raise PathTerminated(PathStatus.PARTIAL,
-                         "unsupported: floating-point operation on a symbolic value")
+_BINARY_NAMES = {Opcode.FADD: "fadd", Opcode.FSUB: "fsub", Opcode.FMUL: "fmul",
+                 Opcode.FDIV: "fdiv", Opcode.FREM: "frem"}
 
 
-def _round_float(value: float, kind: str) -> float:
-    if kind == "float":
-        try:
-            return struct.unpack("<f", struct.pack("<f", value))[0]
-        except OverflowError:
-            return math.copysign(math.inf, value)
-    return value
-
-
-def _fdiv(x: float, y: float) -> float:
-    try:
-        return x / y
-    except ZeroDivisionError:
-        if x == 0 or math.isnan(x):
-            return math.nan
-        return math.copysign(math.inf, x) * math.copysign(1.0, y)
-
-
-_FLOAT_OPS: dict[Opcode, Callable[[float, float], float]] = {
-    Opcode.FADD: lambda x, y: x + y,
-    Opcode.FSUB: lambda x, y: x - y,
-    Opcode.FMUL: lambda x, y: x * y,
-    Opcode.FDIV: _fdiv,
-    Opcode.FREM: lambda x, y: math.fmod(x, y) if y != 0 and not math.isinf(x) else math.nan,
-}
-
-
-@builds(*_FLOAT_OPS, Opcode.FNEG)
+@builds(*_BINARY_NAMES, Opcode.FNEG)
 def _build_float(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> Any:
     d = ins.dest
     kind = ins.aux
+    width = ins.width
     if ins.opcode is Opcode.FNEG:
         (a,) = ins.operands
 
         def neg_step(state: State, frame: Frame, regs: list) -> None:
-            regs[d] = -_float_value(regs[a])
+            v = regs[a]
+            if type(v) is float:
+                regs[d] = -v
+            elif type(v) is int:
+                regs[d] = -float(v)
+            else:
+                regs[d] = register_of(FB.fneg(bits_of(v, width)), width)
         return neg_step
     a, b = ins.operands
-    op = _FLOAT_OPS[ins.opcode]
+    op = float_binary(_BINARY_NAMES[ins.opcode], kind, width)
 
     def step(state: State, frame: Frame, regs: list) -> None:
-        try:
-            result = op(_float_value(regs[a]), _float_value(regs[b]))
-        except OverflowError:
-            result = math.inf
-        regs[d] = _round_float(result, kind)
+        regs[d] = op(regs[a], regs[b])
     return step
-
-
-_FCMP: dict[str, Callable[[float, float], bool]] = {
-    "false": lambda x, y: False, "true": lambda x, y: True,
-    "oeq": lambda x, y: x == y, "ogt": lambda x, y: x > y, "oge": lambda x, y: x >= y,
-    "olt": lambda x, y: x < y, "ole": lambda x, y: x <= y,
-    "one": lambda x, y: x != y and not (math.isnan(x) or math.isnan(y)),
-    "ord": lambda x, y: not (math.isnan(x) or math.isnan(y)),
-    "uno": lambda x, y: math.isnan(x) or math.isnan(y),
-    "ueq": lambda x, y: x == y or math.isnan(x) or math.isnan(y),
-    "ugt": lambda x, y: not (x <= y), "uge": lambda x, y: not (x < y),
-    "ult": lambda x, y: not (x >= y), "ule": lambda x, y: not (x > y),
-    "une": lambda x, y: x != y,
-}
 
 
 @builds(Opcode.FCMP)
 def _build_fcmp(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> Any:
     d = ins.dest
     a, b = ins.operands
-    predicate = _FCMP[ins.aux[0]]
+    predicate, kind = ins.aux
+    compare = fcmp_value(predicate, _KIND_WIDTHS.get(kind, 64))
 
     def step(state: State, frame: Frame, regs: list) -> None:
-        regs[d] = 1 if predicate(_float_value(regs[a]), _float_value(regs[b])) else 0
+        regs[d] = compare(regs[a], regs[b])
     return step
 
 
-_FLOAT_MATH: dict[str, Callable[..., float]] = {
-    "fabs": abs, "sqrt": lambda x: math.sqrt(x) if x >= 0 else math.nan, "floor": math.floor,
-    "ceil": math.ceil, "trunc": math.trunc, "round": lambda x: float(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1),
-    "roundeven": round, "rint": round, "nearbyint": round, "fmuladd": lambda a, b, c: a * b + c,
-    "fma": lambda a, b, c: a * b + c, "copysign": math.copysign, "minnum": min, "maxnum": max,
-    "minimum": min, "maximum": max, "pow": math.pow, "exp": math.exp, "exp2": lambda x: 2.0 ** x,
-    "log": math.log, "log2": math.log2, "log10": math.log10, "sin": math.sin, "cos": math.cos,
-    "powi": lambda x, n: x ** V.signed(n, 32) if isinstance(n, int) else x ** n,
-}
+_KIND_WIDTHS = {"half": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}
+_WIDTH_KINDS = {width: kind for kind, width in _KIND_WIDTHS.items()}
 
 
 @builds(Opcode.FLOATMATH)
@@ -125,26 +75,12 @@ def _build_float_math(ex: Machine, fn: Function, fcode: list, ins: Instruction) 
     d = ins.dest
     name, kind = ins.aux
     operands = ins.operands
-    if name in ("lround", "llround", "lrint", "llrint"):
-        w = ins.width
-
-        def to_int_step(state: State, frame: Frame, regs: list) -> None:
-            x = _float_value(regs[operands[0]])
-            regs[d] = int(math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)) & ((1 << w) - 1)
-        return to_int_step
-    op = _FLOAT_MATH[name]
+    width = _KIND_WIDTHS.get(kind, 64)
+    result_width = ins.width
 
     def step(state: State, frame: Frame, regs: list) -> None:
-        args = [regs[s] if name == "powi" and i == 1 else _float_value(regs[s])
-                for i, s in enumerate(operands)]
-        try:
-            result = float(op(*args))
-        except (ValueError, OverflowError):
-            result = math.nan
-        regs[d] = _round_float(result, kind)
+        regs[d] = apply_math(ex, state, name, [regs[s] for s in operands], width, result_width)
     return step
-
-
 
 
 @builds(Opcode.FPCAST, Opcode.FPTOUI, Opcode.FPTOSI, Opcode.UITOFP, Opcode.SITOFP)
@@ -154,21 +90,29 @@ def _build_float_cast(ex: Machine, fn: Function, fcode: list, ins: Instruction) 
     info = ins.aux
     fw, tw = info.from_bits, info.to_bits
     op = ins.opcode
-    kind = "float" if tw == 32 else "double"
+    to_kind = _WIDTH_KINDS.get(tw, "double")
+    solved = tw == 32 or tw == 64
+    if op is Opcode.FPCAST:
+        def resize_step(state: State, frame: Frame, regs: list) -> None:
+            v = regs[a]
+            if not solved and not is_concrete(v):
+                # into long double, which the theory does not model: one value of the float
+                v = to_float(format_of(fw), ex.concretize(state, v, fw,
+                                                          "float converted to long double"))
+            regs[d] = float_resize(v, fw, tw, to_kind)
+        return resize_step
+    if op is Opcode.FPTOUI or op is Opcode.FPTOSI:
+        signed = op is Opcode.FPTOSI
 
-    def step(state: State, frame: Frame, regs: list) -> None:
+        def to_integer_step(state: State, frame: Frame, regs: list) -> None:
+            regs[d] = float_to_integer(regs[a], fw, tw, signed)
+        return to_integer_step
+    signed = op is Opcode.SITOFP
+
+    def from_integer_step(state: State, frame: Frame, regs: list) -> None:
         v = regs[a]
-        if op is Opcode.FPCAST:
-            regs[d] = _round_float(_float_value(v), kind)
-        elif op is Opcode.FPTOUI or op is Opcode.FPTOSI:
-            x = _float_value(v)
-            regs[d] = (int(x) if math.isfinite(x) else 0) & ((1 << tw) - 1)
-        else:
-            if type(v) is not int:
-                # no floating-point theory yet (issue 29): the path goes on with the integer
-                # fixed to one of its values, a shortfall messages.txt counts, rather than ending
-                v = ex.concretize(state, v, fw, "integer converted to floating point")
-            regs[d] = _round_float(float(V.signed(v, fw) if op is Opcode.SITOFP else v), kind)
-    return step
-
-
+        if not solved and type(v) is not int:
+            # into long double (musl's strtod, printf): one value of the integer
+            v = ex.concretize(state, v, fw, "integer converted to long double")
+        regs[d] = float_from_integer(v, fw, tw, to_kind, signed)
+    return from_integer_step

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from symex.core.float_values import bits_of, register_of
 from symex.core.machine import Machine
 
 from symex import expr as E
@@ -174,9 +175,13 @@ def _build_select(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> A
 def _select_value(cond: Any, then: Any, else_: Any, width: int) -> Any:
     if type(cond) is int:
         return then if cond else else_
-    if type(then) is float or type(else_) is float or type(then) is tuple:
+    if type(then) is tuple:
         raise PathTerminated(PathStatus.PARTIAL,
-                             "unsupported: select between non-integer values on a symbolic condition")
+                             "unsupported: select between aggregates on a symbolic condition")
+    if type(then) is float or type(else_) is float:
+        # floats select as their bits (a register holding a Python float is a float's)
+        chosen = V.select(cond, bits_of(then, width), bits_of(else_, width), width)
+        return register_of(chosen, width) if type(chosen) is not int else chosen
     return V.select(cond, then, else_, width)
 
 

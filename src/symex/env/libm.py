@@ -1,0 +1,32 @@
+"""The C library's math functions (``sqrt``, ``floorf``, ``fmod``, ``sin``...), computed by
+:mod:`symex.core.float_math`: exactly on symbolic floats where the floating-point theory
+has the operation, and from the host's C library otherwise (a symbolic argument fixed
+first, a shortfall the run reports).
+
+They are intercepted even where the program's C library defines them (musl's ``libm``): the
+theory's operation solves in one step what musl's bit-twiddling C would fork on, and the
+results are those a native run against glibc gets (the ones replay checks against).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symex.core.float_math import C_MATH_FUNCTIONS, apply_math
+from symex.core.machine import ExternalHandler, Machine
+from symex.core.state import State
+from symex.ir.program import Instruction
+
+__all__ = ["handlers"]
+
+
+def _handler(operation: str, width: int) -> ExternalHandler:
+    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
+        return apply_math(ex, state, operation, args, width, ins.width or 64)
+    return handler
+
+
+def handlers() -> dict[str, ExternalHandler]:
+    """The math functions, by C name."""
+    return {name: _handler(operation, width)
+            for name, (operation, width) in C_MATH_FUNCTIONS.items()}
