@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from symex.encodings.core import FloatBuilder, FloatKind, FloatTest
+from symex.expr.float_theory import FloatBuilder, FloatKind, FloatTest
 from symex.expr import Op
 from symex.solvers.backend import Backend, CheckResult
 from symex.solvers.backends import BACKENDS, make_backend

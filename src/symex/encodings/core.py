@@ -8,7 +8,6 @@ and lets every solver package plug in by implementing it (see symex.solvers.back
 
 from __future__ import annotations
 
-import enum
 from typing import Any, Protocol, runtime_checkable
 from collections.abc import Callable, Hashable, Sequence
 
@@ -104,79 +103,3 @@ class ArrayLambdaBuilder(Protocol):
         bound 32-bit index term); the same term for the same ``key`` until a reset, across
         push and pop."""
         ...
-
-
-class FloatKind(enum.Enum):
-    """The SMT-LIB floating-point operations a :class:`FloatBuilder` makes (its value is the
-    SMT-LIB name; arithmetic rounds to nearest, ties to even; ``fp.rem`` is IEEE's remainder,
-    not C's ``fmod``, which the translator builds from it)."""
-
-    ADD = "fp.add"
-    SUB = "fp.sub"
-    MUL = "fp.mul"
-    DIV = "fp.div"
-    REM = "fp.rem"
-    SQRT = "fp.sqrt"
-    FMA = "fp.fma"
-    ROUND_FLOOR = "fp.roundToIntegral RTN"
-    ROUND_CEIL = "fp.roundToIntegral RTP"
-    ROUND_TRUNC = "fp.roundToIntegral RTZ"
-    ROUND_EVEN = "fp.roundToIntegral RNE"
-    ROUND_AWAY = "fp.roundToIntegral RNA"
-    NEG = "fp.neg"
-    ABS = "fp.abs"
-    ITE = "ite"
-    """``(cond, then, else)``: ``cond`` a boolean."""
-
-
-class FloatTest(enum.Enum):
-    """The SMT-LIB floating-point predicates a :class:`FloatBuilder` makes."""
-
-    EQ = "fp.eq"
-    LT = "fp.lt"
-    LEQ = "fp.leq"
-    IS_NAN = "fp.isNaN"
-    IS_ZERO = "fp.isZero"
-    IS_NEGATIVE = "fp.isNegative"
-    SAME = "="
-    """SMT-LIB's equality: the same element of the sort (all NaNs equal, ``-0`` not ``+0``)."""
-
-
-@runtime_checkable
-class FloatBuilder(Protocol):
-    """What a backend with the SMT-LIB floating-point theory offers (z3, bitwuzla, cvc5):
-    float terms of ``Float32``/``Float64``, made from and compared as the translator of
-    :mod:`symex.expr.float_build`'s nodes needs. ``width`` is 32 or 64."""
-
-    def fp_from_bits(self, bits: Any, width: int) -> Any:
-        """The float whose IEEE bits are the ``width``-bit vector ``bits``."""
-        ...
-
-    def fp_term(self, kind: FloatKind, args: Sequence[Any], width: int) -> Any:
-        """A ``width``-bit float operation on floats of that width."""
-        ...
-
-    def fp_test(self, kind: FloatTest, args: Sequence[Any]) -> Any:
-        """A predicate on floats: a boolean."""
-        ...
-
-    def fp_convert(self, term: Any, width: int) -> Any:
-        """The float ``term`` rounded (or widened) to a ``width``-bit float."""
-        ...
-
-    def fp_from_integer(self, bits: Any, width: int, signed: bool) -> Any:
-        """The bit-vector ``bits`` read as a (signed) integer, rounded to a ``width``-bit
-        float."""
-        ...
-
-    def fp_to_signed(self, term: Any, width: int) -> Any:
-        """The float ``term`` truncated to a ``width``-bit signed integer (SMT-LIB leaves the
-        result unspecified out of range; the translator guards it)."""
-        ...
-
-
-@runtime_checkable
-class FloatTermBuilder(TermBuilder, FloatBuilder, Protocol):
-    """A term builder with the floating-point theory: what the translator's float half
-    (:mod:`symex.solvers.float_terms`) builds with."""
-

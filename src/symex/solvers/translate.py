@@ -15,17 +15,18 @@ the other kind is needed; solvers reason better about real booleans.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from collections.abc import Callable, Sequence
 
 import attrs
-from immutables import Map
+from immutables import Map, MapMutation
 
 from symex.encodings.base import Encoding
-from symex.encodings.core import COMPARE_OPS, FloatTermBuilder, TermBuilder
+from symex.encodings.core import COMPARE_OPS, TermBuilder
+from symex.expr.float_theory import FloatTermBuilder
 from symex.errors import SolverError
 from symex.expr import FLOAT_OPS, Array, Expr, Op, UpdateNode
-from symex.solvers.float_terms import FloatTerms
+from symex.expr.float_theory import FloatTerms
 
 __all__ = ["FloatLogicNeeded", "Translator", "TranslatorState"]
 
@@ -360,7 +361,7 @@ class Translator:
         self._arrays = arrays.finish()
         self._memo = memo.finish()
         if float_terms is not None:
-            self._floats = float_terms.floats.finish()
+            self._floats = cast("MapMutation[Expr, Any]", float_terms.floats).finish()
         if seen_writes:
             marks = lowered.mutate()
             for node in seen_writes:

@@ -15,7 +15,7 @@ from typing import Any
 import bitwuzla
 from bitwuzla import Kind
 
-from symex.encodings.core import FloatKind, FloatTest
+from symex.expr.float_theory import FloatKind, FloatTest
 from symex.errors import SolverError
 from symex.expr import Op
 from symex.solvers.backend import CheckResult, ModelReading

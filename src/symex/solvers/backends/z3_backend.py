@@ -15,7 +15,7 @@ from collections.abc import Hashable
 
 import z3
 
-from symex.encodings.core import FloatKind, FloatTest
+from symex.expr.float_theory import FloatKind, FloatTest
 from symex.errors import SolverError
 from symex.expr import Op
 from symex.solvers.backend import CheckResult, ModelReading, array_contents, no_model_error

@@ -1,4 +1,4 @@
-"""Floating-point nodes as SMT-LIB floating-point terms (the translator's float half).
+r"""Floating-point nodes in the SMT-LIB floating-point theory, for any builder of its terms.
 
 Expressions carry floats as IEEE bits (:mod:`symex.expr.float_build`); the theory has a sort
 of its own, with one NaN. A float-valued node is therefore translated twice over: its *float
@@ -13,21 +13,114 @@ Two operations are built here from others: C's ``fmod`` from IEEE's remainder (`
 rounds the quotient to nearest; ``fmod`` truncates it, so a remainder whose sign differs from
 the dividend's is moved by the divisor, exactly), and ``fptosi``, which the theory leaves
 unspecified out of range, guarded to give the processor's integer indefinite there.
+
+The same :class:`FloatTerms` builds the terms for the solvers (:mod:`symex.solvers.translate`,
+whose backends are :class:`FloatTermBuilder`\ s) and the text of SMT-LIB scripts
+(:mod:`symex.expr.smtlib_floats`), so a written query means what the solver was asked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import enum
+from collections.abc import Callable, MutableMapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from immutables import MapMutation
 
-from symex.encodings.core import FloatKind, FloatTermBuilder, FloatTest
-from symex.expr import Expr, Op
 from symex.expr import floats
 from symex.expr.float_build import format_of
+from symex.expr.nodes import Expr, Op
 
-__all__ = ["FloatTerms"]
+__all__ = ["BITS_NAME", "FloatBuilder", "FloatKind", "FloatTermBuilder", "FloatTerms",
+           "FloatTest"]
+
+
+class FloatKind(enum.Enum):
+    """The SMT-LIB floating-point operations a :class:`FloatBuilder` makes (its value is the
+    SMT-LIB name; arithmetic rounds to nearest, ties to even; ``fp.rem`` is IEEE's remainder,
+    not C's ``fmod``, which the translator builds from it)."""
+
+    ADD = "fp.add"
+    SUB = "fp.sub"
+    MUL = "fp.mul"
+    DIV = "fp.div"
+    REM = "fp.rem"
+    SQRT = "fp.sqrt"
+    FMA = "fp.fma"
+    ROUND_FLOOR = "fp.roundToIntegral RTN"
+    ROUND_CEIL = "fp.roundToIntegral RTP"
+    ROUND_TRUNC = "fp.roundToIntegral RTZ"
+    ROUND_EVEN = "fp.roundToIntegral RNE"
+    ROUND_AWAY = "fp.roundToIntegral RNA"
+    NEG = "fp.neg"
+    ABS = "fp.abs"
+    ITE = "ite"
+    """``(cond, then, else)``: ``cond`` a boolean."""
+
+
+class FloatTest(enum.Enum):
+    """The SMT-LIB floating-point predicates a :class:`FloatBuilder` makes."""
+
+    EQ = "fp.eq"
+    LT = "fp.lt"
+    LEQ = "fp.leq"
+    IS_NAN = "fp.isNaN"
+    IS_ZERO = "fp.isZero"
+    IS_NEGATIVE = "fp.isNegative"
+    SAME = "="
+    """SMT-LIB's equality: the same element of the sort (all NaNs equal, ``-0`` not ``+0``)."""
+
+
+@runtime_checkable
+class FloatBuilder(Protocol):
+    """What a backend with the SMT-LIB floating-point theory offers (z3, bitwuzla, cvc5):
+    float terms of ``Float32``/``Float64``, made from and compared as the translator of
+    :mod:`symex.expr.float_build`'s nodes needs. ``width`` is 32 or 64."""
+
+    def fp_from_bits(self, bits: Any, width: int) -> Any:
+        """The float whose IEEE bits are the ``width``-bit vector ``bits``."""
+        ...
+
+    def fp_term(self, kind: FloatKind, args: Sequence[Any], width: int) -> Any:
+        """A ``width``-bit float operation on floats of that width."""
+        ...
+
+    def fp_test(self, kind: FloatTest, args: Sequence[Any]) -> Any:
+        """A predicate on floats: a boolean."""
+        ...
+
+    def fp_convert(self, term: Any, width: int) -> Any:
+        """The float ``term`` rounded (or widened) to a ``width``-bit float."""
+        ...
+
+    def fp_from_integer(self, bits: Any, width: int, signed: bool) -> Any:
+        """The bit-vector ``bits`` read as a (signed) integer, rounded to a ``width``-bit
+        float."""
+        ...
+
+    def fp_to_signed(self, term: Any, width: int) -> Any:
+        """The float ``term`` truncated to a ``width``-bit signed integer (SMT-LIB leaves the
+        result unspecified out of range; the translator guards it)."""
+        ...
+
+
+@runtime_checkable
+class FloatTermBuilder(FloatBuilder, Protocol):
+    """A builder of bit-vector terms with the floating-point theory: what :class:`FloatTerms`
+    builds with (every backend's term builder with the theory is one)."""
+
+    def bv_const(self, value: int, width: int) -> Any:
+        """A bit-vector constant."""
+        ...
+
+    def bv_op(self, op: Op, args: Sequence[Any], width: int, offset: int = 0) -> Any:
+        """A bit-vector operation (here ``SELECT``: ``(cond, then, else)``)."""
+        ...
+
+    def bool_op(self, op: Op, args: Sequence[Any]) -> Any:
+        """A boolean connective (here ``AND`` and ``EQ``)."""
+        ...
+
 
 _ARITHMETIC: dict[Op, FloatKind] = {
     Op.FADD: FloatKind.ADD, Op.FSUB: FloatKind.SUB, Op.FMUL: FloatKind.MUL,
@@ -50,7 +143,8 @@ class FloatTerms:
 
     __slots__ = ("builder", "naming", "floats", "bits_of", "setup")
 
-    def __init__(self, builder: FloatTermBuilder, naming: Any, floats: MapMutation[Expr, Any],
+    def __init__(self, builder: FloatTermBuilder, naming: Any,
+                 floats: MutableMapping[Expr, Any] | MapMutation[Expr, Any],
                  bits_of: Callable[[Expr], Any], setup: list[Any]) -> None:
         """Build with ``builder``, name variables through ``naming``, read an operand's bits
         with ``bits_of`` and append set-up assertions to ``setup``."""
