@@ -4,8 +4,10 @@
 expressions of :mod:`symex.expr`; :func:`write_smtlib` prints constraints as a script any
 SMT-LIB solver accepts. Booleans and 1-bit vectors are both width-1 expressions here, so the
 reader maps ``Bool`` terms to width-1 expressions and the writer converts back where SMT-LIB's
-sorts require it. Parsing, evaluation and printing use explicit stacks: nesting depth grows
-with the length of the path that produced a query.
+sorts require it. Float nodes are written in the floating-point theory, with a line
+symex's reader rebuilds them from (:mod:`symex.expr.smtlib_floats`). Parsing, evaluation
+and printing use explicit stacks: nesting depth grows with the length of the path that
+produced a query.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ import attrs
 
 from symex.errors import QueryFormatError
 from symex.expr import build as _b
+from symex.expr.float_build import FLOAT_OPS, float_op
+from symex.expr.float_theory import FloatTerms
 from symex.expr.nodes import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateList, UpdateNode
+from symex.expr.smtlib_floats import (
+    FLOAT_HELPERS_INFO,
+    FLOAT_NODE_INFO,
+    SmtlibFloatText,
+    operand_token,
+    parse_operand_token,
+)
 from symex.expr.walk import arrays_in, postorder
 
 __all__ = ["SmtQuery", "parse_smtlib", "write_smtlib"]
@@ -236,7 +247,8 @@ def _index_bound(index: Expr) -> int | None:
 class _Reader:
     """State of one script: declarations, definitions and the constant indices each array is read at."""
 
-    __slots__ = ("symbols", "sizes", "explicit", "arrays", "variables", "assertions", "status")
+    __slots__ = ("symbols", "sizes", "explicit", "arrays", "variables", "assertions", "status",
+                 "float_nodes", "float_helpers")
 
     def __init__(self) -> None:
         self.symbols: dict[str, Expr | UpdateList] = {}
@@ -249,6 +261,40 @@ class _Reader:
         self.variables: set[Array] = set()
         self.assertions: list[Expr] = []
         self.status: str | None = None
+        # float nodes rebuilt from their :symex-float lines, and their helpers' name prefix
+        self.float_nodes: set[str] = set()
+        self.float_helpers = ""
+
+    def is_float_helper(self, name: str) -> bool:
+        return bool(self.float_helpers) and name.startswith(self.float_helpers)
+
+    def mentions_float_helper(self, term: object) -> bool:
+        stack = [term]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, list):
+                stack.extend(t)
+            elif isinstance(t, str) and self.is_float_helper(t):
+                return True
+        return False
+
+    def float_node(self, line: str) -> None:
+        """A float node from its ``:symex-float`` line."""
+        name, op_name, width, *operands = line.split()
+        try:
+            op = Op[op_name]
+            args: list[Expr] = []
+            for token in operands:
+                constant = parse_operand_token(token)
+                found = _b.const(*constant) if constant is not None else self.symbols[token]
+                if not isinstance(found, Expr):
+                    raise QueryFormatError(f"SMT-LIB: float operand {token!r} is an array")
+                args.append(found)
+            self.symbols[name] = float_op(op, args, int(width))
+        except (KeyError, ValueError) as exc:
+            raise QueryFormatError(f"SMT-LIB: {FLOAT_NODE_INFO} {line!r} is not a float node "
+                                   f"symex can rebuild ({exc})") from None
+        self.float_nodes.add(name)
 
     def note_index(self, updates: UpdateList, index: Expr) -> None:
         bound = _index_bound(index)
@@ -402,7 +448,11 @@ class _Reader:
         if not isinstance(cmd, list) or not cmd:
             raise QueryFormatError(f"SMT-LIB: {cmd!r} is not a command")
         head = cmd[0]
-        if head == "assert":
+        if head == "assert" and self.float_helpers and self.mentions_float_helper(cmd[1]):
+            pass  # pins a float node's bits in the theory
+        elif head == "declare-fun" and self.is_float_helper(str(cmd[1])):
+            pass
+        elif head == "assert":
             value = self.evaluate(cmd[1])
             if not isinstance(value, Expr) or value.width != 1:
                 raise QueryFormatError(f"SMT-LIB: an assertion must be Bool, got {_show(cmd[1])[:80]}")
@@ -413,6 +463,9 @@ class _Reader:
             self.declare(str(cmd[1]), cmd[3])
         elif head == "declare-const":
             self.declare(str(cmd[1]), cmd[2])
+        elif head == "define-fun" and (str(cmd[1]) in self.float_nodes
+                                       or self.is_float_helper(str(cmd[1]))):
+            pass  # a float node's theory terms: its :symex-float line gave the node
         elif head == "define-fun":
             if cmd[2]:
                 raise QueryFormatError(f"SMT-LIB: define-fun {cmd[1]!r} has arguments; only constants are supported")
@@ -420,6 +473,10 @@ class _Reader:
         elif head == "set-info":
             if cmd[1] == ":status" and len(cmd) > 2:
                 self.status = str(cmd[2])
+            elif cmd[1] == FLOAT_HELPERS_INFO:
+                self.float_helpers = str(cmd[2]).strip('"')
+            elif cmd[1] == FLOAT_NODE_INFO:
+                self.float_node(str(cmd[2]).strip('"'))
             elif cmd[1] == _SIZE_INFO:
                 for pair in _sexps(str(cmd[2])[1:-1].replace('""', '"')):
                     if not isinstance(pair, list) or len(pair) != 2:
@@ -493,7 +550,8 @@ def parse_smtlib(text: str, *, min_array_size: int = 1) -> SmtQuery:
 _SIMPLE_SYMBOL = re.compile(r"[A-Za-z~!@$%^&*_+=<>.?/\-][A-Za-z0-9~!@$%^&*_+=<>.?/\-]*\Z")
 _ARRAY_SORT = "(Array (_ BitVec 32) (_ BitVec 8))"
 # Width-1 nodes whose natural SMT-LIB sort is Bool; every other node is a bit-vector term.
-_BOOL_OPS = frozenset({Op.NOT, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE, Op.SELECT})
+_BOOL_OPS = frozenset({Op.NOT, Op.AND, Op.OR, Op.XOR, Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE, Op.SELECT,
+                       Op.FOEQ, Op.FOLT, Op.FOLE})
 _BV_NAMES: dict[Op, str] = {
     Op.ADD: "bvadd", Op.SUB: "bvsub", Op.MUL: "bvmul", Op.UDIV: "bvudiv", Op.SDIV: "bvsdiv",
     Op.UREM: "bvurem", Op.SREM: "bvsrem", Op.AND: "bvand", Op.OR: "bvor", Op.XOR: "bvxor",
@@ -571,6 +629,8 @@ def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: 
         return name
 
     counter = 0
+    float_terms: FloatTerms | None = None
+    float_setup: list[str] = []
     for e in postorder(roots):
         op = e.op
         if op is Op.CONST:
@@ -612,6 +672,17 @@ def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: 
         elif op is Op.EQ:
             b = args[0].width == 1
             body = f"(= {ref(args[0], b)} {ref(args[1], b)})"
+        elif op in FLOAT_OPS:
+            if float_terms is None:
+                lines.append(f'(set-info {FLOAT_HELPERS_INFO} "{prefix}f")')
+                text = SmtlibFloatText(lines, f"{prefix}f")
+                float_terms = FloatTerms(text, text, {}, lambda x: ref(x, False), float_setup)
+            body = float_terms.translate(e)
+            lines.extend(f"(assert {setup})" for setup in float_setup)
+            float_setup.clear()
+            operands = " ".join(operand_token(a, names) for a in args)
+            lines.append(f'(set-info {FLOAT_NODE_INFO} "{prefix}{counter + 1} {op.name} '
+                         f'{e.width} {operands}")')
         else:
             body = f"({_BV_NAMES[op]} {ref(args[0], False)} {ref(args[1], False)})"
         counter += 1
@@ -621,6 +692,8 @@ def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: 
         names[e] = name
     for r in roots:
         lines.append(f"(assert {ref(r, True)})")
+    if float_terms is not None and logic == "QF_ABV":
+        lines[0] = "(set-logic QF_ABVFP)"
     lines.append("(check-sat)")
     lines.append("(exit)")
     return "\n".join(lines) + "\n"
