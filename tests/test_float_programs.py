@@ -107,3 +107,20 @@ def test_paths_are_the_outcomes_native_enumeration_reaches(flags: list[str], sol
     result = explore("classes.c", solver, flags)
     assert_replays_natively("classes.c", result, tmp_path, flags)
     assert sorted(outputs(result)) == sorted(expected)
+
+
+def test_workers_and_a_replayed_tree_carry_symbolic_floats(tmp_path: Path) -> None:
+    program = symex.compile(PROGRAMS / "classes.c")
+    alone = symex.explore(program, solver="bitwuzla", searcher="dfs", seed=0,
+                          record_tree=tmp_path / "tree.db")
+    # two worker processes: float expressions cross between them (the wire format)
+    parallel = symex.explore(program, solver="bitwuzla", workers=2, max_time=120.0)
+    assert outputs(parallel) == outputs(alone) and parallel.paths.total == alone.paths.total
+    assert_replays_natively("classes.c", parallel, tmp_path)
+    # the recorded tree replayed path by path: every decision on a float is taken again
+    replayed = symex.explore(program, solver="bitwuzla", continue_with=tmp_path / "tree.db",
+                             restart_all_states=True, stop_after_replay=True)
+    assert replayed.statistics.memo is not None
+    assert replayed.statistics.memo.diverged_states == 0
+    assert replayed.statistics.memo.replayed_instructions > 0
+    assert outputs(replayed) == outputs(alone)
