@@ -46,9 +46,10 @@ from symex.expr.build import (
 )
 from symex.expr.floats import FORMATS, Format, RoundingKind
 from symex.expr.nodes import Expr, Op, intern_expr
+from symex.expr.printing import OP_NAMES
 
-__all__ = ["FLOAT_ARGUMENT_OPS", "FLOAT_OPS", "FLOAT_RESULT_OPS", "ROUNDING_OPS", "copysign",
-           "fabs", "fadd", "fcmp", "fdiv", "float_constant", "float_op", "fma", "fmul", "fneg",
+__all__ = ["FLOAT_ARGUMENT_OPS", "FLOAT_NODE_NAMES", "FLOAT_OPS", "FLOAT_RESULT_OPS", "ROUNDING_OPS", "copysign",
+           "fabs", "fadd", "fcmp", "fdiv", "float_constant", "float_node_named", "float_op", "fma", "fmul", "fneg",
            "format_of", "fpconv", "fptosi", "fptoui", "frem", "fround", "fsqrt", "fsub",
            "is_inf", "is_nan", "maxnum", "minnum", "node_value", "sitofp", "uitofp"]
 
@@ -75,6 +76,9 @@ _BINARY: dict[Op, Callable[[Format, int, int], int]] = {
     Op.FADD: floats.add, Op.FSUB: floats.sub, Op.FMUL: floats.mul, Op.FDIV: floats.div,
     Op.FREM: floats.rem}
 _COMPARE = {Op.FOEQ: "oeq", Op.FOLT: "olt", Op.FOLE: "ole"}
+
+FLOAT_NODE_NAMES: dict[str, Op] = {OP_NAMES[op]: op for op in FLOAT_OPS}
+"""The float nodes by their printed names (``FAdd``, ``FOLt``), as KQuery writes them."""
 
 
 def format_of(width: int) -> Format:
@@ -120,6 +124,15 @@ def node_value(op: Op, values: Sequence[int], arg_width: int, width: int) -> int
     else:
         result = floats.round_integral(f, values[0], _ROUNDING_KIND[op])
     return f.default_nan if floats.is_nan(f, result) else result
+
+
+def float_node_named(name: str, args: Sequence[Expr], width: int | None) -> Expr:
+    """The node printed as ``name`` (``FAdd``, ``FOLt``: :data:`FLOAT_NODE_NAMES`) over
+    ``args``, of ``width`` bits (None for a comparison); ValueError when it cannot be."""
+    op = FLOAT_NODE_NAMES[name]
+    if width is None and op not in _COMPARE:
+        raise ValueError(f"({name} wN ...) needs its result width")
+    return float_op(op, args, 1 if width is None else width)
 
 
 def float_op(op: Op, args: Sequence[Expr], width: int) -> Expr:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 import attrs
 
 from symex.errors import QueryFormatError
-from symex.expr.float_build import FLOAT_OPS, float_op
+from symex.expr.float_build import FLOAT_NODE_NAMES, float_node_named
 from symex.expr.printing import OP_NAMES
 from symex.expr.build import (
     FALSE,
@@ -181,9 +181,6 @@ _COMPARISON: dict[str, Callable[[Expr, Expr], Expr]] = {
 _OTHER_OPS = frozenset(
     {"Not", "Neg", "Select", "Concat", "Extract", "ZExt", "SExt", "Read", "ReadLSB", "ReadMSB"}
 )
-#: symex's float nodes, by their printed names (``(FAdd w64 a b)``, ``(FOLt a b)``); KLEE's
-#: mainline KQuery has none
-_FLOAT_NODES: dict[str, Op] = {OP_NAMES[op]: op for op in FLOAT_OPS}
 
 
 def parse_kquery(text: str, *, arrays: Mapping[str, Array] | None = None) -> list[KQuery]:
@@ -341,7 +338,7 @@ class _Parser:
                 if m is not None:
                     stack.append(_Frame(_CONST_FRAME, name, int(m.group(1)), label, pos))
                 elif name in _BINARY or name in _COMPARISON or name in _OTHER_OPS \
-                        or name in _FLOAT_NODES:
+                        or name in FLOAT_NODE_NAMES:
                     width: int | None = None
                     nxt = self.tokens[self.i]
                     if nxt[0] == _WORD and _WIDTH_RE.match(nxt[1]):
@@ -541,13 +538,9 @@ class _Parser:
                             break
                 builder = _BINARY[name] if not comparison else _COMPARISON[name]
                 return builder(self.typed(a, ow, frame), self.typed(b, ow, frame))
-            float_node = _FLOAT_NODES.get(name)
-            if float_node is not None:
-                args = [self.typed(x, None, frame) for x in items]
-                if w is None and float_node not in _FLOAT_COMPARISONS:
-                    raise self.error(f"({name} wN ...) needs its result width", frame.pos)
+            if name in FLOAT_NODE_NAMES:
                 try:
-                    return float_op(float_node, args, 1 if w is None else w)
+                    return float_node_named(name, [self.typed(x, None, frame) for x in items], w)
                 except ValueError as exc:
                     raise self.error(f"({name} ...): {exc}", frame.pos) from None
             if name == "Not" or name == "Neg":
@@ -802,5 +795,4 @@ class _QueryWriter:
 
 
 # As KLEE prints them: comparisons carry no width (it is always 1).
-_FLOAT_COMPARISONS = frozenset({Op.FOEQ, Op.FOLT, Op.FOLE})
-_WIDTHLESS = frozenset({Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE, *_FLOAT_COMPARISONS})
+_WIDTHLESS = frozenset({Op.EQ, Op.ULT, Op.ULE, Op.SLT, Op.SLE, Op.FOEQ, Op.FOLT, Op.FOLE})

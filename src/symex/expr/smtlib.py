@@ -20,13 +20,11 @@ import attrs
 from symex.errors import QueryFormatError
 from symex.expr import build as _b
 from symex.expr.float_build import FLOAT_OPS, float_op
-from symex.expr.float_theory import FloatTerms
 from symex.expr.nodes import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateList, UpdateNode
 from symex.expr.smtlib_floats import (
     FLOAT_HELPERS_INFO,
     FLOAT_NODE_INFO,
-    SmtlibFloatText,
-    operand_token,
+    FloatNodeWriter,
     parse_operand_token,
 )
 from symex.expr.walk import arrays_in, postorder
@@ -629,8 +627,7 @@ def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: 
         return name
 
     counter = 0
-    float_terms: FloatTerms | None = None
-    float_setup: list[str] = []
+    floats = FloatNodeWriter(lines, prefix, lambda x: ref(x, False), names)
     for e in postorder(roots):
         op = e.op
         if op is Op.CONST:
@@ -673,16 +670,7 @@ def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: 
             b = args[0].width == 1
             body = f"(= {ref(args[0], b)} {ref(args[1], b)})"
         elif op in FLOAT_OPS:
-            if float_terms is None:
-                lines.append(f'(set-info {FLOAT_HELPERS_INFO} "{prefix}f")')
-                text = SmtlibFloatText(lines, f"{prefix}f")
-                float_terms = FloatTerms(text, text, {}, lambda x: ref(x, False), float_setup)
-            body = float_terms.translate(e)
-            lines.extend(f"(assert {setup})" for setup in float_setup)
-            float_setup.clear()
-            operands = " ".join(operand_token(a, names) for a in args)
-            lines.append(f'(set-info {FLOAT_NODE_INFO} "{prefix}{counter + 1} {op.name} '
-                         f'{e.width} {operands}")')
+            body = floats.body(e, f"{prefix}{counter + 1}")
         else:
             body = f"({_BV_NAMES[op]} {ref(args[0], False)} {ref(args[1], False)})"
         counter += 1
@@ -692,7 +680,7 @@ def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: 
         names[e] = name
     for r in roots:
         lines.append(f"(assert {ref(r, True)})")
-    if float_terms is not None and logic == "QF_ABV":
+    if floats.used and logic == "QF_ABV":
         lines[0] = "(set-logic QF_ABVFP)"
     lines.append("(check-sat)")
     lines.append("(exit)")

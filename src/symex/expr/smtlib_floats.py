@@ -12,14 +12,14 @@ helper terms (their names start with the prefix ``:symex-float-helpers`` states)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from symex.expr.float_theory import FloatKind, FloatTest
+from symex.expr.float_theory import FloatKind, FloatTerms, FloatTest
 from symex.expr.nodes import Expr, Op
 
-__all__ = ["FLOAT_HELPERS_INFO", "FLOAT_NODE_INFO", "SmtlibFloatText", "operand_token",
-           "parse_operand_token"]
+__all__ = ["FLOAT_HELPERS_INFO", "FLOAT_NODE_INFO", "FloatNodeWriter", "SmtlibFloatText",
+           "operand_token", "parse_operand_token"]
 
 FLOAT_NODE_INFO = ":symex-float"
 """The ``set-info`` attribute naming a float node: ``"NAME OP WIDTH OPERAND..."``."""
@@ -120,3 +120,40 @@ def parse_operand_token(token: str) -> tuple[int, int] | None:
         if value.isdigit() and width.isdigit():
             return int(value), int(width)
     return None
+
+
+class FloatNodeWriter:
+    """Writes the float nodes of one script into ``lines``: their helper terms, the set-up
+    assertions, and the ``:symex-float`` line; :meth:`body` gives the node's own term."""
+
+    __slots__ = ("lines", "prefix", "ref", "names", "terms", "setup")
+
+    def __init__(self, lines: list[str], prefix: str, ref: Callable[[Expr], str],
+                 names: dict[Expr, str]) -> None:
+        """Write into ``lines``; helpers are named ``prefix`` + ``f`` + a number; ``ref`` is
+        an operand's bit-vector term, ``names`` the nodes' names so far."""
+        self.lines = lines
+        self.prefix = prefix
+        self.ref = ref
+        self.names = names
+        self.terms: FloatTerms | None = None
+        self.setup: list[str] = []
+
+    @property
+    def used(self) -> bool:
+        """Whether the script has a float node (its logic needs ``FP``)."""
+        return self.terms is not None
+
+    def body(self, e: Expr, name: str) -> str:
+        """The term defining float node ``e``, which the script names ``name``."""
+        if self.terms is None:
+            self.lines.append(f'(set-info {FLOAT_HELPERS_INFO} "{self.prefix}f")')
+            text = SmtlibFloatText(self.lines, f"{self.prefix}f")
+            self.terms = FloatTerms(text, text, {}, self.ref, self.setup)
+        term = self.terms.translate(e)
+        self.lines.extend(f"(assert {setup})" for setup in self.setup)
+        self.setup.clear()
+        operands = " ".join(operand_token(a, self.names) for a in e.args)
+        self.lines.append(f'(set-info {FLOAT_NODE_INFO} "{name} {e.op.name} {e.width} '
+                          f'{operands}")')
+        return str(term)
