@@ -35,6 +35,17 @@ def test_run_prints_the_summary_and_one_line_per_test(tmp_path: Path) -> None:
     assert "line coverage 100.0%" in proc.stdout and "branch coverage 100.0% (4 of 4" in proc.stdout
 
 
+def test_a_symex_flag_after_the_program_goes_to_it_with_a_warning(tmp_path: Path) -> None:
+    # KLEE's syntax: what follows PROGRAM is the program's; --sym-arg may stand there
+    proc = symex("run", GET_SIGN, "--solver", "bitwuzla", "--sym-arg", "2", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert ("symex: warning: --solver after the program is passed to the program, as its "
+            "arguments; put symex's options before PROGRAM") in proc.stderr
+    assert "--sym-arg" not in proc.stderr.split("warning:")[1].split("\n")[0]
+    quiet = symex("run", "--solver", "bitwuzla", GET_SIGN, cwd=tmp_path)
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr
+
+
 def test_run_reports_errors_with_their_stack(tmp_path: Path) -> None:
     proc = symex("run", "--search", "bfs", "-O", "2",
                  str(ROOT / "tests/programs/errors/div_zero.c"), cwd=tmp_path)

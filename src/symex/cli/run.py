@@ -149,6 +149,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                               "unless the program was compiled for musl), musl (a real one, built "
                               "on first use; the environment is modelled at its system calls), "
                               "or none")
+    # symex's own flags (not the input ones, which may stand among the program's arguments),
+    # to warn when one follows PROGRAM and so goes to the program
+    inputs = {spelled for spelled, *_ in _SYM_SPECS}
+    run.set_defaults(symex_flags=frozenset(
+        name for name in run._option_string_actions if name.startswith("--") and name not in inputs))
 
 
 #: KLEE's input options before PROGRAM (also accepted in place among the program's arguments)
@@ -320,6 +325,17 @@ def _split_program_files(options: argparse.Namespace) -> None:
     options.args = args
 
 
+def _warn_of_flags_after_the_program(options: argparse.Namespace) -> None:
+    """Say so when one of symex's flags follows PROGRAM: KLEE's syntax gives it to the
+    program, which is seldom what was meant (``symex run p.c --max-time 60``)."""
+    known: frozenset[str] = getattr(options, "symex_flags", frozenset())
+    misplaced = [arg for arg in options.args if arg.split("=", 1)[0] in known]
+    if misplaced:
+        sys.stderr.write(f"symex: warning: {', '.join(misplaced)} after the program "
+                         f"{'is' if len(misplaced) == 1 else 'are'} passed to the program, as "
+                         "its arguments; put symex's options before PROGRAM\n")
+
+
 def _environment(options: argparse.Namespace) -> tuple[str, ...]:
     """The variables of ``--environ FILE`` (KLEE's ``-environ``: one NAME=VALUE a line;
     blank lines and ``#`` comments skipped)."""
@@ -382,6 +398,7 @@ def main(options: argparse.Namespace) -> int:
     mode = ProgressMode.for_stream(sys.stderr, options.quiet)
     try:
         _split_program_files(options)
+        _warn_of_flags_after_the_program(options)
         _validate(options)
         argv = _command_line(options)
         program = compile(options.programs, flags, libc=options.libc or True)
