@@ -11,6 +11,7 @@ high bits), the outcomes symex reaches are exactly the set a native enumeration 
 from __future__ import annotations
 
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -124,3 +125,25 @@ def test_workers_and_a_replayed_tree_carry_symbolic_floats(tmp_path: Path) -> No
     assert replayed.statistics.memo.diverged_states == 0
     assert replayed.statistics.memo.replayed_instructions > 0
     assert outputs(replayed) == outputs(alone)
+
+
+def test_klee_get_value_of_a_double_is_a_double_the_path_allows(tmp_path: Path) -> None:
+    source = tmp_path / "value.c"
+    source.write_text(
+        "#include <klee/klee.h>\n"
+        "int main(void) {\n"
+        "  double x;\n"
+        "  klee_make_symbolic(&x, sizeof x, \"x\");\n"
+        "  if (!(x > 1.0 && x < 2.0)) return 0;\n"
+        "  double v = klee_get_value_d(x);\n"
+        "  if (!(v > 1.0 && v < 2.0)) return 9;\n"
+        "  return v == x ? 7 : 8;\n"
+        "}\n")
+    result = symex.explore(symex.compile(source), solver="bitwuzla", searcher="dfs", seed=0)
+    # the value is a double of the path's range (never 9); as in KLEE, x is not fixed to it,
+    # so x == v and x != v are both feasible afterwards
+    inside = [t for t in result.tests if t.exit_code]
+    assert inside and {t.exit_code for t in inside} <= {7, 8}
+    for test in inside:
+        (x,) = struct.unpack("<d", test.objects["x"])
+        assert 1.0 < x < 2.0
