@@ -127,3 +127,12 @@ def test_narrowing_rounds_and_overflows_to_infinity() -> None:
     assert float_resize(3.4028235677973366e38, 64, 32, "float") == float("inf")
     assert float_resize(3.4028234663852886e38, 64, 32, "float") == 3.4028234663852886e38
     assert float_resize(1.0000000596046448, 64, 32, "float") == 1.0  # a tie: to even
+
+
+def test_every_float_intrinsic_the_lowering_keeps_is_one_the_executor_computes() -> None:
+    # the IR layer names the intrinsics it lowers to FLOATMATH; core computes them (a name
+    # missing there would fail at run time, on the first program that used it)
+    from symex.core.float_math import INTRINSICS
+    from symex.ir.lower_instructions import _FLOAT_MATH
+
+    assert set(_FLOAT_MATH) <= INTRINSICS

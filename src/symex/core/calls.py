@@ -46,6 +46,7 @@ ALWAYS_INTERCEPTED = frozenset({"reach_error", "__VERIFIER_error"})
 #: defines them: the math functions, computed with the floating-point theory (a program's
 #: own function of the same name, compiled with debug information, is called as written)
 LIBRARY_INTERCEPTED = frozenset(C_MATH_FUNCTIONS)
+_INTERCEPTED = ALWAYS_INTERCEPTED | LIBRARY_INTERCEPTED  # one lookup per call of a definition
 _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
 #: first word of a jmp_buf that setjmp filled (ASCII "symexjmp"), then 5 words: see set_jump
 JMP_BUF_MAGIC = 0x706D6A78656D7973
@@ -100,8 +101,8 @@ class Calls(Machine):
 
     def call(self, state: State, frame: Frame, ins: Instruction, fn: Function, args: list[Any]) -> None:
         """Call a function: defined ones get a frame, declared ones go to the environment."""
-        if fn.is_declaration or fn.name in ALWAYS_INTERCEPTED \
-                or (fn.name in LIBRARY_INTERCEPTED and fn.file is None):
+        if fn.is_declaration or (fn.name in _INTERCEPTED and (
+                fn.name in ALWAYS_INTERCEPTED or fn.file is None)):
             handler = self.externals.get(fn.name)
             if handler is None:
                 if not fn.is_declaration:

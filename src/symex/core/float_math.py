@@ -22,7 +22,7 @@ from symex import expr as E
 from symex.core.float_values import (
     DEFAULT_NAN,
     bits_of,
-    concrete_float,
+    fixed_float,
     is_concrete,
     register_of,
     round_to_kind,
@@ -31,7 +31,6 @@ from symex.core.float_values import (
 from symex.core.machine import Machine
 from symex.core.state import State
 from symex.expr import float_build as FB
-from symex.expr import floats
 from symex.expr.floats import RoundingKind
 
 __all__ = ["C_MATH_FUNCTIONS", "INTRINSICS", "apply_math"]
@@ -196,7 +195,8 @@ def apply_math(ex: Machine, state: State, name: str, args: list[Any], width: int
     if name == "powi":
         n = args[1] if type(args[1]) is int else ex.concretize(state, args[1], 32, "powi power")
         return _powi(args[0], n - (1 << 32) if n >> 31 else n, symbolic_width(width))
-    values = [_concrete_argument(ex, state, a, width, name) for a in args]
+    why = f"{name} argument (no floating-point theory for {name})"
+    values = [fixed_float(ex, state, a, width, why) for a in args]
     if name in _PYTHON_ONLY:
         result_value = _minimum_maximum(values[0], values[1], name == "minimum")
     else:
@@ -204,13 +204,3 @@ def apply_math(ex: Machine, state: State, name: str, args: list[Any], width: int
         result_value = function(*values) if function is not None \
             else _python_math(name, values)
     return round_to_kind(result_value, "float" if width == 32 else "double")
-
-
-def _concrete_argument(ex: Machine, state: State, value: Any, width: int, name: str) -> float:
-    """A float argument as a Python float: a symbolic one fixed to one value the path allows
-    (the theory cannot compute ``name``)."""
-    if is_concrete(value):
-        return concrete_float(value)
-    bits = ex.concretize(state, value, symbolic_width(width),
-                         f"{name} argument (no floating-point theory for {name})")
-    return floats.to_float(FB.format_of(width), bits)

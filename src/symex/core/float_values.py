@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symex import expr as E
 from symex.core import values as V
@@ -29,7 +29,11 @@ from symex.expr import float_build as FB
 from symex.expr import floats
 from symex.expr.floats import BINARY64
 
-__all__ = ["DEFAULT_NAN", "bits_of", "concrete_float", "fcmp_value", "float_binary",
+if TYPE_CHECKING:
+    from symex.core.machine import Machine
+    from symex.core.state import State
+
+__all__ = ["DEFAULT_NAN", "bits_of", "concrete_float", "fcmp_value", "fixed_float", "float_binary",
            "float_from_integer", "float_resize", "float_to_integer", "is_concrete", "register_of",
            "round_to_kind", "symbolic_width"]
 
@@ -72,6 +76,16 @@ def register_of(bits: E.Expr, width: int) -> Any:
 def concrete_float(value: Any) -> float:
     """A concrete register value as a Python float."""
     return value if type(value) is float else float(value)
+
+
+def fixed_float(ex: Machine, state: State, value: Any, width: int, why: str) -> float:
+    """A float register's value as a Python float: a symbolic one fixed to one value the
+    path allows (a constraint, and a ``concretized`` shortfall saying ``why``), where what
+    comes next cannot take it symbolic."""
+    if is_concrete(value):
+        return concrete_float(value)
+    bits = ex.concretize(state, value, symbolic_width(width), why)
+    return floats.to_float(FB.format_of(width), bits)
 
 
 def round_to_kind(value: float, kind: str) -> float:

@@ -351,21 +351,22 @@ def decode(data: list[int | E.Expr] | bytes | bytearray, access: Access) -> Any:
     if kind is ValueKind.FLOAT:
         if isinstance(data, (bytes, bytearray)) or all(type(b) is int for b in data):
             return decode_float(bytes(cast("list[int]", data)), access)
-        if access.bits != 32 and access.bits != 64:
+        bits_access = _FLOAT_BITS.get(access.bits)
+        if bits_access is None:
             raise SymbolicFloat(f"a {access.bits}-bit floating-point value loaded from memory "
                                 f"is symbolic {SOLVED_FLOATS}")
-        # a symbolic float is the expression of its IEEE bits
-        exprs = [b if isinstance(b, E.Expr) else E.const(b, 8) for b in data[:access.bits // 8]]
-        bits = exprs[0]
-        for b in exprs[1:]:
-            bits = E.concat(b, bits)
-        return bits
+        # a symbolic float is the expression of its IEEE bits: read as an integer's
+        return decode(data[:bits_access.size], bits_access)
     return tuple(decode(data[offset:offset + part.size], part) for offset, part in access.parts)
 
 
 SOLVED_FLOATS = ("(symex solves float and double; x86's 80-bit long double is computed "
                  "concretely only: compile with -mlong-double-64 to make long double a double)")
 """What a message about a symbolic value of another floating-point format adds."""
+
+
+#: how the IEEE bits of a symbolic float or double are laid out: as an integer of that width
+_FLOAT_BITS = {32: Access(ValueKind.INT, 4, 32), 64: Access(ValueKind.INT, 8, 64)}
 
 
 class SymbolicFloat(Exception):
@@ -377,11 +378,12 @@ def encode_float(value: Any, access: Access) -> bytes | list[int | E.Expr]:
     """IEEE bytes of a float register's value (x86_fp80 as 10 bytes, padded to the store
     size); a symbolic float's are the bytes of its bits."""
     if type(value) is not float and type(value) is not int:
-        if value.width != access.bits or access.bits not in (32, 64):
+        bits_access = _FLOAT_BITS.get(access.bits)
+        if bits_access is None or value.width != access.bits:
             raise SymbolicFloat(f"a symbolic {access.bits}-bit floating-point value was "
                                 f"stored {SOLVED_FLOATS}")
-        # a symbolic float's bytes are those of its IEEE bits
-        return [E.extract(value, 8 * i, 8) for i in range(access.size)]
+        # a symbolic float's bytes are those of its IEEE bits, stored as an integer's
+        return encode(value, bits_access)
     if access.bits == 32:
         return struct.pack("<f", value)
     if access.bits == 64:

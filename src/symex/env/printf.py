@@ -14,9 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
+from symex.core.float_values import fixed_float
 from symex.core.machine import ExternalHandler, Machine
-from symex.expr import floats
-from symex.expr.floats import FORMATS
 from symex.core.memory import ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
@@ -277,9 +276,7 @@ def format_arguments(ex: Machine, state: State, fmt_address: Any, args: Argument
             number = args.next_float(length == "L")
             if type(number) is not float:
                 # the value printed is fixed on this path from here on (constraint recorded)
-                number = floats.to_float(FORMATS[number.width],
-                                         ex.concretize(state, number, number.width,
-                                                       "printf argument"))
+                number = fixed_float(ex, state, number, number.width, "printf argument")
             out += _format_float(number, conv, flags, width, precision)
         elif conv == "n":
             address = args.next_int(64)

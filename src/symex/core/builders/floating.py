@@ -14,17 +14,17 @@ from symex.core.float_values import (
     float_binary,
     float_from_integer,
     float_resize,
+    fixed_float,
     float_to_integer,
-    is_concrete,
     register_of,
 )
 from symex.core.machine import Machine
 from symex.core.state import Frame, State
 from symex.expr import float_build as FB
-from symex.expr.float_build import format_of
-from symex.expr.floats import to_float
 from symex.ir.program import Function, Instruction, Opcode
 
+_KIND_WIDTHS = {"half": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}
+_WIDTH_KINDS = {width: kind for kind, width in _KIND_WIDTHS.items()}
 _BINARY_NAMES = {Opcode.FADD: "fadd", Opcode.FSUB: "fsub", Opcode.FMUL: "fmul",
                  Opcode.FDIV: "fdiv", Opcode.FREM: "frem"}
 
@@ -66,9 +66,6 @@ def _build_fcmp(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> Any
     return step
 
 
-_KIND_WIDTHS = {"half": 16, "float": 32, "double": 64, "x86_fp80": 80, "fp128": 128}
-_WIDTH_KINDS = {width: kind for kind, width in _KIND_WIDTHS.items()}
-
 
 @builds(Opcode.FLOATMATH)
 def _build_float_math(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> Any:
@@ -95,10 +92,9 @@ def _build_float_cast(ex: Machine, fn: Function, fcode: list, ins: Instruction) 
     if op is Opcode.FPCAST:
         def resize_step(state: State, frame: Frame, regs: list) -> None:
             v = regs[a]
-            if not solved and not is_concrete(v):
+            if not solved:
                 # into long double, which the theory does not model: one value of the float
-                v = to_float(format_of(fw), ex.concretize(state, v, fw,
-                                                          "float converted to long double"))
+                v = fixed_float(ex, state, v, fw, "float converted to long double")
             regs[d] = float_resize(v, fw, tw, to_kind)
         return resize_step
     if op is Opcode.FPTOUI or op is Opcode.FPTOSI:
