@@ -233,6 +233,9 @@ def test_quiet_prints_the_summary_only(tmp_path: Path) -> None:
     ("mixed", b"ab\0c\0", "mixed=61620063 00".replace(" ", "")),
     ("big", bytes(range(40)), "big=000102030405060708090a0b0c0d0e0f... (40 bytes)"),
     ("empty", b"", "empty="),
+    # a __VERIFIER_nondet_float/double result is the float it holds
+    ("nondet_double", bytes.fromhex("0000000000000440"), "nondet_double=2.5"),
+    ("nondet_float_2", bytes.fromhex("ffff7f3f"), "nondet_float_2=0.99999994"),
 ])
 def test_objects_are_shown_as_numbers_text_or_cut_hex(name: str, data: bytes, shown: str) -> None:
     assert show_object(name, data) == shown

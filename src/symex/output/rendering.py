@@ -5,7 +5,8 @@ A test object is shown by what it most likely is: the inputs the POSIX model mak
 (``--sym-arg`` strings, ``--sym-stdin``, ``--sym-files``, packets) as text when their bytes
 are printable; other objects of 1, 2, 4 or 8 bytes as the integer they hold (an ``int`` made
 symbolic with ``klee_make_symbolic`` is a number, even when its bytes happen to be
-printable), with the unsigned hexadecimal beside large ones; any other buffer as text when
+printable), with the unsigned hexadecimal beside large ones, but the results of
+``__VERIFIER_nondet_float``/``double`` as the float they hold (as Test-Comp writes them); any other buffer as text when
 it is a printable C string, else as hex, cut after :data:`MAX_OBJECT_BYTES` bytes.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from symex.output.testcomp import nondet_kind, render_nondet
 from symex.symargs import FAILURE_OBJECTS
 
 __all__ = ["MAX_OBJECT_BYTES", "counted", "is_text_object", "share", "show_object", "show_value",
@@ -82,6 +84,8 @@ def _as_number(data: bytes) -> str:
 def show_value(name: str, data: bytes) -> str:
     """The bytes of test object ``name`` as a person reads them (module docstring for the
     rules); ``symex ktest`` shows the whole bytes."""
+    if nondet_kind(name) in ("float", "double") and len(data) in (4, 8):
+        return render_nondet("float" if len(data) == 4 else "double", data)
     if len(data) in _NUMBER_SIZES and not is_text_object(name):
         return _as_number(data)
     text = _as_text(data)

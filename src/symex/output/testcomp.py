@@ -28,6 +28,7 @@ __all__ = [
     "NONDET_SIGNED",
     "TestCompWriter",
     "nondet_inputs",
+    "nondet_kind",
     "render_nondet",
     "testcase_xml",
 ]
@@ -64,18 +65,33 @@ def render_nondet(kind: str, data: bytes) -> str:
     if kind == "float" or kind == "double":
         # the shortest decimal that reads back as the same float (C's strtod reads it)
         value = struct.unpack("<f" if kind == "float" else "<d", data)[0]
-        return repr(value) if math.isfinite(value) else \
-            {"inf": "INFINITY", "-inf": "-INFINITY"}.get(repr(value), "NAN")
+        if not math.isfinite(value):
+            return {"inf": "INFINITY", "-inf": "-INFINITY"}.get(repr(value), "NAN")
+        if kind == "double":
+            return repr(value)
+        # a float's shortest: at most 9 digits read back as the same binary32 value
+        for digits in range(1, 10):
+            text = f"{value:.{digits}g}"
+            if struct.unpack("<f", struct.pack("<f", float(text)))[0] == value:
+                return text
+        return repr(value)
     return str(int.from_bytes(data, "little", signed=NONDET_SIGNED[kind]))
+
+
+def nondet_kind(name: str) -> str | None:
+    """The KIND of an object named for a ``__VERIFIER_nondet_KIND`` call (``nondet_int_2``),
+    or None."""
+    match = _NONDET_NAME.fullmatch(name)
+    return match.group(1) if match is not None else None
 
 
 def nondet_inputs(objects: Mapping[str, bytes]) -> list[str]:
     """The Test-Comp input values of a test's objects (in creation order = call order)."""
     values = []
     for name, data in objects.items():
-        match = _NONDET_NAME.fullmatch(name)
-        if match is not None:
-            values.append(render_nondet(match.group(1), data))
+        kind = nondet_kind(name)
+        if kind is not None:
+            values.append(render_nondet(kind, data))
     return values
 
 
