@@ -48,15 +48,22 @@ def rd(updates: UpdateList | Array, index: Expr | int) -> Expr:
     return E.read(updates, index)
 
 
+def word(array: Array, width: int, offset: int = 0) -> Expr:
+    """Little-endian ``width``-bit value of ``width // 8`` bytes of ``array`` from ``offset``."""
+    value = rd(array, offset)
+    for k in range(1, width // 8):
+        value = E.concat(rd(array, offset + k), value)
+    return value
+
+
 def word32(array: Array, offset: int = 0) -> Expr:
     """Little-endian 32-bit value of four bytes of ``array``."""
-    b = [rd(array, offset + k) for k in range(4)]
-    return E.concat(b[3], E.concat(b[2], E.concat(b[1], b[0])))
+    return word(array, 32, offset)
 
 
 def word16(array: Array, offset: int = 0) -> Expr:
     """Little-endian 16-bit value of two bytes of ``array``."""
-    return E.concat(rd(array, offset + 1), rd(array, offset))
+    return word(array, 16, offset)
 
 
 def _build() -> list[Example]:

@@ -24,17 +24,15 @@ from symex.expr import floats
 from symex.expr.floats import BINARY32, BINARY64, Format, RoundingKind
 from symex.solvers import Query, create_solver
 
+from solver_examples import word
+
 BACKENDS = ["z3", "bitwuzla", "cvc5"]
 
 
 def symbolic(name: str, width: int) -> tuple[E.Expr, E.Array]:
-    """A ``width``-bit value read little-endian from a fresh symbolic array."""
+    """A ``width``-bit value read little-endian from a fresh symbolic array, and the array."""
     array = E.Array(name, width // 8)
-    updates = E.UpdateList(array)
-    value = E.read(updates, E.const(0, 32))
-    for i in range(1, width // 8):
-        value = E.concat(E.read(updates, E.const(i, 32)), value)
-    return value, array
+    return word(array, width), array
 
 
 def specials(f: Format) -> list[int]:

@@ -19,22 +19,15 @@ from symex.expr.kquery import KQuery, parse_kquery, write_kquery
 from symex.expr.smtlib import parse_smtlib, write_smtlib
 from symex.solvers import Query, create_solver
 
-
-def symbolic(name: str, width: int) -> E.Expr:
-    """A ``width``-bit value read little-endian from a fresh symbolic array."""
-    updates = E.UpdateList(E.Array(name, width // 8))
-    value = E.read(updates, E.const(0, 32))
-    for i in range(1, width // 8):
-        value = E.concat(E.read(updates, E.const(i, 32)), value)
-    return value
+from solver_examples import word
 
 
 def double(value: float) -> E.Expr:
     return F.float_constant(value, 64)
 
 
-X = symbolic("x", 64)
-Y = symbolic("y", 32)
+X = word(E.Array("x", 8), 64)
+Y = word(E.Array("y", 4), 32)
 
 #: every kind of float node, as conditions (each printed the way a path condition holds it)
 CONDITIONS = [
