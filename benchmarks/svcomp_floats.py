@@ -1,14 +1,15 @@
 """SV-COMP float tasks (``c/float-benchs``, ``c/floats-*``) through symex, one solver against
 another, in the same run.
 
-    python benchmarks/svcomp_floats.py TASKS_DIR [--solver z3 --solver bitwuzla]
-        [--time 60] [--csv out.csv]
+    python benchmarks/svcomp_floats.py TASKS_DIR [--solver z3 --solver bitwuzla
+        --solver default] [--time 60] [--csv out.csv]
 
 TASKS_DIR holds SV-COMP task definitions (``NAME.yml``, format 2.0) beside their sources, as
 in a checkout of sosy-lab/sv-benchmarks (copy the tasks you want; the sample measured is
 listed in docs/benchmarks.md). Only the ``unreach-call`` property counts. Each task runs in a
 process of its own, ``--time`` seconds of exploration (the run's ``max_time``), for each
-solver in turn:
+solver in turn: a named solver answers every query (``float_solver="same"``), ``default`` is
+symex's default configuration (z3, with the queries on floats routed to bitwuzla):
 
 - **found**: a path reached ``reach_error``/``__VERIFIER_error``, and its input reaches it
   natively too (the program built by gcc, replayed): the task's verdict is ``false``;
@@ -34,6 +35,8 @@ from pathlib import Path
 
 import attrs
 
+#: the --solver value that runs symex's default configuration (z3, float queries on bitwuzla)
+DEFAULT = "default"
 _VERDICT = re.compile(r"unreach-call\.prp\s*\n\s*expected_verdict:\s*(true|false)")
 _INPUT = re.compile(r"input_files:\s*'?([^'\n]+)'?")
 
@@ -69,7 +72,10 @@ def run_one(source: Path, solver: str, seconds: float) -> dict[str, object]:
 
     started = time.perf_counter()
     program = symex.compile(source)
-    result = symex.explore(program, solver=solver, max_time=seconds, searcher="dfs", seed=0)
+    # a named solver answers every query; "default" is symex's defaults (z3, float queries
+    # routed to bitwuzla)
+    options = {} if solver == DEFAULT else {"solver": solver, "float_solver": "same"}
+    result = symex.explore(program, max_time=seconds, searcher="dfs", seed=0, **options)
     elapsed = time.perf_counter() - started
     reached = [t for t in result.tests
                if t.error is not None and t.error.kind is symex.ErrorKind.REACH_ERROR]

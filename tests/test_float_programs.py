@@ -28,9 +28,11 @@ PROGRAMS = Path(__file__).parent / "programs" / "floats"
 
 
 def explore(name: str, solver: str = "bitwuzla", flags: list[str] | None = None) -> symex.Result:
-    """All paths of ``programs/floats/NAME`` (depth first, at most two minutes)."""
+    """All paths of ``programs/floats/NAME`` (depth first, at most two minutes), every query
+    answered by ``solver`` (float queries too: no float_solver route)."""
     program = symex.compile(PROGRAMS / name, flags or [])
-    return symex.explore(program, solver=solver, searcher="dfs", seed=0, max_time=120.0)
+    return symex.explore(program, solver=solver, float_solver="same", searcher="dfs", seed=0,
+                         max_time=120.0)
 
 
 def assert_replays_natively(name: str, result: symex.Result, tmp_path: Path,

@@ -29,6 +29,7 @@ from symex.core.outcome import ErrorKind
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError
 from symex.options import DEFAULT_CHAIN, RunOptions, defaults
+from symex.solvers.float_route import DEFAULT_FLOAT_SOLVER, parse_float_solver
 from symex.symargs import ArgvItem, ArgvSpec, MaxFail, SymFiles, SymFragments, SymPackets, SymStdin
 
 __all__ = [
@@ -114,6 +115,8 @@ class SolverSpec:
     timeout: float | None = None
     chain: tuple[str, ...] = DEFAULT_CHAIN
     write_queries: str | None = None
+    float_config: str = DEFAULT_FLOAT_SOLVER
+    """The configuration for queries with floating-point terms (``same``: ``config``'s)."""
 
 
 @attrs.frozen
@@ -231,6 +234,7 @@ class RunDescription:
         if bad:
             raise ConfigError(f"environment entry {bad[0]!r} is not NAME=VALUE")
         exit_kinds = error_kinds_to_exit_on(o["exit_on_error"])
+        parse_float_solver(o["float_solver"])
         seed_values = seeds_from_mappings(o["seeds"])
         return cls(
             inputs=Inputs(o["entry"], ArgvSpec(concrete + tuple(extra) + environment),
@@ -242,7 +246,7 @@ class RunDescription:
                                                                        searcher),
                           _names(replay_searcher), schedule_forks, seed_values),
             solver=SolverSpec(o["solver"], o["solver_timeout"], tuple(o["solver_chain"]),
-                              _path(o["write_queries"])),
+                              _path(o["write_queries"]), o["float_solver"]),
             output=PathOutput(o["emit_all_errors"],
                               frozenset(k.value for k in exit_kinds) if exit_kinds
                               else frozenset(),

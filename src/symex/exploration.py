@@ -777,7 +777,8 @@ def explore_alone(program: Program, description: RunDescription, *,
     inputs, spec, tree = description.inputs, description.solver, description.tree
     entry = inputs.entry
     stack = assemble_solver(spec.config, timeout=spec.timeout, chain=spec.chain,
-                            write_queries=spec.write_queries, core=solver)
+                            write_queries=spec.write_queries, core=solver,
+                            float_config=spec.float_config)
     recorder = None
     try:
         if tree.used:

@@ -31,6 +31,7 @@ from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.core.searchers import SEARCHER_NAMES
 from symex.core.seeding import Seed
 from symex.errors import ConfigError
+from symex.solvers.float_route import DEFAULT_FLOAT_SOLVER
 from symex.symargs import ArgvItem, ArgvSpec
 
 __all__ = ["DEFAULT_CHAIN", "ERRORS", "FLAG_GROUPS", "INPUTS", "MEMO", "OPTIONS", "OUTPUT", "PARALLEL",
@@ -226,6 +227,14 @@ OPTIONS: tuple[Option, ...] = (
            "A configuration string (docs/usage.md; :func:`symex.explore` also takes a solver "
            "object, not closed there).",
            Flag(("--solver",), SOLVER, metavar="CONFIG")),
+    Option("float_solver", DEFAULT_FLOAT_SOLVER,
+           "The configuration that answers queries holding floating-point terms (bitwuzla's "
+           "floating-point theory is 9-29x faster than z3's on them: docs/benchmarks.md); "
+           "``same``: the ``solver`` answers them too. Not used where ``solver`` already runs "
+           "that backend, nor with a solver object.",
+           Flag(("--float-solver",), SOLVER, "answer queries with floating-point terms with "
+                "CONFIG (default %(default)s; 'same': the --solver answers them too)",
+                "CONFIG")),
     Option("solver_timeout", None,
            "Seconds a query may take (KLEE's ``--max-solver-time``): a branch side not decided "
            "in time is left unexplored, and the path goes on along the side its inputs take.",
@@ -354,6 +363,7 @@ class ExploreOptions(TypedDict, total=False):
     max_sym_array_size: int
     max_memory: float | None
     max_stack_frames: int
+    float_solver: str
     solver_timeout: float | None
     solver_chain: Sequence[str]
     write_queries: str | os.PathLike[str] | None

@@ -194,9 +194,12 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
     s = result.statistics
     write(f"symex: explored {counted(p.total, 'path')}: {p.completed} completed, "
           f"{counted(p.errors, 'error')}, {p.partial} partial\n")
+    floats = int(s.solver_layers.get("route[floats].queries", 0))
+    routed = (f", {floats} of them with floating point, by the float solver "
+              f"({s.solver_layers.get('route[floats].time', 0.0):.2f} s)") if floats else ""
     write(f"symex: {counted(s.instructions, 'instruction')} in {s.time:.2f} s; "
           f"{counted(s.solver_queries, 'solver query', 'solver queries')} "
-          f"({s.solver_time:.2f} s)\n")
+          f"({s.solver_time:.2f} s){routed}\n")
     if p.total == 1 and not any(test.objects for test in result.tests):
         write("symex: hint: nothing in this run was symbolic, so it followed the one path its "
               "concrete inputs take; mark inputs with klee_make_symbolic() (#include "

@@ -62,7 +62,7 @@ from symex.expr.nodes import (
     live_expr_count,
 )
 from symex.expr.printing import OP_NAMES, format_expr
-from symex.expr.walk import arrays_in, children, is_const, postorder
+from symex.expr.walk import OpFinder, arrays_in, children, is_const, postorder
 
 __all__ = [
     "Op",
@@ -118,6 +118,7 @@ __all__ = [
     "FLOAT_RESULT_OPS",
     "FLOAT_ARGUMENT_OPS",
     "float_op",
+    "OpFinder",
     "postorder",
     "arrays_in",
     "is_const",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from symex.expr.nodes import Array, Expr, Op, UpdateNode
 
-__all__ = ["postorder", "arrays_in", "is_const", "children"]
+__all__ = ["OpFinder", "postorder", "arrays_in", "is_const", "children"]
 
 
 def is_const(e: Expr) -> bool:
@@ -87,3 +87,76 @@ def arrays_in(roots: Iterable[Expr]) -> list[Array]:
         if e.op is Op.READ:
             found.setdefault(e.updates.array, None)  # type: ignore[union-attr]
     return list(found)
+
+
+class OpFinder:
+    """Whether expressions contain a node of some operations (e.g. the floating-point ones),
+    update lists included, remembering what it has walked: a query repeats its path's
+    constraints, so each is walked once, and so is an update list's older history.
+
+    What it remembers is dropped past ``limit`` entries, so it holds expressions alive for a
+    while only (as a solver's translation cache does)."""
+
+    __slots__ = ("ops", "limit", "_clean", "_clean_writes", "_found")
+
+    def __init__(self, ops: Collection[Op], limit: int = 1 << 18) -> None:
+        """Look for nodes whose op is in ``ops``."""
+        self.ops = frozenset(ops)
+        self.limit = limit
+        self._clean: set[Expr] = set()
+        self._clean_writes: set[UpdateNode] = set()
+        self._found: set[Expr] = set()
+
+    def found_in(self, roots: Iterable[Expr]) -> bool:
+        """True when a node reachable from ``roots`` has one of the operations."""
+        clean, found = self._clean, self._found
+        if len(clean) + len(self._clean_writes) + len(found) > self.limit:
+            clean.clear()
+            self._clean_writes.clear()
+            found.clear()
+        for root in roots:
+            if root in clean:
+                continue
+            if root in found or self._search(root):
+                found.add(root)
+                return True
+        return False
+
+    def _search(self, root: Expr) -> bool:
+        """Walk the part of ``root`` not yet known clean; mark what turns out clean."""
+        ops, clean, clean_writes = self.ops, self._clean, self._clean_writes
+        read_op = Op.READ
+        # entries (node or write, expanded): an expanded entry's children are all clean
+        stack: list[tuple[Expr | UpdateNode, bool]] = [(root, False)]
+        while stack:
+            item, expanded = stack.pop()
+            if isinstance(item, UpdateNode):
+                if expanded:
+                    clean_writes.add(item)
+                    continue
+                if item in clean_writes:
+                    continue
+                stack.append((item, True))
+                older = item.next
+                if older is not None and older not in clean_writes:
+                    stack.append((older, False))
+                for part in (item.index, item.value):
+                    if part not in clean:
+                        stack.append((part, False))
+                continue
+            if expanded:
+                clean.add(item)
+                continue
+            if item in clean:
+                continue
+            if item.op in ops:
+                return True
+            stack.append((item, True))
+            if item.op is read_op:
+                head = item.updates.head  # type: ignore[union-attr]
+                if head is not None and head not in clean_writes:
+                    stack.append((head, False))
+            for child in item.args:
+                if child not in clean:
+                    stack.append((child, False))
+        return False

@@ -120,7 +120,7 @@ class Worker:
         spec = description.solver
         self.shared = SharedSolutions()
         self._stack = assemble_solver(spec.config, timeout=spec.timeout, chain=spec.chain,
-                                      shared=self.shared)
+                                      shared=self.shared, float_config=spec.float_config)
         solver = self.solver = self._stack.solver
         tree = description.tree
         self.replay = JobReplay(SegmentLog(tree.hash_constants) if tree.record_tree is not None

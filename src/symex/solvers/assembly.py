@@ -1,8 +1,10 @@
 """A run's solver, assembled in one place: the core solver a configuration names (or one the
-caller brings), the query log inside the chain (so it holds exactly the queries that reach the
-core solver), and KLEE's chain in front (KLEE's ``ConstructSolverChain``).
+caller brings), queries holding floating-point terms routed to a second solver, the query log
+inside the chain (so it holds exactly the queries that reach the core solvers), and KLEE's
+chain in front (KLEE's ``ConstructSolverChain``).
 
-    stack = assemble_solver("z3", chain=DEFAULT_CHAIN, write_queries="queries/")
+    stack = assemble_solver("z3", chain=DEFAULT_CHAIN, write_queries="queries/",
+                            float_config="bitwuzla")
     try:
         ... stack.solver.get_initial_values(...) ...
     finally:
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 from symex.errors import ConfigError
 from symex.solvers import create_core_solver, with_chain
 from symex.solvers.base import Solver, SolverBase
+from symex.solvers.float_route import FloatRoute, route_floats_to
 
 if TYPE_CHECKING:
     from symex.solvers.recording import QueryRecorder
@@ -55,16 +58,27 @@ class SolverStack:
 def assemble_solver(config: str, *, timeout: float | None = None, chain: Sequence[str] = (),
                     write_queries: str | os.PathLike[str] | None = None,
                     shared: SharedSolutions | None = None,
-                    core: Solver | None = None) -> SolverStack:
+                    core: Solver | None = None,
+                    float_config: str | None = None) -> SolverStack:
     """The solver for configuration ``config`` (or ``core``, a solver the caller brings and
     closes), with ``timeout`` per query, the query log at ``write_queries``, and ``chain``'s
     layers in front (``shared``: the models other parallel workers found, for the cex
-    layer). ConfigError when a brought solver cannot carry the log or the chain."""
+    layer); queries with floating-point terms go to ``float_config``'s solver where it runs
+    another backend than ``config`` (:mod:`symex.solvers.float_route`; not with ``core``).
+    ConfigError when a brought solver cannot carry the log or the chain."""
     if core is None and not config:
         raise ConfigError("no solver: pass a configuration string (such as 'z3') or a "
                           "solver object")
     owns_core = core is None
+    # checked before a solver starts: a bad float_config leaves nothing to close
+    floats = route_floats_to(config, float_config) if core is None else None
     bottom: Solver = create_core_solver(config, timeout=timeout) if core is None else core
+    if floats is not None:
+        assert isinstance(bottom, SolverBase)
+        target = floats  # narrowed, for the lambda
+        route: SolverBase = FloatRoute(bottom, target,
+                                       lambda: create_core_solver(target, timeout=timeout))
+        bottom = route
     log = None
     top: Solver = bottom
     try:

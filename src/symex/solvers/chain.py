@@ -34,6 +34,7 @@ import attrs
 
 from symex.errors import ConfigError, SolverUnknown
 from symex.solvers.base import SolverBase, SolverStatistics
+from symex.solvers.float_route import RouteStatistics
 from symex.solvers.chain_layers import (CEX_MEMO_LIMIT, CacheLayer, CexLayer, CoreLayer,
                                         IndependenceLayer, Layer, LayerStatistics, Model,
                                         TrivialLayer)
@@ -66,15 +67,21 @@ class ChainStatistics(SolverStatistics):
     """Seconds spent inside the inner solver."""
     layers: dict[str, LayerStatistics] = attrs.field(factory=dict)
     """Counters per enabled layer, keyed by layer name."""
+    route: RouteStatistics | None = None
+    """The core solvers' counters where the core routes float queries to a second solver."""
 
     def as_dict(self) -> dict[str, float]:
-        """The counters as a flat mapping (layer counters as ``LAYER_hits``/``LAYER_time``)."""
+        """The counters as a flat mapping (layer counters as ``LAYER_hits``/``LAYER_time``;
+        a float route's as ``route[solver|floats].COUNTER``)."""
         counters = super().as_dict()
         counters["core_queries"] = self.core_queries
         counters["core_time"] = self.core_time
         for name, layer in self.layers.items():
             counters[f"{name}_hits"] = layer.hits
             counters[f"{name}_time"] = layer.time
+        if self.route is not None:
+            counters.update((k, v) for k, v in self.route.as_dict().items()
+                            if k.startswith("route["))
         return counters
 
 
@@ -120,6 +127,8 @@ class ChainSolver(SolverBase):
         self.layers = tuple(name for name in CHAIN_LAYERS if name in requested)
         self.shared = shared
         self.statistics = ChainStatistics()
+        if isinstance(inner.statistics, RouteStatistics):
+            self.statistics.route = inner.statistics
         makers: dict[str, Callable[[Layer], Layer]] = {
             "trivial": TrivialLayer,
             "independence": IndependenceLayer,
