@@ -8,7 +8,7 @@ package fills it. See docs/architecture.md.
 from __future__ import annotations
 
 from symex.core.machine import ExternalHandler
-from symex.env import klee, libm, network, posix, process, threads
+from symex.env import klee, libm, network, posix, process, strtod, threads
 
 
 def default_externals() -> dict[str, ExternalHandler]:
@@ -20,6 +20,7 @@ def default_externals() -> dict[str, ExternalHandler]:
     table.update(network.handlers(table))
     table.update(threads.handlers())
     table.update(libm.handlers())
+    table.update(strtod.handlers())
     return table
 
 
