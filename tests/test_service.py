@@ -196,7 +196,11 @@ def test_a_running_job_is_cancelled_and_then_deleted(service: Service) -> None:
             assert time.monotonic() < deadline
             time.sleep(0.2)
         assert client.delete(f"/api/jobs/{job}").status_code == 409   # still running
-        time.sleep(3)           # compiled and exploring (2^24 paths: it would never end)
+        # compiled and exploring (2^24 paths: it would never end); a loaded machine may take
+        # seconds to compile, and a job cancelled before it explored has nothing to sum up
+        while not (client.get(f"/api/jobs/{job}").json()["progress"] or {}).get("completed"):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
         client.post(f"/api/jobs/{job}/cancel")
         state = _wait(client, job, timeout=60)
         assert state["status"] == "cancelled"
