@@ -18,7 +18,7 @@ import symex
 from symex.core.outcome import TIME_LIMIT_REASON, PathStatus
 from symex.description import RunDescription
 from symex.engine import run_exploration
-from symex.exploration import HALT_SOLVING_GRACE, Exploration
+from symex.exploration import HALT_SOLVING_GRACE, HALT_TESTS_GRACE, Exploration
 from symex.results import Hooks
 from symex.solvers import create_solver
 
@@ -83,6 +83,40 @@ def test_the_limit_holds_on_the_command_line_and_is_reported(tmp_path: Path) -> 
     # start-up and compiling come on top of the second the run may take
     assert elapsed < 1.0 + 1.0 + 3.0, elapsed
     assert "symex: stopped early: max-time reached; 1 open path ended as partial" in proc.stdout
+
+
+@pytest.mark.slow
+def test_making_the_halted_paths_tests_gets_a_bounded_time(tmp_path: Path) -> None:
+    """At a time limit, 4,096 open paths whose tests each take 10 ms to take in (a hook as
+    slow as writing a big .ktest) would hold the run 41 s past its limit: their tests get
+    HALT_TESTS_GRACE seconds in all, the rest end without one, and the run says so."""
+    program = _program(tmp_path, "wide.c", WIDE)
+    solver = create_solver("z3")
+    taken = []
+
+    def slow_hook(test: symex.TestCase) -> None:
+        time.sleep(0.01)
+        taken.append(test)
+
+    run = Exploration(program, solver, RunDescription.build(searcher="bfs"),
+                      hooks=Hooks(on_path_end=slow_hook))
+    run.begin()
+    run.start_paths()
+    assert run.advance(live=4096) is None
+    open_states = len(run.states)
+    assert open_states >= 4096
+    started = time.monotonic()
+    result = run.conclude(TIME_LIMIT_REASON)
+    took = time.monotonic() - started
+    solver.close()
+    stats = result.statistics
+    assert took < HALT_TESTS_GRACE + 2.0, took
+    assert stats.halted_paths == open_states
+    assert 0 < stats.untested_paths < open_states
+    tested = [t for t in result.tests if t.status is PathStatus.PARTIAL]
+    assert len(tested) == open_states - stats.untested_paths == len(taken)
+    assert any(f"{stats.untested_paths} of the {open_states} paths still open ended without "
+               "a test" in m for m in result.messages)
 
 
 def test_halted_states_get_a_bounded_time_for_their_inputs(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Protocol
+from typing import Any
 from collections.abc import Mapping, Sequence
 
 
@@ -32,7 +32,7 @@ from symex.env.posix_args import build_argv_strings
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.ir.musl import LIBC_START
 from symex.memo.opening import TreeIdentity, describe_inputs, open_recorder
-from symex.memo.recorder import MemoStatistics
+from symex.memo.path_memo import PathMemo
 from symex.solvers.assembly import assemble_solver
 from symex.solvers.base import Solver
 from symex.solvers.chain import ChainStatistics
@@ -52,6 +52,9 @@ MEMORY_CHECK_INTERVAL = 0.1
 #: seconds the solver may spend on the inputs of the paths a time limit or Ctrl-C cut (their
 #: tests); a path whose inputs are not solved by then ends without a test, and the run says so
 HALT_SOLVING_GRACE = 0.5
+#: seconds making (and writing) those paths' tests may take in all: 17,500 paths of 7,000
+#: inputs each took minutes past a time limit (SV-COMP's divmul_diverge); the rest end untested
+HALT_TESTS_GRACE = 5.0
 
 
 def resident_mb() -> float:
@@ -65,64 +68,6 @@ def resident_mb() -> float:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         # ru_maxrss is in bytes on macOS, in KB elsewhere
         return peak / 2 ** 20 if sys.platform == "darwin" else peak / 2 ** 10
-
-
-class PathMemo(Protocol):
-    """What the exploration loop asks of the memo its executor reports decisions to (a
-    :class:`~symex.core.forks.DecisionMemo` too): the tree recorder of :mod:`symex.memo`,
-    or a parallel worker's job replay. States it is replaying carry ``state.memo.recorded``
-    not None; the loop runs those first."""
-
-    messages: list[str]
-    stop_after_replay: bool
-
-    def attach(self, executor: Any) -> None:
-        """Take the executor's decisions from now on."""
-        ...
-
-    def start(self, state: State) -> bool:
-        """Place an initial state; False when there is nothing to explore from it."""
-        ...
-
-    def tick(self) -> None:
-        """Called between time slices."""
-        ...
-
-    def replay_budget(self, state: State) -> int | None:
-        """Instructions ``state`` may run before it must stop at a recorded point."""
-        ...
-
-    def reach_frontier(self, state: State) -> PathTerminated | None:
-        """``state`` reached that point (its budget is 0); an end for it, or None."""
-        ...
-
-    def take_pruned(self) -> list[State]:
-        """States that are no paths of this run (the loop drops them uncounted)."""
-        ...
-
-    def counts(self, state: State) -> bool:
-        """Whether the end of ``state``'s path counts as a path."""
-        ...
-
-    def path_ended(self, state: State, end: PathTerminated) -> dict[str, bytes] | None:
-        """A path ended; recorded test inputs for it, if the memo has them."""
-        ...
-
-    def leaf_written(self, state: State, objects: dict[str, bytes] | None) -> None:
-        """The ended path's test inputs (None: none)."""
-        ...
-
-    def statistics(self, instructions: int, *, final: bool = False) -> MemoStatistics | None:
-        """Counters for the progress line and the result."""
-        ...
-
-    def run_completed(self) -> None:
-        """The run explored everything."""
-        ...
-
-    def close(self) -> None:
-        """Release what the memo holds."""
-        ...
 
 
 class ErrorSites:
@@ -595,14 +540,17 @@ class Exploration:
                 "were never picked, so never checked: not counted as paths")
         if pressed:
             halted.sort(key=lambda s: s.model is None and bool(s.symbolics))  # stable
+        cutoff = time.monotonic() + HALT_TESTS_GRACE if pressed else None
         for state in halted:
             self._finish(state, PathTerminated(PathStatus.PARTIAL, reason, limit=True),
-                         untested_if_unsolved=pressed)
+                         untested_if_unsolved=pressed,
+                         untested=cutoff is not None and time.monotonic() > cutoff)
         self.halted_paths += len(halted)
         if self.untested_paths:
             self.executor.messages.append(
                 f"symex: {reason}: {self.untested_paths} of the {self.halted_paths} paths still "
-                f"open ended without a test (no time was left to solve their inputs)")
+                f"open ended without a test (no time was left to solve their inputs or make "
+                f"their tests)")
         self.replaying.clear()
         self.states.clear()
 
@@ -652,10 +600,11 @@ class Exploration:
 
     # -- path ends ----------------------------------------------------------------------
 
-    def _finish(self, state: State, end: PathTerminated, *,
-                untested_if_unsolved: bool = False) -> None:
+    def _finish(self, state: State, end: PathTerminated, *, untested_if_unsolved: bool = False,
+                untested: bool = False) -> None:
         """Count the end of a path and make its test (``untested_if_unsolved``: a path cut
-        by a time limit whose inputs the solver cannot give in time gets none)."""
+        by a time limit whose inputs the solver cannot give in time gets none; ``untested``:
+        none either way)."""
         memo = self.memo
         recorded: dict[str, bytes] | None = None
         if memo is not None:
@@ -668,6 +617,11 @@ class Exploration:
             self.stop_reason = self.stop_reason or TIME_LIMIT_REASON
             self.halted_paths += 1
         if not end.emit_test:
+            if memo is not None:
+                memo.leaf_written(state, None)
+            return
+        if untested:
+            self.untested_paths += 1
             if memo is not None:
                 memo.leaf_written(state, None)
             return

@@ -238,7 +238,7 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
             cut = f"; {counted(s.halted_paths, 'open path')} ended as partial"
             if s.untested_paths:
                 cut += (f", {s.untested_paths} of them without a test (no time was left to "
-                        f"solve their inputs)")
+                        f"solve their inputs or make their tests)")
         write(f"symex: stopped early: {result.halted}{cut}\n")
     write(f"symex: output directory: {directory}\n")
     if quiet:
