@@ -10,6 +10,7 @@ gets. The string is fixed to one of its values first, and the run reports that s
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 from typing import Any
 
@@ -24,23 +25,23 @@ _INT = Access(ValueKind.INT, 4, 32)
 
 
 @functools.cache
-def _library() -> Any:
-    # the process's own symbols: the C library Python runs on
-    return ctypes.CDLL(None, use_errno=True)
+def _function(single: bool) -> Any:
+    """The host's ``strtof`` (``single``) or ``strtod``, from the C library Python runs on."""
+    library = ctypes.CDLL(None, use_errno=True)
+    function = library.strtof if single else library.strtod
+    function.restype = ctypes.c_float if single else ctypes.c_double
+    function.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
+    return function
 
 
 def host_strtod(text: bytes, single: bool) -> tuple[float, int, bool]:
     """The host's ``strtod`` (``strtof`` when ``single``) of ``text``: the value, how many
     bytes it read, and whether it set ``ERANGE``."""
-    library = _library()
-    function = library.strtof if single else library.strtod
-    function.restype = ctypes.c_float if single else ctypes.c_double
-    function.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
     buffer = ctypes.create_string_buffer(text)
     end = ctypes.c_char_p()
     ctypes.set_errno(0)
-    value = function(ctypes.cast(buffer, ctypes.c_char_p), ctypes.byref(end))
-    out_of_range = ctypes.get_errno() == 34  # ERANGE
+    value = _function(single)(ctypes.cast(buffer, ctypes.c_char_p), ctypes.byref(end))
+    out_of_range = ctypes.get_errno() == errno.ERANGE
     used = (ctypes.cast(end, ctypes.c_void_p).value or 0) - ctypes.addressof(buffer)
     return float(value), used, out_of_range
 

@@ -41,6 +41,15 @@ class RouteStatistics(SolverStatistics):
     solvers: dict[str, SolverStatistics] = attrs.Factory(dict)
     """``solver`` (the run's) and ``floats`` (the float solver's, once it has been asked)."""
 
+    def refresh(self) -> None:
+        """Make the route's counters the sums of the two solvers' (after a query)."""
+        parts = self.solvers.values()
+        self.queries = sum(p.queries for p in parts)
+        self.sat = sum(p.sat for p in parts)
+        self.unsat = sum(p.unsat for p in parts)
+        self.unknown = sum(p.unknown for p in parts)
+        self.time = sum(p.time for p in parts)
+
     def as_dict(self) -> dict[str, float]:
         """The counters as a flat mapping: the route's, then ``route[NAME].COUNTER``."""
         counters = super().as_dict()
@@ -81,10 +90,6 @@ def route_floats_to(config: str | SolverConfig | PortfolioConfig,
     return None if theirs <= mine else target
 
 
-def _counts(stats: SolverStatistics) -> tuple[int, int, int, int, float]:
-    return stats.queries, stats.sat, stats.unsat, stats.unknown, stats.time
-
-
 class FloatRoute(SolverBase):
     """Answers through ``solver``, but a query with floating-point terms through the solver
     ``start()`` makes (a solver of ``float_config``), started at the first such query."""
@@ -121,33 +126,22 @@ class FloatRoute(SolverBase):
             self.statistics.solvers["floats"] = floats.statistics
         return floats
 
-    def _count(self, solver: SolverBase, before: tuple[int, int, int, int, float]) -> None:
-        """Fold the answering solver's new counts into the route's own."""
-        after, stats = solver.statistics, self.statistics
-        stats.queries += after.queries - before[0]
-        stats.sat += after.sat - before[1]
-        stats.unsat += after.unsat - before[2]
-        stats.unknown += after.unknown - before[3]
-        stats.time += after.time - before[4]
-
     def _check(self, constraints: tuple[Expr, ...], extra: Expr | None) -> bool:
         """Whether ``constraints`` and ``extra`` are satisfiable, asked of the right solver."""
         solver = self._for(constraints if extra is None else (*constraints, extra))
-        before = _counts(solver.statistics)
         try:
             return solver._check(constraints, extra)
         finally:
-            self._count(solver, before)
+            self.statistics.refresh()
 
     def _model(self, constraints: tuple[Expr, ...], exprs: Sequence[Expr],
                arrays: Sequence[Array]) -> tuple[list[int], list[bytes]] | None:
         """A model from the right solver (see :meth:`SolverBase._model`)."""
         solver = self._for((*constraints, *exprs))
-        before = _counts(solver.statistics)
         try:
             return solver._model(constraints, exprs, arrays)
         finally:
-            self._count(solver, before)
+            self.statistics.refresh()
 
     def set_deadline(self, deadline: float | None) -> None:
         """Cut both solvers' checks at ``deadline`` (see SolverBase)."""

@@ -90,12 +90,19 @@ static double host(const char *s, char **end, int single) {
   return value;
 }
 
+/* scan, and whether the number is in the fast path of a format whose significand holds
+ * integers up to most and whose powers of ten are exact up to 10^widest */
+static int fast_path(const char *s, const char **stop, int *negative, unsigned long long *digits,
+                     int *scale, unsigned long long most, int widest) {
+  return scan(s, stop, negative, digits, scale) && *digits <= most && *scale >= -widest &&
+         *scale <= widest;
+}
+
 WEAK double strtod(const char *s, char **end) {
   const char *stop;
   int negative, scale;
   unsigned long long digits;
-  if (!scan(s, &stop, &negative, &digits, &scale) || digits > (1ULL << 53) ||
-      scale < -22 || scale > 22)
+  if (!fast_path(s, &stop, &negative, &digits, &scale, 1ULL << 53, 22))
     return host(s, end, 0);
   double value = (double)digits;
   value = scale < 0 ? value / powers[-scale] : value * powers[scale];
@@ -108,8 +115,7 @@ WEAK float strtof(const char *s, char **end) {
   const char *stop;
   int negative, scale;
   unsigned long long digits;
-  if (!scan(s, &stop, &negative, &digits, &scale) || digits > (1ULL << 24) ||
-      scale < -10 || scale > 10)
+  if (!fast_path(s, &stop, &negative, &digits, &scale, 1ULL << 24, 10))
     return (float)host(s, end, 1);
   float value = (float)digits;
   value = scale < 0 ? value / powers_f[-scale] : value * powers_f[scale];
