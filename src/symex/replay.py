@@ -8,9 +8,9 @@ symex (and KLEE, by its ``.err`` suffixes) reports, so the two can be compared.
 
 from __future__ import annotations
 
-import functools
 import glob
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -23,9 +23,10 @@ from pathlib import Path
 import attrs
 
 from symex.errors import CompileError, SymexError
-from symex.ir.build_cache import BuildCache, list_headers
+from symex.ir.build_cache import DEPENDENCY_TARGET, BuildCache, list_headers, read_dependency_file
 from symex.ir.compile import include_dir, shipped_headers_digest
-from symex.output.ktest import KTest, write_ktest
+from symex.sandbox import NOBODY, Sandbox, SandboxLimits, hand_over
+from symex.output.ktest import KTest, read_ktest, write_ktest
 from symex.output.test_index import TestEntry, read_test_index
 from symex.symargs import replay_argv
 
@@ -106,6 +107,9 @@ class NativeOutcome:
     """The run exceeded its time limit and was killed (``kind`` is then ``None``)."""
     kind: str | None
     """The error kind this run shows, in symex/KLEE names, or ``None`` for a clean run."""
+    over_memory: bool = False
+    """A sandboxed run killed for holding more memory than its sandbox allows (``kind`` is
+    then ``None``, as for a timeout)."""
 
 
 def runtime_source() -> Path:
@@ -146,12 +150,16 @@ def build_native(
     flags: Sequence[str] = (),
     *,
     out_dir: os.PathLike[str] | None = None,
+    sandbox: NativeSandbox | None = None,
 ) -> Path:
     """Build ``source`` with gcc, sanitizers and the replay runtime; return the executable.
 
     The executable is cached by a hash of the source, flags, gcc version, shipped headers and
-    runtime, and of every header the source includes (:mod:`symex.ir.build_cache`). Raises
-    :class:`~symex.errors.CompileError` with gcc's diagnostics on failure.
+    runtime, and of every header the source includes (:mod:`symex.ir.build_cache`). With a
+    ``sandbox``, gcc runs in it (seeing the source's directory and the ``-I`` directories of
+    ``flags``, read-only, and writing a scratch directory), since building reads files the
+    source names. Raises :class:`~symex.errors.CompileError` with gcc's diagnostics on
+    failure.
     """
     source_path = Path(source).expanduser()
     if not source_path.is_file():
@@ -164,7 +172,7 @@ def build_native(
 
     digest = hashlib.sha256()
     fields = [
-        b"symex-build-native-v3",
+        b"symex-build-native-v4",
         str(source_path).encode("utf-8", "surrogateescape"),
         source_path.read_bytes(),
         "\0".join(command_flags + user_flags).encode("utf-8", "surrogateescape"),
@@ -194,8 +202,11 @@ def build_native(
     try:
         # libm last, as the linker wants it: symex models the math functions, so a program
         # that calls them links natively as symex ran it
-        command = [gcc, *command_flags, str(source_path), str(runtime), *user_flags, "-o",
-                   str(tmp_path), "-lm"]
+        compile_words = [gcc, *command_flags, str(source_path), str(runtime), *user_flags]
+        if sandbox is not None:
+            return cache.store(*_build_sandboxed(sandbox, compile_words, source_path, tmp_path,
+                                                 [gcc, *command_flags, *user_flags]))
+        command = [*compile_words, "-o", str(tmp_path), "-lm"]
         try:
             proc = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
         except OSError as exc:
@@ -205,12 +216,55 @@ def build_native(
                 f"building {source_path} for native replay failed (gcc exited with "
                 f"{proc.returncode}); fix what gcc reports (or adjust the flags) and retry",
                 (proc.stderr or proc.stdout).strip())
+        # readable by all: a sandbox's user runs it, and a program it cannot read runs
+        # undumpable, its /proc/self/environ closed to it (ASan would read no options there)
+        os.chmod(tmp_path, 0o755)
         # the headers the program reads (the runtime's are fixed with gcc and symex)
         return cache.store(tmp_path, list_headers([gcc, *command_flags, *user_flags],
                                                   source_path, depfile))
     finally:
         tmp_path.unlink(missing_ok=True)
         depfile.unlink(missing_ok=True)
+
+
+def _include_directories(flags: Sequence[str]) -> list[Path]:
+    """The directories ``-I DIR`` / ``-IDIR`` flags name."""
+    found = []
+    for i, flag in enumerate(flags):
+        if flag == "-I" and i + 1 < len(flags):
+            found.append(Path(flags[i + 1]).resolve())
+        elif flag.startswith("-I") and len(flag) > 2:
+            found.append(Path(flag[2:]).resolve())
+    return [path for path in found if path.is_dir()]
+
+
+def _build_sandboxed(sandbox: NativeSandbox, compile_words: list[str], source: Path,
+                     output: Path, preprocess_words: list[str]) -> tuple[Path, list[str] | None]:
+    """Build in ``sandbox`` into ``output`` (outside it); the headers the build read (None
+    where they could not be listed), for the cache."""
+    with tempfile.TemporaryDirectory(prefix="symex-build-") as scratch:
+        built, depfile = Path(scratch) / "program", Path(scratch) / "program.d"
+        hand_over(Path(scratch), sandbox.uid)
+        readable = [source.parent, include_dir(), runtime_source().parent,
+                    *_include_directories(compile_words)]
+        isolated = sandbox.isolation(readable, [Path(scratch)], cpu_seconds=BUILD_SECONDS)
+        ran = isolated.run([*compile_words, "-o", str(built), "-lm"], cwd=source.parent,
+                           timeout=BUILD_SECONDS)
+        if ran.returncode != 0:
+            said = (ran.stderr or ran.stdout).decode(errors="replace").strip()
+            if ran.timed_out or ran.over_memory:
+                said = f"(stopped: over its {'time' if ran.timed_out else 'memory'} limit)\n{said}"
+            raise CompileError(
+                f"building {source} for native replay failed (gcc exited with "
+                f"{ran.returncode}); fix what gcc reports (or adjust the flags) and retry", said)
+        shutil.copyfile(built, output)
+        os.chmod(output, 0o755)
+        listed = isolated.run([*preprocess_words, "-M", "-MF", str(depfile), "-MT",
+                               DEPENDENCY_TARGET, str(source), "-o", os.devnull],
+                              cwd=source.parent, timeout=BUILD_SECONDS)
+        headers = (read_dependency_file(depfile, source, source.parent)
+                   if listed.returncode == 0 and depfile.is_file() else None)
+    return output, headers
 
 
 def classify(exit_code: int | None, signal: int | None, stderr: str) -> str | None:
@@ -272,37 +326,45 @@ def replay_environment(ktest: KTest) -> ReplayEnvironment:
 
 @attrs.frozen
 class NativeSandbox:
-    """Limits on a native replay of a test, for programs one does not trust (the testing
-    service runs uploaded programs this way)."""
+    """Native replay of a program one does not trust (the testing service's uploads, ``symex
+    replay --sandbox``): the build and every run happen in a :class:`~symex.sandbox.Sandbox`
+    (bubblewrap), which sees the system's toolchain, the program's own directory and the
+    include directories it is built with, read-only, and writes only a scratch directory;
+    no network, an empty environment, an unprivileged user, and these limits. Where no
+    sandbox can be made (:func:`~symex.sandbox.sandbox_problem`) nothing runs:
+    :class:`~symex.sandbox.SandboxUnavailable` says why."""
 
-    memory_mb: int | None = None
+    memory_mb: int | None = 1024
     """Resident memory above which AddressSanitizer stops the program (``hard_rss_limit_mb``:
-    an address-space limit would break ASan, which reserves terabytes of shadow memory)."""
-    file_size_mb: int | None = None
+    an address-space limit would break ASan, which reserves terabytes of shadow memory);
+    every process of the sandbox together is killed at twice that (:data:`MEMORY_BACKSTOP`)."""
+    file_size_mb: int | None = 64
     """The largest file the program may write (RLIMIT_FSIZE; no core files either)."""
-    no_network: bool = False
-    """Run in a network namespace of its own, with no interface up: as root, or through an
-    unprivileged user namespace where the kernel allows them. Where neither works the run is
-    refused (SymexError), never run with the network."""
+    processes: int | None = 64
+    """Processes and threads it may have (RLIMIT_NPROC, of its user)."""
+    uid: int = NOBODY
+    """The user it runs as when symex runs as root."""
+
+    def isolation(self, readable: Sequence[Path], writable: Sequence[Path], *,
+                  environment: dict[str, str] | None = None, cpu_seconds: int | None = None,
+                  asan: bool = False) -> Sandbox:
+        """The sandbox of one step: ``asan`` for a run of the sanitized program (whose memory
+        is watched, not capped as address space)."""
+        memory = None if self.memory_mb is None else \
+            self.memory_mb * MEMORY_BACKSTOP + (64 if asan else 0)
+        limits = SandboxLimits(memory_mb=memory, cpu_seconds=cpu_seconds,
+                               processes=self.processes, file_size_mb=self.file_size_mb,
+                               address_space=not asan)
+        return Sandbox(readable=readable, writable=writable, environment=environment or {},
+                       limits=limits, uid=self.uid)
 
 
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
-
-
-def _enter_sandbox(sandbox: NativeSandbox) -> None:
-    """In the child, before exec: the limits of ``sandbox``."""
-    import resource
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if sandbox.file_size_mb is not None:
-        size = sandbox.file_size_mb << 20
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-    if sandbox.no_network:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(_CLONE_NEWNET) != 0 and \
-                libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "cannot make a network namespace")
+#: how many times its ``memory_mb`` a sandboxed replay's processes may hold together before
+#: they are killed (AddressSanitizer stops a process at ``memory_mb`` itself; this catches
+#: what it does not see: children, memory mapped around its allocator)
+MEMORY_BACKSTOP = 2
+#: seconds a sandboxed native build may take
+BUILD_SECONDS = 300
 
 
 def run_native(
@@ -323,22 +385,22 @@ def run_native(
     is killed and reported with ``timed_out=True``. ``environment``: files to create in a
     fresh directory the program runs in, and bytes piped to its standard input (see
     :func:`replay_environment`); without one the program runs in the current directory with
-    stdin at end of file. ``sandbox``: limits of memory, file size and network (see
-    :class:`NativeSandbox`); with one the program always runs in a fresh directory.
+    stdin at end of file. ``sandbox``: the program runs isolated, in a fresh directory, with
+    limits (see :class:`NativeSandbox`; :class:`~symex.sandbox.SandboxUnavailable` where no
+    sandbox can be made).
     """
     with tempfile.TemporaryDirectory(prefix="symex-replay-") as scratch:
-        if isinstance(ktest, KTest):
+        if isinstance(ktest, KTest) or sandbox is not None:
+            # a sandboxed run sees its scratch directory, not the test's
             ktest_path = Path(scratch) / "input.ktest"
-            write_ktest(ktest_path, ktest)
+            write_ktest(ktest_path, ktest if isinstance(ktest, KTest) else read_ktest(ktest))
         else:
             ktest_path = Path(ktest)
-        env = dict(os.environ)
-        env["KTEST_FILE"] = str(Path(ktest_path).resolve())
-        env["SYMEX_REPLAY_FIRST_OBJECT"] = str(first_object)
-        env["ASAN_OPTIONS"] = _ASAN_OPTIONS
+        variables = {"KTEST_FILE": str(Path(ktest_path).resolve()),
+                     "SYMEX_REPLAY_FIRST_OBJECT": str(first_object),
+                     "ASAN_OPTIONS": _ASAN_OPTIONS, "UBSAN_OPTIONS": _UBSAN_OPTIONS}
         if sandbox is not None and sandbox.memory_mb is not None:
-            env["ASAN_OPTIONS"] += f":hard_rss_limit_mb={sandbox.memory_mb}"
-        env["UBSAN_OPTIONS"] = _UBSAN_OPTIONS
+            variables["ASAN_OPTIONS"] += f":hard_rss_limit_mb={sandbox.memory_mb}"
         cwd = None
         if (environment is not None and environment.files) or sandbox is not None:
             cwd = Path(scratch) / "cwd"
@@ -346,44 +408,55 @@ def run_native(
             for name, data in environment.files if environment is not None else ():
                 (cwd / name).write_bytes(data)
         stdin_data = environment.stdin if environment is not None else None
-        try:
-            proc = subprocess.Popen(
-                [str(Path(executable).resolve()), *args],
-                stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-                cwd=cwd,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                # own process group, so a timeout also kills anything the program forked
-                start_new_session=True,
-                preexec_fn=(None if sandbox is None
-                            else functools.partial(_enter_sandbox, sandbox)),
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            if sandbox is not None and sandbox.no_network:
-                raise SymexError(f"cannot run {executable} without the network ({exc}): that "
-                                 f"needs root or unprivileged user namespaces") from exc
-            raise SymexError(f"cannot run replay executable {executable}: {exc} (rebuild it "
-                             f"with build_native)") from exc
-        timed_out = False
-        try:
-            out, err = proc.communicate(input=stdin_data, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.killpg(proc.pid, signal_module.SIGKILL)
-            except ProcessLookupError:
-                pass
-            out, err = proc.communicate()
-    returncode = proc.returncode
+        command: list[str | bytes] = [str(Path(executable).resolve()), *args]
+        if sandbox is not None:
+            hand_over(Path(scratch), sandbox.uid)
+            isolated = sandbox.isolation([Path(executable).resolve()], [Path(scratch)],
+                                         environment=variables, asan=True,
+                                         cpu_seconds=max(1, math.ceil(timeout)))
+            ran = isolated.run(command, cwd=cwd, timeout=timeout, input=stdin_data)
+            returncode, out, err, timed_out = ran.returncode, ran.stdout, ran.stderr, ran.timed_out
+            over_memory = ran.over_memory
+            if ran.over_memory:
+                err += (f"\nsymex: stopped: its processes held more than "
+                        f"{isolated.limits.memory_mb} MB of memory\n").encode()
+        else:
+            returncode, out, err, timed_out = _run_plainly(command, {**os.environ, **variables},
+                                                           cwd, timeout, stdin_data)
+            over_memory = False
     exit_code = returncode if returncode >= 0 else None
     signal = -returncode if returncode < 0 else None
     stdout = out.decode("utf-8", "replace")
     stderr = err.decode("utf-8", "replace")
-    kind = None if timed_out else classify(exit_code, signal, stderr)
-    return NativeOutcome(
-        exit_code=exit_code, signal=signal, stdout=stdout, stderr=stderr, timed_out=timed_out, kind=kind
-    )
+    kind = None if timed_out or over_memory else classify(exit_code, signal, stderr)
+    return NativeOutcome(exit_code=exit_code, signal=signal, stdout=stdout, stderr=stderr,
+                         timed_out=timed_out, kind=kind, over_memory=over_memory)
+
+
+def _run_plainly(command: list[str | bytes], env: dict[str, str], cwd: Path | None, timeout: float,
+                 stdin_data: bytes | None) -> tuple[int, bytes, bytes, bool]:
+    """Run a replay executable as the user's own program: its status, outputs and whether
+    it timed out (its process group is killed then)."""
+    try:
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+            cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            # own process group, so a timeout also kills anything the program forked
+            start_new_session=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SymexError(f"cannot run replay executable {command[0]!s}: {exc} (rebuild it "
+                         f"with build_native)") from exc
+    timed_out = False
+    try:
+        out, err = proc.communicate(input=stdin_data, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal_module.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+    return proc.returncode, out, err, timed_out
 
 
 def run_test(executable: Path, path: os.PathLike[str], ktest: KTest, *, timeout: float = 10.0,

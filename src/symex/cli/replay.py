@@ -41,13 +41,18 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "be given")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="time limit of each native run (default 10)")
+    parser.add_argument("--sandbox", action="store_true",
+                        help="build and run in a sandbox (bubblewrap): the program sees the "
+                        "system's toolchain and its own directory read-only, writes only a "
+                        "scratch directory, has no network and an empty environment, runs "
+                        "as an unprivileged user, with limits of memory, processes and file "
+                        "size; for a program one does not trust")
     parser.add_argument("--memory-mb", type=int, metavar="MB",
-                        help="stop a native run above this resident memory")
+                        help=f"with --sandbox: stop a native run above this resident memory "
+                        f"(default {NativeSandbox().memory_mb})")
     parser.add_argument("--file-size-mb", type=int, metavar="MB",
-                        help="the largest file a native run may write")
-    parser.add_argument("--no-network", action="store_true",
-                        help="run without the network (a network namespace of its own; needs "
-                        "root or unprivileged user namespaces)")
+                        help=f"with --sandbox: the largest file a native run may write "
+                        f"(default {NativeSandbox().file_size_mb})")
     parser.add_argument("-O", dest="optimize", metavar="LEVEL", help="gcc optimisation level (e.g. -O2)")
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
     parser.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
@@ -64,8 +69,14 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
         sys.stderr.write("symex replay: --memory-mb and --file-size-mb must be at least 1\n")
         return 2
     sandbox = None
-    if options.memory_mb is not None or options.file_size_mb is not None or options.no_network:
-        sandbox = NativeSandbox(options.memory_mb, options.file_size_mb, options.no_network)
+    if options.sandbox:
+        sandbox = NativeSandbox(**{name: value for name, value in
+                                   (("memory_mb", options.memory_mb),
+                                    ("file_size_mb", options.file_size_mb)) if value is not None})
+    elif options.memory_mb is not None or options.file_size_mb is not None:
+        sys.stderr.write("symex replay: --memory-mb and --file-size-mb are limits of the "
+                         "sandbox: add --sandbox\n")
+        return 2
     if options.program.endswith((".ll", ".bc")):
         sys.stderr.write(f"symex replay: {options.program} is LLVM IR; native replay needs the C source "
                          "(pass the .c file the IR was compiled from)\n")
@@ -82,7 +93,7 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
             # built by symex cc: the executable itself is what runs natively
             executable = Path(options.program).resolve()
         else:
-            executable = build_native(options.program, flags)
+            executable = build_native(options.program, flags, sandbox=sandbox)
     except SymexError as exc:
         sys.stderr.write(error_text("symex replay", exc))
         return 2

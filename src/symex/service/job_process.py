@@ -54,7 +54,7 @@ def replay_crashes(out_dir: Path, program: Path, flags: Sequence[str]) -> None:
             executable = build_native(program, list(flags))
         except SymexError:
             executable = None
-    sandbox = NativeSandbox(REPLAY_MEMORY_MB, REPLAY_FILE_MB, no_network=True)
+    sandbox = NativeSandbox(REPLAY_MEMORY_MB, REPLAY_FILE_MB)
     replayed = []
     for crash in found:
         verdict = None
