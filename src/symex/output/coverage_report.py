@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from symex.output.atomic_write import write_atomically
+from symex.output.sources import SourceFiles
 
 if TYPE_CHECKING:
     from symex.results import Coverage
@@ -92,9 +93,10 @@ def _percent(part: int, whole: int) -> str:
     return f"{100.0 * part / whole:.1f}%" if whole else "-"
 
 
-def write_html_report(directory: Path, coverage: Coverage) -> Path:
+def write_html_report(directory: Path, coverage: Coverage, sources: SourceFiles | None = None) -> Path:
     """Write ``index.html`` (one self-contained file, inline CSS) into ``directory``; return its path.
 
+    Source files are read through ``sources`` (which may confine them to a directory).
     Every line of every source file is one table row whose class says ``covered``,
     ``uncovered`` (executable, never executed) or ``none`` (not executable code); a covered
     line with a branch outcome never taken also has the class ``partial``.
@@ -136,10 +138,9 @@ def write_html_report(directory: Path, coverage: Coverage) -> Path:
         executable = {line for f, line in coverage.total_lines if f == file}
         executed = {line for f, line in coverage.covered_lines if f == file}
         file_branches = branches.get(file, {})
-        try:
-            source = Path(file).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            source = []
+        found = (sources if sources is not None else SourceFiles()).lines(file)
+        source = found if found is not None else []
+        if found is None:
             parts.append("<p>(source file not readable; listing the lines symex knows)</p>\n")
         last = max([len(source), *executable, *executed, *file_branches], default=0)
         parts.append("<table class=\"source\">\n")

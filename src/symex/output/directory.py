@@ -24,10 +24,11 @@ from symex.core.outcome import ProgramError, StackEntry, TestCase
 from symex.errors import SymexError
 from symex.output.atomic_write import write_atomically
 from symex.output.ktest import KTest, KTestObject
+from symex.output.sources import SourceFiles
 from symex.output.test_index import TestIndexWriter
 
 __all__ = ["LAST_LINK", "OutputDirectory", "OutputDirectoryError", "RunSummary",
-           "assembly_line", "read_info", "write_atomically"]
+           "assembly_line", "parse_info", "read_info", "write_atomically"]
 
 #: the symlink pointing at the newest output directory (as KLEE's ``klee-last``)
 LAST_LINK = "symex-last"
@@ -74,7 +75,8 @@ class OutputDirectory:
     """One run's output directory; tests are numbered in the order :meth:`add_test` sees them."""
 
     def __init__(self, path: Path, *, program_args: Sequence[str] = (),
-                 emit_all_errors: bool = False, write_coverage: bool = False) -> None:
+                 emit_all_errors: bool = False, write_coverage: bool = False,
+                 source_root: str | os.PathLike[str] | None = None) -> None:
         self.path = path
         self.program_args = tuple(program_args)
         self.emit_all_errors = emit_all_errors
@@ -83,7 +85,8 @@ class OutputDirectory:
         self.error_files = 0
         self._error_sites: set[tuple[object, ...]] = set()
         self._assembly: list[str] | None = None
-        self._sources: dict[str, list[str] | None] = {}
+        #: the program's source files, as the .err files quote them (``source_root`` confines them)
+        self.sources = SourceFiles(source_root)
         self._index: TestIndexWriter | None = None
         #: the ``symex-last`` link this directory replaced: (link, its old target or None)
         self._previous_link: tuple[Path, str | None] | None = None
@@ -91,9 +94,11 @@ class OutputDirectory:
     @classmethod
     def create(cls, requested: str | os.PathLike[str] | None = None, *,
                parent: str | os.PathLike[str] = ".", program_args: Sequence[str] = (),
-               emit_all_errors: bool = False, write_coverage: bool = False) -> OutputDirectory:
+               emit_all_errors: bool = False, write_coverage: bool = False,
+               source_root: str | os.PathLike[str] | None = None) -> OutputDirectory:
         """Create ``requested`` (which must not exist or be empty, as KLEE insists) or the lowest
-        free ``symex-out-N`` under ``parent``, and point ``symex-last`` there."""
+        free ``symex-out-N`` under ``parent``, and point ``symex-last`` there. Reports quote
+        source files only from inside ``source_root`` when one is given (:class:`SourceFiles`)."""
         base = Path(parent)
         if requested is not None:
             path = Path(requested)
@@ -109,7 +114,7 @@ class OutputDirectory:
         else:
             path = cls._next_free(base)
         out = cls(path, program_args=program_args, emit_all_errors=emit_all_errors,
-                  write_coverage=write_coverage)
+                  write_coverage=write_coverage, source_root=source_root)
         out._link_last(base if requested is None else path.parent)
         return out
 
@@ -210,15 +215,7 @@ class OutputDirectory:
                 out.append(f"\t     {source}")
 
     def _source_line(self, file: str | None, line: int | None) -> str | None:
-        if not file or not line:
-            return None
-        if file not in self._sources:
-            try:
-                self._sources[file] = Path(file).read_text(errors="replace").splitlines()
-            except OSError:
-                self._sources[file] = None
-        lines = self._sources[file]
-        return lines[line - 1].strip() if lines is not None and 0 < line <= len(lines) else None
+        return self.sources.line(file, line)
 
     def _assembly_line(self, error: ProgramError) -> int | None:
         if self._assembly is None or not error.instruction:
@@ -288,8 +285,13 @@ class OutputDirectory:
 
 def read_info(path: str | os.PathLike[str]) -> dict[str, str]:
     """The ``symex: done: KEY = VALUE`` lines and the header fields of an ``info`` file."""
+    return parse_info(Path(path).read_text())
+
+
+def parse_info(text: str) -> dict[str, str]:
+    """The fields of an ``info`` file's text (see :func:`read_info`)."""
     fields: dict[str, str] = {}
-    for line in Path(path).read_text().splitlines():
+    for line in text.splitlines():
         if line.startswith("symex: done: ") and " = " in line:
             key, value = line[len("symex: done: "):].split(" = ", 1)
             fields[key] = value

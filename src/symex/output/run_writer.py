@@ -139,7 +139,7 @@ class RunWriter:
                 # the report is one self-contained page: keep it as coverage.html beside the rest
                 staging = Path(tempfile.mkdtemp(prefix=".coverage-html.", dir=out.path))
                 try:
-                    os.replace(write_html_report(staging, cov), out.path / "coverage.html")
+                    os.replace(write_html_report(staging, cov, out.sources), out.path / "coverage.html")
                 finally:
                     shutil.rmtree(staging, ignore_errors=True)
             except (SymexError, OSError) as exc:
