@@ -173,15 +173,20 @@ def python_paths() -> tuple[Path, ...]:
     virtual environment's, the site-packages directories and the directory symex is imported
     from (an editable install's source tree). Never the working directory or ``PYTHONPATH``
     entries, which may be anything."""
-    import symex
-
     found = {Path(p) for p in (sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)}
     found.update(Path(p) for p in site.getsitepackages())
     user_site = site.getusersitepackages()
     if user_site and Path(user_site).is_dir():
         found.add(Path(user_site))
-    found.add(Path(symex.__file__).resolve().parent.parent)
+    found.add(_symex_root())
     return tuple(sorted(p.resolve() for p in found if p.is_dir()))
+
+
+def _symex_root() -> Path:
+    """The directory the running symex package is imported from."""
+    import symex
+
+    return Path(symex.__file__).resolve().parent.parent
 
 
 @functools.cache
@@ -217,7 +222,8 @@ def _probe() -> _Host | str:
     problem = ""
     for fresh_proc in (True, False):
         host = _Host(bwrap, fresh_proc)
-        command = Sandbox()._command(host, [_tool("prlimit") or "prlimit", "--version"], None)
+        command = Sandbox()._command(host, [_tool("prlimit") or "prlimit", "--version"], None,
+                                     False)
         try:
             proc = subprocess.run(command, capture_output=True, timeout=60, check=False,
                                   stdin=subprocess.DEVNULL, env=_launch_environment())
@@ -283,10 +289,10 @@ class Sandbox:
         host = _host_or_problem()
         if isinstance(host, str):
             raise SandboxUnavailable(f"no sandbox can be made: {host}")
-        return self._command(host, argv, cwd)
+        return self._command(host, argv, cwd, self.python)
 
     def _command(self, host: _Host, argv: Sequence[str | bytes],
-                 cwd: str | os.PathLike[str] | None) -> list[str | bytes]:
+                 cwd: str | os.PathLike[str] | None, python_visible: bool) -> list[str | bytes]:
         root = os.geteuid() == 0
         if root:
             self._check_readable()
@@ -314,7 +320,7 @@ class Sandbox:
         made = {Path("/"), Path("/tmp"), Path("/etc"), Path("/proc"), Path("/dev"),
                 *(Path(d) for d in SYSTEM_DIRECTORIES), *(Path(d) for d in SYSTEM_LINKS)}
         bound: list[Path] = [Path(d) for d in SYSTEM_DIRECTORIES]
-        readable = [*(python_paths() if self.python else ()), *self.readable]
+        readable = [*(python_paths() if python_visible else ()), *self.readable]
         for path in _outermost(p.resolve() for p in readable):
             if any(path.is_relative_to(b) for b in bound):
                 continue
@@ -339,6 +345,10 @@ class Sandbox:
         home = str(self.writable[0].resolve()) if self.writable else "/tmp"
         environment = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": "/tmp",
                        "LANG": "C.UTF-8", **self.environment}
+        if self.python:
+            # the symex this process runs, however it was found (an install, an editable
+            # one, PYTHONPATH): a sandbox's python imports the same
+            environment["PYTHONPATH"] = str(_symex_root())
         for name, value in environment.items():
             words += ["--setenv", name, value]
         if cwd is not None:
@@ -395,9 +405,13 @@ class Sandbox:
         inside the sandbox waits for it and writes how it ended to a pipe of its own."""
         status_read, status_write = os.pipe()
         try:
-            sandboxed = self if self.python else attrs.evolve(self, python=True)
-            command = sandboxed.command([sys.executable, "-I", "-S", "-c", _STATUS_REPORTER,
-                                         str(status_write), *argv], cwd)
+            host = _host_or_problem()
+            if isinstance(host, str):
+                raise SandboxUnavailable(f"no sandbox can be made: {host}")
+            # the reporter is Python (isolated: it reads no PYTHON* variable), so the
+            # interpreter is visible; the program's environment stays as given
+            command = self._command(host, [sys.executable, "-I", "-S", "-c", _STATUS_REPORTER,
+                                           str(status_write), *argv], cwd, True)
             process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_launch_environment(),

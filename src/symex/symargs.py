@@ -176,6 +176,27 @@ class ArgvSpec:
                    if isinstance(i, (SymArg, SymArgs)))
 
     @property
+    def input_bytes(self) -> int:
+        """The symbolic bytes of data the specs make at most: arguments (with their
+        terminators), files, stdin, the symbolic stdout, packets (the files' stat records and
+        the small counters aside)."""
+        total = 0
+        for item in self.items:
+            if isinstance(item, SymArg):
+                total += item.max_len + 1
+            elif isinstance(item, SymArgs):
+                total += item.max * (item.max_len + 1)
+            elif isinstance(item, SymFiles):
+                total += item.count * item.size
+            elif isinstance(item, SymStdin):
+                total += item.size
+            elif isinstance(item, SymStdout):
+                total += SYM_STDOUT_SIZE
+            elif isinstance(item, SymPackets):
+                total += item.count * item.size
+        return total
+
+    @property
     def is_symbolic(self) -> bool:
         """Whether any item is a symbolic spec (arguments, files or stdin)."""
         return any(not isinstance(i, str) for i in self.items)

@@ -30,6 +30,11 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--max-workers", type=int, metavar="N",
                         help="workers all running jobs may hold together (default: no limit; "
                         "a job asking for more runs alone)")
+    parser.add_argument("--job-memory", type=int, metavar="MB",
+                        help="memory the processes of one job may hold together (default: "
+                        "three quarters of this machine's, shared by --max-running jobs); a "
+                        "job's run stops forking near its share of it, and a job over it is "
+                        "stopped")
     parser.add_argument("--cluster", metavar="ADDRESS",
                         help="run the workers of jobs that ask for more than one on this Ray "
                         "cluster ('auto', HOST:PORT or ray://HOST:PORT; pip install "
@@ -67,9 +72,10 @@ def main(options: argparse.Namespace) -> int:
               f"pip install 'symex[service]'", file=sys.stderr)
         return 2
     if options.max_running < 1 or not 0 <= options.port < 65536 or \
-            (options.max_workers is not None and options.max_workers < 1):
-        print("symex serve: --max-running and --max-workers must be at least 1 and --port 0 "
-              "to 65535", file=sys.stderr)
+            (options.max_workers is not None and options.max_workers < 1) or \
+            (options.job_memory is not None and options.job_memory < 256):
+        print("symex serve: --max-running and --max-workers must be at least 1, --job-memory "
+              "at least 256 (MB), and --port 0 to 65535", file=sys.stderr)
         return 2
     if options.cluster is not None and options.cluster != "auto":
         from symex.parallel.pools import check_reachable
@@ -85,11 +91,19 @@ def main(options: argparse.Namespace) -> int:
         return 2
     storage = Path(options.storage or f"{options.db}-files").resolve()
     storage.mkdir(parents=True, exist_ok=True)
-    app = create_app(store, storage, Scheduler(store, storage, options.max_running,
-                                               options.cluster, options.max_workers))
+    scheduler = Scheduler(store, storage, options.max_running, options.cluster,
+                          options.max_workers, options.job_memory)
+    problem = scheduler.isolation.problem
+    if problem is not None:
+        print(f"symex serve: warning: no sandbox can be made here ({problem}): C uploads are "
+              f"refused (compiling reads files by name) and no crash is replayed natively; "
+              f"LLVM IR uploads still run", file=sys.stderr, flush=True)
+    app = create_app(store, storage, scheduler)
     server = _announcing_server(uvicorn.Config(app, host=options.host, port=options.port,
                                     log_level="warning"),
-                     f"database {options.db}, files in {storage}")
+                     f"database {options.db}, files in {storage}, jobs sandboxed"
+                     f"{'' if problem is None else ': NO (see the warning)'}, each in "
+                     f"{scheduler.isolation.memory_mb} MB")
     server.run()
     store.close()
     return 0 if server.started else 2

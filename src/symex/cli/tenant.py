@@ -1,8 +1,8 @@
 """``symex tenant``: the testing service's tenants.
 
 ``symex tenant add NAME`` adds one and prints its token (once: only its hash is stored);
-``symex tenant set NAME --max-jobs N --worker-seconds S`` changes the quotas given (``none``
-lifts one) and says what changed; ``symex tenant list`` shows every tenant, its quotas and
+``symex tenant set NAME --max-jobs N --worker-seconds S --max-input-bytes B`` changes the
+quotas given (``none`` lifts one) and says what changed; ``symex tenant list`` shows every tenant, its quotas and
 its jobs.
 """
 
@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from symex.errors import SymexError, error_text
+from symex.service import DEFAULT_MAX_INPUT_BYTES
 
 __all__ = ["add_parser", "main"]
 
@@ -51,6 +52,11 @@ def add_parser(commands: Any) -> None:
                         metavar="S",
                         help="worker-seconds its jobs may use in all ('none': no limit; "
                         "add: none unless given; set: unchanged unless given)")
+    parser.add_argument("--max-input-bytes", type=_quota(int), default=_NOT_GIVEN,
+                        metavar="B",
+                        help=f"symbolic bytes of data one job's input options may make "
+                        f"(arguments, files, stdin, packets; 'none': no limit; add: "
+                        f"{DEFAULT_MAX_INPUT_BYTES} unless given; set: unchanged unless given)")
 
 
 def _limit(value: float | None) -> str:
@@ -66,6 +72,8 @@ def main(options: argparse.Namespace) -> int:
         return 2
     max_jobs = None if options.max_jobs is _NOT_GIVEN else options.max_jobs
     worker_seconds = None if options.worker_seconds is _NOT_GIVEN else options.worker_seconds
+    max_input_bytes = DEFAULT_MAX_INPUT_BYTES if options.max_input_bytes is _NOT_GIVEN \
+        else options.max_input_bytes
     try:
         store = ServiceStore(options.db)
         try:
@@ -79,18 +87,23 @@ def main(options: argparse.Namespace) -> int:
                         max_jobs = current.max_jobs
                     if options.worker_seconds is _NOT_GIVEN:
                         worker_seconds = current.worker_seconds
-                before, after = store.set_quotas(options.name, max_jobs, worker_seconds)
+                    if options.max_input_bytes is _NOT_GIVEN:
+                        max_input_bytes = current.max_input_bytes
+                before, after = store.set_quotas(options.name, max_jobs, worker_seconds,
+                                                 max_input_bytes)
                 changes = [f"{label} {_limit(old)} -> {_limit(new)}"
                            for label, old, new in (
                                ("max jobs", before.max_jobs, after.max_jobs),
                                ("worker-seconds", before.worker_seconds,
-                                after.worker_seconds))
+                                after.worker_seconds),
+                               ("max input bytes", before.max_input_bytes,
+                                after.max_input_bytes))
                            if old != new]
                 print(f"tenant {options.name}: " + ("; ".join(changes) if changes else
-                                                    "nothing changed (give --max-jobs or "
-                                                    "--worker-seconds)"))
+                                                    "nothing changed (give --max-jobs, "
+                                                    "--worker-seconds or --max-input-bytes)"))
                 return 0
-            token = store.add_tenant(options.name, max_jobs, worker_seconds)
+            token = store.add_tenant(options.name, max_jobs, worker_seconds, max_input_bytes)
         finally:
             store.close()
     except SymexError as exc:
@@ -107,12 +120,13 @@ def _list(store: Any) -> None:
         print("no tenants yet (symex tenant add NAME)")
         return
     counts = store.job_counts()
-    rows = [("tenant", "max jobs", "worker-seconds", "held", "jobs")]
+    rows = [("tenant", "max jobs", "worker-seconds", "held", "max input bytes", "jobs")]
     for tenant in tenants:
         jobs = counts.get(tenant.id, {})
         described = ", ".join(f"{n} {status}" for status, n in sorted(jobs.items())) or "none"
         rows.append((tenant.name, _limit(tenant.max_jobs), _limit(tenant.worker_seconds),
-                     f"{store.worker_seconds_held(tenant.id):g}", described))
+                     f"{store.worker_seconds_held(tenant.id):g}",
+                     _limit(tenant.max_input_bytes), described))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Client"]
+__all__ = ["DEFAULT_MAX_INPUT_BYTES", "Client"]
+
+#: the symbolic bytes of data (arguments, files, stdin, packets) a new tenant's job may ask for
+#: (here, not in the store, so that ``symex tenant``'s help needs no more than this package)
+DEFAULT_MAX_INPUT_BYTES = 1 << 16
 
 
 def __getattr__(name: str) -> Any:

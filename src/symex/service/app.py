@@ -16,12 +16,16 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
 from symex.service import jobs_api, results_api
-from symex.service.access import ServiceContext
+from symex.service.access import RequestGate, ServiceContext
+from symex.service.jobs import MAX_PROGRAM_BYTES, MAX_SEED_BYTES, MAX_SEEDS
 from symex.service.page import PAGE
 from symex.service.scheduler import Scheduler
 from symex.service.store import ServiceStore
 
-__all__ = ["create_app"]
+__all__ = ["MAX_REQUEST_BYTES", "create_app"]
+
+#: the largest request the API reads: a program, every seed, and room for the form's fields
+MAX_REQUEST_BYTES = MAX_PROGRAM_BYTES + MAX_SEEDS * MAX_SEED_BYTES + (1 << 20)
 
 
 def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> FastAPI:
@@ -31,6 +35,7 @@ def create_app(store: ServiceStore, storage: Path, scheduler: Scheduler) -> Fast
                   "a C program, a goal and a budget; get tests, coverage and crash reports.",
                   version="0.1.0")
     app.state.context = ServiceContext(store, storage, scheduler)
+    app.add_middleware(RequestGate, store=store, max_bytes=MAX_REQUEST_BYTES)
 
     @app.on_event("startup")
     def _start() -> None:

@@ -1,16 +1,18 @@
 """A job's process: the run its :class:`~symex.service.jobs.JobOrder` describes, then the
-native replay of the crashes it found.
+native replay of the crashes it found; or the compile check of an upload.
 
+The scheduler starts it in the job's sandbox (:mod:`symex.service.sandboxing`).
 ``python -m symex.service.job_process ORDER`` compiles the order's program, runs its frozen
 run description through the library (:func:`symex.run_exploration`) into its output
 directory, written as ``symex run`` writes one (:class:`~symex.output.run_writer.RunWriter`;
 a SIGINT from the scheduler stops the run with every file whole), and, in the same process
 (whose Python start-up is already paid), builds the program natively and replays each crash
-in a sandbox (time, memory, file size, no network), writing ``crashes.json`` into the output
-directory. Doing it here keeps the server's own process free of fork-and-exec with
-``preexec_fn`` (unsafe beside threads), and spares a second interpreter per job. Exit status:
-0, 2 for an error (said on stderr, which the scheduler keeps in the job's log), 130 when
-interrupted before the run had a result.
+in a sandbox of its own (:class:`~symex.replay.NativeSandbox`: the program and a scratch
+directory, time, memory, file size, no network), writing ``crashes.json`` into the output
+directory. Exit status: 0, 2 for an error (said on stderr, which the scheduler keeps in the
+job's log), 130 when interrupted before the run had a result.
+``python -m symex.service.job_process --check PROGRAM [FLAG...]`` only compiles the upload
+(the server's check, in the same sandbox): 0, or 1 with the compiler's message on stderr.
 """
 
 from __future__ import annotations
@@ -23,51 +25,71 @@ from pathlib import Path
 import attrs
 
 from symex.engine import check_continuation, run_exploration
-from symex.errors import SymexError, error_text
+from symex.errors import ConfigError, SymexError, error_text
 from symex.loading import compile
 from symex.output.directory import OutputDirectory
 from symex.output.ktest import KTestError, read_ktest
 from symex.output.run_writer import DeferredInterrupt, RunWriter
+from symex.ir.compile import compile_c
 from symex.replay import NativeSandbox, build_native, reproduces, run_test
+from symex.sandbox import sandbox_problem
 from symex.results import Result
+from symex.service.job_files import JobRun
 from symex.service.jobs import JobOrder, crashes
 
-__all__ = ["CRASHES_FILE", "REPLAY_FILE_MB", "REPLAY_MEMORY_MB", "REPLAY_SECONDS", "main",
-           "replay_crashes", "run_job"]
+__all__ = ["CRASHES_FILE", "REPLAY_SECONDS", "check_program", "main", "replay_crashes",
+           "run_job"]
 
 #: where the run's crashes, with their native replay, are written (in the output directory)
 CRASHES_FILE = "crashes.json"
-#: limits of one native replay of a crash: seconds, resident memory, largest file written
+#: seconds one native replay of a crash may take
 REPLAY_SECONDS = 10.0
-REPLAY_MEMORY_MB = 1024
-REPLAY_FILE_MB = 64
 
 
-def replay_crashes(out_dir: Path, program: Path, flags: Sequence[str]) -> None:
+def replay_crashes(out_dir: Path, program: Path, flags: Sequence[str],
+                   sandbox: NativeSandbox) -> None:
     """Write ``out_dir/crashes.json``: the run's crashes, each with whether the native build
-    of ``program`` failed the same way on its input (None where it could not be built or
-    run, or the sandbox could not be made)."""
-    found = crashes(out_dir)
+    of ``program`` failed the same way on its input, built and run in ``sandbox``; where
+    there is no verdict, ``not_replayed`` says why (IR uploaded, no sandbox, the build
+    failed)."""
+    found = crashes(JobRun(out_dir.resolve().parent, out_dir.name))
     executable = None
-    if found and program.suffix == ".c":
+    why = None
+    if not found:
+        pass
+    elif program.suffix != ".c":
+        why = "not replayed: the upload was LLVM IR, not C source"
+    elif (problem := sandbox_problem()) is not None:
+        why = f"not replayed: no sandbox ({problem})"
+    else:
         try:
-            executable = build_native(program, list(flags))
-        except SymexError:
-            executable = None
-    sandbox = NativeSandbox(REPLAY_MEMORY_MB, REPLAY_FILE_MB)
+            executable = build_native(program, list(flags), sandbox=sandbox)
+        except SymexError as exc:
+            why = f"not replayed: the native build failed ({str(exc).splitlines()[0]})"
     replayed = []
     for crash in found:
-        verdict = None
+        verdict, note = None, why
         if executable is not None:
             try:
                 path = out_dir / crash.test
                 outcome = run_test(executable, path, read_ktest(path), timeout=REPLAY_SECONDS,
                                    sandbox=sandbox)
                 verdict = reproduces(crash.kind, outcome)
-            except (SymexError, KTestError, OSError):
-                verdict = None
-        replayed.append(attrs.evolve(crash, replayed=verdict))
+            except (SymexError, KTestError, OSError) as exc:
+                note = f"not replayed: {exc}"
+        replayed.append(attrs.evolve(crash, replayed=verdict, not_replayed=note))
     (out_dir / CRASHES_FILE).write_text(json.dumps([c.as_json() for c in replayed]))
+
+
+def check_program(program: str, flags: Sequence[str]) -> int:
+    """The compile check of an upload (``--check``): 0 when it compiles, else 1 with the
+    compiler's message on stderr (the IR is cached for the job's run)."""
+    try:
+        compile_c(program, list(flags))
+    except SymexError as exc:
+        sys.stderr.write(error_text("symex", exc))
+        return 1
+    return 0
 
 
 def run_job(order: JobOrder) -> int:
@@ -75,10 +97,18 @@ def run_job(order: JobOrder) -> int:
     description = order.description
     try:
         program = compile(order.program, list(order.flags))
+        entry = description.inputs.entry
+        if entry not in program.functions or program.functions[entry].is_declaration:
+            raise ConfigError(f"the program defines no function '{entry}' to start from: "
+                              f"send the job's entry field naming the function to start "
+                              f"from (entry=NAME)")
         check_continuation(program, description, extends_copy=True)
+        # reports quote source files of the job's own directory only: the program's debug
+        # information may name any file (#line 1 "/etc/shadow", a .ll file's DIFile)
         out = OutputDirectory.create(
             order.out_dir, program_args=[order.program, *description.inputs.argv.words()],
-            emit_all_errors=description.output.emit_all_errors, write_coverage=False)
+            emit_all_errors=description.output.emit_all_errors, write_coverage=False,
+            source_root=Path.cwd())
     except SymexError as exc:
         sys.stderr.write(error_text("symex", exc))
         return 2
@@ -114,8 +144,11 @@ def run_job(order: JobOrder) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the job whose order file is the one argument; the exit status of its run."""
     words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) >= 2 and words[0] == "--check":
+        return check_program(words[1], words[2:])
     if len(words) != 1:
-        sys.stderr.write("usage: python -m symex.service.job_process ORDER\n")
+        sys.stderr.write("usage: python -m symex.service.job_process ORDER\n"
+                         "       python -m symex.service.job_process --check PROGRAM [FLAG...]\n")
         return 2
     try:
         order = JobOrder.read(Path(words[0]))
@@ -126,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_dir = Path(order.out_dir)
     if (out_dir / "info").is_file():
         try:
-            replay_crashes(out_dir, Path(order.program), order.flags)
+            replay_crashes(out_dir, Path(order.program), order.flags, order.replay)
         except KeyboardInterrupt:
             pass  # cancelled while replaying: the crashes stay without a verdict
     return code

@@ -28,12 +28,14 @@ from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
 from symex.description import RunDescription
 from symex.engine import writing_into
 from symex.errors import ConfigError
-from symex.output.ktest import KTestError, read_ktest, read_seeds
+from symex.output.ktest import KTest, KTestError, read_seeds
 from symex.output.rendering import shown_objects
 from symex.output.testcomp import TestCompWriter
+from symex.replay import NativeSandbox
+from symex.service.job_files import JobRun, read_job_bytes, write_job_file
 from symex.symargs import ArgvSpec
 
-__all__ = ["MAX_PROGRAM_BYTES", "MAX_SEEDS", "MAX_SEED_BYTES", "SEEDS_DIRECTORY",
+__all__ = ["MAX_NAME_CHARS", "MAX_PROGRAM_BYTES", "MAX_SEEDS", "MAX_SEED_BYTES", "SEEDS_DIRECTORY",
            "Crash", "Goal", "JobSpec", "Policy", "crashes", "latest_progress",
            "JobOrder", "job_order", "progress", "tests_zip", "without_job_paths"]
 
@@ -59,6 +61,7 @@ _PROGRAM_SUFFIXES = (".c", ".ll", ".bc")
 _DEFINE = re.compile(r"^-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)?$")
 _OPTIMIZE = re.compile(r"^-O[0-3s]$")
 _COUNT = re.compile(r"^[0-9]{1,9}$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _LOCATION = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*(:[0-9]{1,9})?$")
 _FRAME_PATH = re.compile(r" at (?:\S*/)?([^/\s]+:\d+)$")
 
@@ -124,6 +127,8 @@ class JobSpec:
     """The program's own concrete arguments (a server's ``-p 11211 -u root``), after it."""
     max_sym_array_size: int = 0
     """``--max-sym-array-size``: symbolic offsets into bigger objects are fixed (0: never)."""
+    entry: str = "main"
+    """The function the run starts from."""
 
     @property
     def time_limit(self) -> float:
@@ -142,7 +147,7 @@ class JobSpec:
     def parse(cls, goal: str, max_time: float, workers: int, flags: str,
               inputs: str, budget: float | None = None,
               policy: str = "budget-first", arguments: str = "",
-              max_sym_array_size: int = 0) -> JobSpec:
+              max_sym_array_size: int = 0, entry: str = "main") -> JobSpec:
         """Check a request's fields; ConfigError says what is wrong and what to send."""
         try:
             parsed_policy = Policy(policy)
@@ -180,6 +185,9 @@ class JobSpec:
             raise ConfigError(f"workers must be 1 to {MAX_JOB_WORKERS}")
         if not 0 <= max_sym_array_size < 1 << 32:
             raise ConfigError("max_sym_array_size must be 0 (never) or a size in bytes")
+        if not _IDENTIFIER.match(entry or ""):
+            raise ConfigError(f"entry {entry!r} is not a C function's name: send the name of "
+                              f"the function the run starts from (letters, digits, '_')")
         flag_words = tuple(flags.split())
         for word in flag_words:
             if not (_DEFINE.match(word) or _OPTIMIZE.match(word)):
@@ -188,7 +196,7 @@ class JobSpec:
         return cls(parsed_goal, target, float(max_time), int(workers), flag_words,
                    _check_inputs(inputs.split()), location,
                    float(budget) if budget is not None else None, parsed_policy,
-                   _check_arguments(arguments), int(max_sym_array_size))
+                   _check_arguments(arguments), int(max_sym_array_size), entry)
 
     def goal_reached(self, row: dict[str, float]) -> str | None:
         """For a coverage goal, what a progress row says when it meets it (else None)."""
@@ -202,6 +210,11 @@ class JobSpec:
         return f"goal reached: {kind} coverage {percent:.1f} % >= {self.target:g} %"
 
     @property
+    def input_bytes(self) -> int:
+        """The symbolic bytes of data the job's input options make at most."""
+        return ArgvSpec.parse(list(self.inputs)).input_bytes
+
+    @property
     def goal_text(self) -> str:
         """The goal as the request wrote it."""
         if self.location is not None:
@@ -213,7 +226,8 @@ class JobSpec:
         return {"goal": self.goal_text, "max_time": self.max_time, "workers": self.workers,
                 "budget": self.budget, "policy": self.policy.value,
                 "flags": list(self.flags), "inputs": list(self.inputs),
-                "arguments": list(self.arguments), "max_sym_array_size": self.max_sym_array_size}
+                "arguments": list(self.arguments), "max_sym_array_size": self.max_sym_array_size,
+                "entry": self.entry}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobSpec:
@@ -224,7 +238,8 @@ class JobSpec:
                    float(data["max_time"]), int(data["workers"]), tuple(data["flags"]),
                    tuple(data["inputs"]), rest if reach else None, data.get("budget"),
                    Policy(data.get("policy", Policy.BUDGET_FIRST.value)),
-                   tuple(data.get("arguments", ())), int(data.get("max_sym_array_size", 0)))
+                   tuple(data.get("arguments", ())), int(data.get("max_sym_array_size", 0)),
+                   str(data.get("entry", "main")))
 
 
 #: at most this many program arguments, each at most this long
@@ -262,12 +277,25 @@ def _check_arguments(text: str) -> tuple[str, ...]:
     return words
 
 
+#: the longest name an upload may have
+MAX_NAME_CHARS = 100
+#: a name the job's directory can hold and no command line mistakes for an option: a letter,
+#: digit or '_' first, no '..', a known suffix after a stem
+_PROGRAM_NAME = re.compile(r"^(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_.-]*\.(?:c|ll|bc)$")
+
+
 def check_program_name(name: str) -> str:
-    """The upload's file name, reduced to a safe base name with a known suffix."""
-    base = Path(name or "").name
-    if not base.endswith(_PROGRAM_SUFFIXES) or not re.match(r"^[A-Za-z0-9_.-]+$", base):
-        raise ConfigError("the program must be a .c, .ll or .bc file with a plain name "
-                          "(letters, digits, '_', '-', '.')")
+    """The upload's file name, reduced to its base name, checked: at most
+    :data:`MAX_NAME_CHARS` characters, starting with a letter, digit or '_', then letters,
+    digits, '_', '-' and '.', never '..', ending in .c, .ll or .bc after a stem."""
+    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
+    if len(base) > MAX_NAME_CHARS:
+        raise ConfigError(f"the program's file name has {len(base)} characters; send one of at "
+                          f"most {MAX_NAME_CHARS}")
+    if not _PROGRAM_NAME.match(base):
+        raise ConfigError("the program must be a .c, .ll or .bc file with a plain name: a "
+                          "letter, digit or '_' first, then letters, digits, '_', '-' and "
+                          "'.' (no '..'), e.g. two_bugs.c")
     return base
 
 
@@ -282,10 +310,13 @@ class JobOrder:
     flags: tuple[str, ...]
     description: RunDescription
     out_dir: str
+    replay: NativeSandbox = NativeSandbox()
+    """How its crashes are built and replayed natively."""
 
     def write(self, path: Path) -> None:
-        """Save the order for the job's process."""
-        path.write_bytes(pickle.dumps(self))
+        """Save the order for the job's process (renamed into place: whatever stands there
+        in the job's directory is replaced, not followed)."""
+        write_job_file(path.parent, path.name, pickle.dumps(self))
 
     @staticmethod
     def read(path: Path) -> JobOrder:
@@ -298,12 +329,15 @@ class JobOrder:
 
 def job_order(spec: JobSpec, program: Path, out_dir: Path,
               continue_with: Path | None = None, cluster: str | None = None,
-              seeds: Path | None = None, *, root: Path = Path(".")) -> JobOrder:
+              seeds: Path | None = None, *, root: Path = Path("."),
+              replay: NativeSandbox = NativeSandbox(),
+              max_memory: float | None = None) -> JobOrder:
     """What a job's process runs for ``spec``: the tree recorded into ``out_dir`` (with
     workers, the coordinator's journal too), the workers on the Ray cluster at ``cluster``
     when given, the seeds in the directory ``seeds`` when given, and, continuing an earlier
     attempt's tree, every recorded path replayed (without the solver), so that this
-    attempt's directory holds all the job's tests, not only those explored since. Paths
+    attempt's directory holds all the job's tests, not only those explored since; its run
+    within ``max_memory`` MB, its crashes replayed as ``replay`` says. Paths
     stay as given (relative to the job's directory ``root``, where the process runs; the
     seeds are read now, from there)."""
     inputs = ArgvSpec.parse(list(spec.inputs)).items
@@ -319,9 +353,9 @@ def job_order(spec: JobSpec, program: Path, out_dir: Path,
         max_sym_array_size=spec.max_sym_array_size,
         continue_with=continue_with, restart_all_states=continue_with is not None,
         sym_args=ArgvSpec(inputs + ArgvSpec.parse(list(spec.arguments)).items),
-        progress_interval=PROGRESS_SECONDS)
+        progress_interval=PROGRESS_SECONDS, max_memory=max_memory, entry=spec.entry)
     return JobOrder(os.fspath(program), spec.flags, writing_into(description, out_dir),
-                    os.fspath(out_dir))
+                    os.fspath(out_dir), replay)
 
 
 @attrs.frozen
@@ -342,20 +376,24 @@ class Crash:
     shown: dict[str, str] = attrs.field(factory=dict)
     """The test's objects as ``symex run`` shows them (a number, text or cut hex), name ->
     value (:func:`symex.output.rendering.show_object`)."""
+    not_replayed: str | None = None
+    """Why ``replayed`` is None, once the job has ended: ``not replayed: no sandbox (...)``,
+    the upload was IR, the native build failed."""
 
     def as_json(self) -> dict[str, Any]:
         """The crash as the API shows it."""
         return attrs.asdict(self)
 
 
-def crashes(out_dir: Path) -> list[Crash]:
+def crashes(run: JobRun) -> list[Crash]:
     """The distinct errors of a finished run (one per kind and stack), most severe first,
     then in the order found."""
     found = []
     seen: set[tuple[str, tuple[str, ...]]] = set()
-    for err in sorted(out_dir.glob("test*.*.err")):
-        test_name, kind, _ = err.name.split(".", 2)
-        lines = err.read_text(errors="replace").splitlines()
+    files = run.files()
+    for name in (n for n in files if _ERR_FILE.fullmatch(n)):
+        test_name, kind, _ = name.split(".", 2)
+        lines = (run.read_text(name) or "").splitlines()
         fields = dict(line.split(": ", 1) for line in lines if ": " in line
                       and not line.startswith("\t"))
         # files by their names: the server's directories are none of the tenant's business
@@ -365,18 +403,26 @@ def crashes(out_dir: Path) -> list[Crash]:
         if key in seen:
             continue  # the same crash on another path (with --emit-all-errors)
         seen.add(key)
-        ktest = out_dir / f"{test_name}.ktest"
-        objects: dict[str, bytes] = {}
-        try:
-            objects = {o.name: o.data for o in read_ktest(ktest).objects}
-        except (KTestError, OSError):
-            pass
+        ktest = f"{test_name}.ktest"
+        objects = _objects(run.read_bytes(ktest))
         found.append(Crash(kind, fields.get("Error", ""),
                            f"{Path(fields.get('File', '?')).name}:{fields.get('Line', '?')}",
-                           stack, ktest.name, {n: d.hex() for n, d in objects.items()},
+                           stack, ktest, {n: d.hex() for n, d in objects.items()},
                            shown=shown_objects(objects)))
     rank = {kind: i for i, kind in enumerate(SEVERITY)}
     return sorted(found, key=lambda c: rank.get(c.kind, len(SEVERITY)))
+
+
+_ERR_FILE = re.compile(r"test[0-9]+\.[a-z_]+\.err")
+_KTEST_FILE = re.compile(r"test[0-9]+\.ktest")
+
+
+def _objects(data: bytes | None) -> dict[str, bytes]:
+    """A test's objects by name ({} for a missing or damaged ``.ktest``)."""
+    try:
+        return {o.name: o.data for o in KTest.from_bytes(data).objects} if data else {}
+    except KTestError:
+        return {}
 
 
 def without_job_paths(text: str, job_dir: Path) -> str:
@@ -387,22 +433,27 @@ def without_job_paths(text: str, job_dir: Path) -> str:
     return text
 
 
-def test_suite_zip(out_dir: Path, program: Path) -> bytes:
+def test_suite_zip(run: JobRun, program_name: str) -> bytes:
     """The run's tests as a Test-Comp suite (``metadata.xml`` and one ``testNNNNNN.xml`` a
     test, the values of its ``__VERIFIER_nondet_*`` calls), made from its ``.ktest`` files
     when asked for (writing it during the run cost a file per path)."""
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="symex-suite-") as scratch, \
             zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        # the program as the job holds it, read as any job file is
+        program = Path(scratch) / program_name
+        program.write_bytes(read_job_bytes(run.where, program_name) or b"")
         suite = Path(scratch) / "test-suite"
-        writer = TestCompWriter(suite, program.resolve())
-        for ktest in sorted(out_dir.glob("test*.ktest")):
+        writer = TestCompWriter(suite, program)
+        files = run.files()
+        for name in (n for n in files if _KTEST_FILE.fullmatch(n)):
+            data = run.read_bytes(name)
             try:
-                objects = {o.name: o.data for o in read_ktest(ktest).objects}
+                objects = {o.name: o.data for o in KTest.from_bytes(data or b"").objects}
             except KTestError:
                 continue
             error = None
-            if (out_dir / f"{ktest.stem}.reach_error.err").is_file():
+            if f"{name[:-len('.ktest')]}.reach_error.err" in files:
                 error = ProgramError(ErrorKind.REACH_ERROR, "reach_error", None, ())
             writer.add(TestCase(objects, PathStatus.ERROR if error else PathStatus.COMPLETED,
                                 error))
@@ -410,22 +461,25 @@ def test_suite_zip(out_dir: Path, program: Path) -> bytes:
         for path in sorted(suite.glob("*.xml")):
             text = path.read_text()
             if path.name == "metadata.xml":
-                text = without_job_paths(text, program.parent)
+                text = without_job_paths(text, Path(scratch))
             archive.writestr(f"test-suite/{path.name}", text)
     return buffer.getvalue()
 
 
-def tests_zip(out_dir: Path) -> bytes:
+def tests_zip(run: JobRun) -> bytes:
     """Every ``.ktest`` of a run (and its ``.err`` reports, the job's directory taken out of
     their paths) as a zip file."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(out_dir.glob("test*")):
-            if path.suffix == ".ktest":
-                archive.write(path, path.name)
-            elif path.suffix == ".err":
-                archive.writestr(path.name, without_job_paths(path.read_text(errors="replace"),
-                                                              out_dir.parent))
+        for name in run.files():
+            if _KTEST_FILE.fullmatch(name):
+                data = run.read_bytes(name)
+                if data is not None:
+                    archive.writestr(name, data)
+            elif _ERR_FILE.fullmatch(name):
+                text = run.read_text(name)
+                if text is not None:
+                    archive.writestr(name, without_job_paths(text, run.where))
     return buffer.getvalue()
 
 
@@ -438,29 +492,25 @@ _PROGRESS_COLUMNS = {"WallTime": "elapsed", "CompletedPaths": "completed",
                      "Instructions": "instructions"}
 
 
-def progress(out_dir: Path) -> list[dict[str, float]]:
+def progress(run: JobRun) -> list[dict[str, float]]:
     """The progress rows a run has written so far (one a second), oldest first."""
-    return _progress_rows(out_dir, "ORDER BY Row")
+    return _progress_rows(run, "ORDER BY Row")
 
 
-def latest_progress(out_dir: Path) -> dict[str, float] | None:
+def latest_progress(run: JobRun) -> dict[str, float] | None:
     """The last progress row a run has written (None: none yet), without reading the others:
     the job list asks for it every second."""
-    rows = _progress_rows(out_dir, "ORDER BY Row DESC LIMIT 1")
+    rows = _progress_rows(run, "ORDER BY Row DESC LIMIT 1")
     return rows[0] if rows else None
 
 
-def _progress_rows(out_dir: Path, order: str) -> list[dict[str, float]]:
-    stats = out_dir / "run.stats"
-    if not stats.is_file():
-        return []
+def _progress_rows(run: JobRun, order: str) -> list[dict[str, float]]:
     try:
-        db = sqlite3.connect(f"file:{stats.resolve()}?mode=ro", uri=True, timeout=2)
-        try:
+        with run.database("run.stats") as db:
+            if db is None:
+                return []
             rows = db.execute(f"SELECT {', '.join(_PROGRESS_COLUMNS)} FROM stats "
                               f"{order}").fetchall()
-        finally:
-            db.close()
     except sqlite3.Error:
         return []  # being created: no row yet
     return [dict(zip(_PROGRESS_COLUMNS.values(), row)) for row in rows]

@@ -45,6 +45,7 @@ async def submit(program: UploadFile = File(...), goal: str = Form("all-paths"),
                  flags: str = Form(""), inputs: str = Form(""),
                  budget: float | None = Form(None), policy: str = Form("budget-first"),
                  arguments: str = Form(""), max_sym_array_size: int = Form(0),
+                 entry: str = Form("main"),
                  seeds: list[UploadFile] | None = File(None),
                  who: Tenant = Depends(tenant),
                  ctx: ServiceContext = Depends(context)) -> dict[str, Any]:
@@ -53,19 +54,21 @@ async def submit(program: UploadFile = File(...), goal: str = Form("all-paths"),
     ``max_time`` (seconds), ``workers``, ``flags`` (-DNAME[=V], -O LEVEL) and ``inputs``
     (``symex run``'s: --sym-arg N, --sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N,
     --sym-stdout, --sym-packets N SIZE, ...), ``arguments`` (the program's own, as a shell
-    splits them), ``seeds`` (``.ktest`` files whose paths run first: ``symex run
-    --seed-dir``), ``max_sym_array_size`` (``symex run --max-sym-array-size``; 0: never);
+    splits them), ``entry`` (the function the run starts from: main by default), ``seeds``
+    (``.ktest`` files whose paths run first: ``symex run --seed-dir``),
+    ``max_sym_array_size`` (``symex run --max-sym-array-size``; 0: never);
     the resource policy: ``budget`` (worker-seconds) and ``policy`` (budget-first: stop when
     it is spent; goal-first: run on to max_time for the goal)."""
     try:
         name = check_program_name(program.filename or "")
         spec = JobSpec.parse(goal, max_time, workers, flags, inputs, budget, policy, arguments,
-                             max_sym_array_size)
+                             max_sym_array_size, entry)
         data = await program.read(MAX_PROGRAM_BYTES + 1)
         seed_files = await _read_seeds(seeds or [])
         check_submission(ctx.store, who, name, data, spec, seed_files)
         job_id, where = file_job(ctx.store, ctx.storage, who, name, data, spec, seed_files)
-        await asyncio.to_thread(check_compiles, ctx.store, job_id, where, name, spec)
+        await asyncio.to_thread(check_compiles, ctx.store, job_id, where, name, spec,
+                                ctx.scheduler.isolation)
     except Refused as exc:
         raise HTTPException(exc.status, str(exc)) from None
     except SymexError as exc:

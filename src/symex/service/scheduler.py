@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,13 +30,17 @@ from typing import Any
 import attrs
 
 from symex.core.outcome import TIME_LIMIT_REASON
-from symex.output.directory import read_info
+from symex.output.directory import parse_info
 from symex.service.job_process import CRASHES_FILE
+from symex.sandbox import interrupt_process_tree, kill_process_tree, process_tree_rss
+from symex.service.job_files import (JobRun, job_runs, open_job_log, read_job_text,
+                                     write_job_file)
 from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, latest_progress,
                                 job_order, without_job_paths)
+from symex.service.sandboxing import JobIsolation, default_job_memory_mb
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
-__all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_runs"]
+__all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir"]
 
 #: seconds between two rounds of the scheduler (a submitted job wakes it at once)
 POLL_SECONDS = 0.1
@@ -47,8 +50,17 @@ BUDGET_GRACE = 30.0
 #: (the run's clock starts when it starts exploring: memcached whole, 1.7 MB of bitcode,
 #: takes 25 s to get there, and a job of 60 s was stopped while it wrote its tests)
 LOAD_ALLOWANCE = 300.0
+#: seconds a job's process may spend after its run, replaying its crashes (counted in its CPU
+#: limit)
+REPLAY_ALLOWANCE = 600.0
 #: the file in a job's directory naming its running attempt's process and output directory
 RUN_PID_FILE = "run.pid"
+#: seconds an upload may take to be written and checked; a queued job still without its
+#: upload after that has lost it, and fails
+FILING_SECONDS = 300.0
+#: seconds between a job's filing and its directory's making (at once, in the same request):
+#: a queued job without a directory after that has lost it
+DIRECTORY_SECONDS = 30.0
 #: present in a job's directory while its upload is written and checked: not to be started
 CHECKING_MARKER = ".checking"
 #: the job's crashes, as the API serves them (its last run's, filed when the run ends)
@@ -60,27 +72,29 @@ def job_dir(storage: Path, job: JobRecord) -> Path:
     return storage / f"tenant-{job.tenant}" / f"job-{job.id}"
 
 
-def job_runs(where: Path) -> list[Path]:
-    """The output directories of a job's attempts (``run-1``, ``run-2``...), oldest first
-    (not their orders, ``run-1.order``...)."""
-    return sorted((p for p in where.glob("run-*") if re.fullmatch(r"run-\d+", p.name)),
-                  key=lambda p: int(p.name.split("-")[1]))
-
-
 class Scheduler:
     """Runs the store's jobs (module docstring)."""
 
     def __init__(self, store: ServiceStore, storage: Path, max_running: int = 2,
-                 cluster: str | None = None, max_workers: int | None = None) -> None:
+                 cluster: str | None = None, max_workers: int | None = None,
+                 job_memory_mb: int | None = None) -> None:
         """A scheduler for ``store``'s jobs, whose files live under ``storage``: at most
         ``max_running`` jobs at once, holding at most ``max_workers`` workers together (None:
-        no limit); jobs with workers run them on the Ray cluster at ``cluster`` when given."""
+        no limit); jobs with workers run them on the Ray cluster at ``cluster`` when given.
+        Each job's processes hold at most ``job_memory_mb`` together (default: three
+        quarters of the machine's memory, shared by ``max_running`` jobs)."""
         self.store = store
         self.storage = storage
         self.max_running = max_running
         self.cluster = cluster
         self.max_workers = max_workers
+        self.isolation = JobIsolation(storage, store.path, job_memory_mb or
+                                      default_job_memory_mb(max_running))
         self._running: dict[int, subprocess.Popen[bytes]] = {}
+        #: running jobs stopped for holding more memory than a job may
+        self._over_memory: set[int] = set()
+        #: the last error message of a round, and when it was printed (said once a minute)
+        self._said: tuple[str, float] = ("", 0.0)
         self._cancelled: set[int] = set()
         #: jobs whose coverage goal was met (they are being stopped), and how
         self._reached: dict[int, str] = {}
@@ -143,9 +157,24 @@ class Scheduler:
                 return
             try:
                 self._round()
-            except Exception as exc:  # noqa: BLE001 - the scheduler must outlive one bad job
-                print(f"symex serve: scheduler error: {type(exc).__name__}: {exc}",
-                      file=sys.stderr)
+            except Exception as exc:  # noqa: BLE001 - the scheduler must outlive anything
+                self._say(f"symex serve: scheduler error: {type(exc).__name__}: {exc}")
+
+    def _say(self, message: str) -> None:
+        """Print a scheduler error on stderr, the same one at most once a minute."""
+        now = time.monotonic()
+        if message != self._said[0] or now - self._said[1] > 60:
+            print(message, file=sys.stderr, flush=True)
+            self._said = (message, now)
+
+    def _fail(self, job: JobRecord, what: str, exc: BaseException) -> None:
+        """End ``job`` alone as failed: something about it made ``what`` fail."""
+        reason = without_job_paths(f"{what}: {type(exc).__name__}: {exc}", job_dir(self.storage, job))
+        self._say(f"symex serve: job {job.id}: {reason}")
+        try:
+            self.store.set_status(job.id, JobStatus.FAILED, reason[:500])
+        except Exception as again:  # noqa: BLE001
+            self._say(f"symex serve: job {job.id}: cannot mark it failed: {again}")
 
     def _round(self) -> None:
         running: list[JobRecord] = []
@@ -155,26 +184,26 @@ class Scheduler:
                 del self._running[job_id]
                 self._exploring.pop(job_id, None)
                 if job is not None:
-                    self._finished(job, process.returncode)
+                    try:
+                        self._finished(job, process.returncode)
+                    except Exception as exc:  # noqa: BLE001 - this job's, no other's
+                        self._fail(job, "filing its results failed", exc)
                 continue
             if job is None or job_id in self._cancelled or job_id in self._reached:
                 self._interrupt(process)
                 continue
+            if job_id not in self._over_memory and \
+                    process_tree_rss(process.pid) > self.isolation.memory_mb << 20:
+                # the run keeps within its own cap; this is what it did not see (a replay,
+                # a worker running away): the job's processes go, at once
+                self._over_memory.add(job_id)
+                kill_process_tree(process.pid)
+                continue
             running.append(job)
-            spec = JobSpec.from_json(job.spec)
-            if spec.target is not None:
-                # the last row only: every 0.1 s, the whole run.stats would be read
-                runs = job_runs(job_dir(self.storage, job))
-                row = latest_progress(runs[-1]) if runs else None
-                reached = spec.goal_reached(row) if row is not None else None
-                if reached is not None:
-                    self._reached[job_id] = reached
-                    self._interrupt(process)
-                    continue
-            if job.started is not None and job_id not in self._stopped_late \
-                    and self._overdue(job, spec):
-                self._stopped_late.add(job_id)
-                self._interrupt(process)
+            try:
+                self._watch(job, process)
+            except Exception as exc:  # noqa: BLE001 - this job's, no other's
+                self._say(f"symex serve: job {job_id}: watching it failed: {exc}")
         queued = self.store.jobs(status=JobStatus.QUEUED)
         # tenants take turns: each tenant's oldest job first, then each one's second, ...
         turns: dict[int, int] = {}
@@ -192,6 +221,10 @@ class Scheduler:
                 break
             where = job_dir(self.storage, job)
             if not (where / job.program_name).is_file() or (where / CHECKING_MARKER).exists():
+                waited = time.time() - job.created
+                if waited > FILING_SECONDS or (waited > DIRECTORY_SECONDS and not where.is_dir()):
+                    self._fail(job, "it cannot start", FileNotFoundError(
+                        "its upload is gone from its directory"))
                 continue  # submitted this instant: its upload is being written or checked
             owner = self.store.tenant(job.tenant)
             if owner is not None and owner.max_jobs is not None and \
@@ -201,15 +234,36 @@ class Scheduler:
             if self.max_workers is not None and workers_busy and \
                     workers_busy + wanted > self.max_workers:
                 break  # it waits for workers (alone, a job may use more than the limit)
-            self._launch(job)
+            try:
+                self._launch(job)
+            except Exception as exc:  # noqa: BLE001 - this job fails, the queue goes on
+                self._fail(job, "it could not be started", exc)
+                continue
             running_of[job.tenant] = running_of.get(job.tenant, 0) + 1
             workers_busy += wanted
+
+    def _watch(self, job: JobRecord, process: subprocess.Popen[bytes]) -> None:
+        """Stop a running job at its coverage goal, or once it is past its time limit."""
+        spec = JobSpec.from_json(job.spec)
+        if spec.target is not None:
+            # the last row only: every 0.1 s, the whole run.stats would be read
+            runs = job_runs(job_dir(self.storage, job))
+            row = latest_progress(runs[-1]) if runs else None
+            reached = spec.goal_reached(row) if row is not None else None
+            if reached is not None:
+                self._reached[job.id] = reached
+                self._interrupt(process)
+                return
+        if job.started is not None and job.id not in self._stopped_late \
+                and self._overdue(job, spec):
+            self._stopped_late.add(job.id)
+            self._interrupt(process)
 
     def _launch(self, job: JobRecord) -> None:
         where = job_dir(self.storage, job)
         attempts = job_runs(where)
         spec = JobSpec.from_json(job.spec)
-        previous = attempts[-1] if attempts and (attempts[-1] / "tree.db").is_file() else None
+        previous = attempts[-1] if attempts and "tree.db" in attempts[-1].files() else None
         if previous is not None and spec.workers > 1:
             # symex run replays a recorded tree (--restart-all-states, so that the new
             # attempt holds every test) in one process only: a job with workers goes on
@@ -220,28 +274,38 @@ class Scheduler:
         # paths relative to the job's directory (the run's cwd): what the run writes
         # (.err files, the Test-Comp metadata) names no server directory
         order_file = f"{out_dir.name}.order"
-        job_order(spec, Path(job.program_name), out_dir,
-                  Path(previous.name) if previous is not None else None,
-                  self.cluster if spec.workers > 1 else None,
-                  Path(SEEDS_DIRECTORY) if (where / SEEDS_DIRECTORY).is_dir() else None,
-                  root=where).write(where / order_file)
+        order = job_order(spec, Path(job.program_name), out_dir,
+                          Path(previous.name) if previous is not None else None,
+                          self.cluster if spec.workers > 1 else None,
+                          Path(SEEDS_DIRECTORY) if (where / SEEDS_DIRECTORY).is_dir() else None,
+                          root=where, replay=self.isolation.replay,
+                          max_memory=self.isolation.run_memory_mb)
+        order.write(where / order_file)
         command = [sys.executable, "-m", "symex.service.job_process", order_file]
-        log = open(where / "log.txt", "ab")
+        log = open_job_log(where, "log.txt")
         try:
-            process = subprocess.Popen(command, cwd=where, stdout=log, stderr=subprocess.STDOUT,
-                                       stdin=subprocess.DEVNULL, start_new_session=True)
+            if self.isolation.problem is None:
+                self.isolation.prepare(where, job.id)
+                cpu = int(spec.time_limit + LOAD_ALLOWANCE + 2 * BUDGET_GRACE + REPLAY_ALLOWANCE)
+                sandbox = self.isolation.sandbox(where, job.id, workers=spec.workers,
+                                                 cpu_seconds=cpu,
+                                                 network=order.description.parallel.cluster is not None)
+                process = sandbox.popen(command, cwd=where, stdout=log, stderr=subprocess.STDOUT)
+            else:
+                # no sandbox here: only IR is accepted (submission.py), and nothing is replayed
+                process = subprocess.Popen(command, cwd=where, stdout=log,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           start_new_session=True)
         finally:
-            log.close()
-        (where / RUN_PID_FILE).write_text(f"{process.pid} {out_dir.name}\n")
+            os.close(log)
+        write_job_file(where, RUN_PID_FILE, f"{process.pid} {out_dir.name}\n".encode())
         self._running[job.id] = process
         self.store.set_status(job.id, JobStatus.RUNNING)
 
     @staticmethod
     def _interrupt(process: subprocess.Popen[bytes]) -> None:
-        try:
-            os.killpg(process.pid, signal.SIGINT)
-        except (ProcessLookupError, PermissionError):
-            pass
+        # the job's process and its workers, not the sandbox's bwrap (it would die of it)
+        interrupt_process_tree(process.pid, signal.SIGINT)
 
     def _overdue(self, job: JobRecord, spec: JobSpec) -> bool:
         """Whether a running job is past its time limit and the grace: counted from when its
@@ -267,8 +331,15 @@ class Scheduler:
         reached = self._reached.pop(job.id, None)
         late = job.id in self._stopped_late
         self._stopped_late.discard(job.id)
+        over_memory = job.id in self._over_memory
+        self._over_memory.discard(job.id)
         runs = job_runs(where)
-        out = runs[-1] if runs and (runs[-1] / "info").is_file() else None
+        out = runs[-1] if runs and runs[-1].read_text("info") is not None else None
+        if over_memory:
+            self.store.set_status(job.id, JobStatus.FAILED, (
+                f"stopped: its processes held more than {self.isolation.memory_mb} MB of "
+                "memory, the most a job may"))
+            return
         if out is None or (code != 0 and not cancelled and reached is None and not late):
             if cancelled:
                 self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled")
@@ -278,18 +349,17 @@ class Scheduler:
                     f"stopped: still running {BUDGET_GRACE:g} s past its time limit, before "
                     "it had written its results"))
                 return
-            log = (where / "log.txt").read_text(errors="replace")
+            log = read_job_text(where, "log.txt") or ""
             tail = without_job_paths(log, where).strip().splitlines()[-3:]
             self.store.set_status(job.id, JobStatus.FAILED,
                                   " / ".join(tail) or f"symex run exited with status {code}")
             return
         # the job's process replayed its crashes into the run's crashes.json; a run it did
         # not finish (killed) has its crashes without a verdict
-        if (out / CRASHES_FILE).is_file():
-            shutil.copyfile(out / CRASHES_FILE, where / JOB_CRASHES_FILE)
-        else:
-            (where / JOB_CRASHES_FILE).write_text(
-                json.dumps([c.as_json() for c in crashes(out)]))
+        filed = out.read_bytes(CRASHES_FILE)
+        if filed is None:
+            filed = json.dumps([c.as_json() for c in crashes(out)]).encode()
+        write_job_file(where, JOB_CRASHES_FILE, filed)
         summary = _summary(out)
         if cancelled:
             self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled", summary)
@@ -332,9 +402,10 @@ def _final_coverage(summary: dict[str, Any]) -> dict[str, float]:
 def _stop_orphan(where: Path) -> None:
     """Kill the run a killed server left behind in job directory ``where`` (its process
     group, recorded in :data:`RUN_PID_FILE`), and wait until it is gone: its recorded tree is
-    then as a SIGKILL leaves it, which the next attempt continues from."""
+    then as a SIGKILL leaves it, which the next attempt continues from. (A sandboxed run
+    dies with the server that started it; one started without a sandbox outlives it.)"""
     try:
-        pid_text, run_name = (where / RUN_PID_FILE).read_text().split()
+        pid_text, run_name = (read_job_text(where, RUN_PID_FILE, 100) or "").split()
         pid = int(pid_text)
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except (OSError, ValueError):
@@ -345,10 +416,7 @@ def _stop_orphan(where: Path) -> None:
         return
     if cwd != where.resolve() or f"{run_name}.order".encode() not in command.split(b"\0"):
         return  # the pid was reused by another program
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return
+    kill_process_tree(pid)
     deadline = time.monotonic() + 10
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -363,9 +431,9 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def _summary(out: Path) -> dict[str, Any]:
+def _summary(out: JobRun) -> dict[str, Any]:
     """Counters of a finished run, from its ``info`` file."""
-    info = read_info(out / "info")
+    info = parse_info(out.read_text("info") or "")
 
     def count(key: str) -> int:
         value = info.get(key, "0")

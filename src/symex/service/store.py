@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from symex.errors import ConfigError
+from symex.service import DEFAULT_MAX_INPUT_BYTES
 from symex.service.jobs import JobSpec
 
 __all__ = ["MIGRATIONS", "JobRecord", "JobStatus", "ServiceStore", "Tenant", "hash_token"]
@@ -78,7 +79,25 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX job_tenant ON job(tenant, id);
     CREATE INDEX job_status ON job(status, id);
     """,
+    # each tenant's policy bounds the symbolic input a job may ask for (a job asking for a
+    # gigabyte of symbolic files grew to 3.8 GB while it set up)
+    f"""
+    ALTER TABLE tenant ADD COLUMN max_input_bytes INTEGER DEFAULT {DEFAULT_MAX_INPUT_BYTES};
+    """,
 )
+
+
+#: a tenant row's columns, in :class:`Tenant`'s order
+_TENANT_COLUMNS = "id, name, max_jobs, worker_seconds, max_input_bytes"
+
+
+def _check_quotas(max_jobs: int | None, worker_seconds: float | None,
+                  max_input_bytes: int | None) -> None:
+    if (max_jobs is not None and max_jobs < 1) or \
+            (worker_seconds is not None and worker_seconds <= 0) or \
+            (max_input_bytes is not None and max_input_bytes < 1):
+        raise ConfigError("quotas are positive: --max-jobs and --max-input-bytes at least 1, "
+                          "--worker-seconds above 0")
 
 
 def hash_token(token: str) -> str:
@@ -113,6 +132,8 @@ class Tenant:
     worker_seconds: float | None = None
     """Worker-seconds its jobs may use in all (None: no limit); a queued or running job
     holds its whole budget (workers x max_time), a finished one what it used."""
+    max_input_bytes: int | None = DEFAULT_MAX_INPUT_BYTES
+    """The symbolic bytes of data one job's input options may make (None: no limit)."""
 
 
 @attrs.frozen
@@ -184,48 +205,45 @@ class ServiceStore:
     # -- tenants ---------------------------------------------------------------------------
 
     def add_tenant(self, name: str, max_jobs: int | None = None,
-                   worker_seconds: float | None = None) -> str:
+                   worker_seconds: float | None = None,
+                   max_input_bytes: int | None = DEFAULT_MAX_INPUT_BYTES) -> str:
         """Create tenant ``name`` with its quotas (None: none); its new API token (only the
         hash is kept)."""
         if not name or len(name) > 100:
             raise ConfigError("a tenant name is 1 to 100 characters")
-        if (max_jobs is not None and max_jobs < 1) or \
-                (worker_seconds is not None and worker_seconds <= 0):
-            raise ConfigError("quotas are positive: --max-jobs at least 1, --worker-seconds "
-                              "above 0")
+        _check_quotas(max_jobs, worker_seconds, max_input_bytes)
         token = secrets.token_urlsafe(32)
         with self._lock:
             try:
                 self._db.execute("INSERT INTO tenant (name, token_hash, created, max_jobs, "
-                                 "worker_seconds) VALUES (?, ?, ?, ?, ?)",
+                                 "worker_seconds, max_input_bytes) VALUES (?, ?, ?, ?, ?, ?)",
                                  (name, hash_token(token), time.time(), max_jobs,
-                                  worker_seconds))
+                                  worker_seconds, max_input_bytes))
             except sqlite3.IntegrityError:
                 raise ConfigError(f"tenant {name!r} exists already; choose another name") \
                     from None
         return token
 
-    def set_quotas(self, name: str, max_jobs: int | None,
-                   worker_seconds: float | None) -> tuple[Tenant, Tenant]:
+    def set_quotas(self, name: str, max_jobs: int | None, worker_seconds: float | None,
+                   max_input_bytes: int | None = DEFAULT_MAX_INPUT_BYTES) -> tuple[Tenant, Tenant]:
         """Change tenant ``name``'s quotas (None: no limit); the tenant before and after."""
-        if (max_jobs is not None and max_jobs < 1) or \
-                (worker_seconds is not None and worker_seconds <= 0):
-            raise ConfigError("quotas are positive: --max-jobs at least 1, --worker-seconds "
-                              "above 0")
+        _check_quotas(max_jobs, worker_seconds, max_input_bytes)
         with self._lock:
-            row = self._db.execute("SELECT id, name, max_jobs, worker_seconds FROM tenant "
-                                   "WHERE name = ?", (name,)).fetchone()
+            row = self._db.execute(f"SELECT {_TENANT_COLUMNS} FROM tenant WHERE name = ?",
+                                   (name,)).fetchone()
             if row is None:
                 raise ConfigError(f"no tenant {name!r}; add it with: symex tenant add {name}")
-            self._db.execute("UPDATE tenant SET max_jobs = ?, worker_seconds = ? "
-                             "WHERE name = ?", (max_jobs, worker_seconds, name))
+            self._db.execute("UPDATE tenant SET max_jobs = ?, worker_seconds = ?, "
+                             "max_input_bytes = ? WHERE name = ?",
+                             (max_jobs, worker_seconds, max_input_bytes, name))
         before = Tenant(*row)
-        return before, attrs.evolve(before, max_jobs=max_jobs, worker_seconds=worker_seconds)
+        return before, attrs.evolve(before, max_jobs=max_jobs, worker_seconds=worker_seconds,
+                                    max_input_bytes=max_input_bytes)
 
     def tenants(self) -> list[Tenant]:
         """Every tenant, in the order they were added."""
         with self._lock:
-            rows = self._db.execute("SELECT id, name, max_jobs, worker_seconds FROM tenant "
+            rows = self._db.execute(f"SELECT {_TENANT_COLUMNS} FROM tenant "
                                     "ORDER BY id").fetchall()
         return [Tenant(*row) for row in rows]
 
@@ -242,14 +260,14 @@ class ServiceStore:
     def tenant_of(self, token: str) -> Tenant | None:
         """The tenant whose token this is (None: no such token)."""
         with self._lock:
-            row = self._db.execute("SELECT id, name, max_jobs, worker_seconds FROM tenant "
+            row = self._db.execute(f"SELECT {_TENANT_COLUMNS} FROM tenant "
                                    "WHERE token_hash = ?", (hash_token(token),)).fetchone()
         return Tenant(*row) if row else None
 
     def tenant(self, tenant_id: int) -> Tenant | None:
         """Tenant ``tenant_id``."""
         with self._lock:
-            row = self._db.execute("SELECT id, name, max_jobs, worker_seconds FROM tenant "
+            row = self._db.execute(f"SELECT {_TENANT_COLUMNS} FROM tenant "
                                    "WHERE id = ?", (tenant_id,)).fetchone()
         return Tenant(*row) if row else None
 

@@ -15,11 +15,11 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from symex.errors import CompileError, SymexError
-from symex.ir.compile import compile_c
+from symex.errors import SymexError
 from symex.output.ktest import KTest, KTestError
 from symex.service.jobs import (MAX_PROGRAM_BYTES, MAX_SEED_BYTES, MAX_SEEDS, SEEDS_DIRECTORY,
-                                JobSpec, without_job_paths)
+                                JobSpec)
+from symex.service.sandboxing import CHECK_SECONDS, JobIsolation, job_diagnostics
 from symex.service.scheduler import CHECKING_MARKER, job_dir
 from symex.service.store import ServiceStore, Tenant
 
@@ -67,6 +67,11 @@ def check_submission(store: ServiceStore, who: Tenant, name: str, data: bytes, s
     if not spec.inputs and not any(marker in data for marker in _SYMBOLIC_MARKERS):
         raise Refused(400, "the program has no symbolic input: call klee_make_symbolic (or "
                            "__VERIFIER_nondet_*) in it, or send inputs such as '--sym-stdin 8'")
+    if who.max_input_bytes is not None and spec.input_bytes > who.max_input_bytes:
+        raise Refused(400, f"the input options make {spec.input_bytes} symbolic bytes; this "
+                           f"tenant's jobs may make at most {who.max_input_bytes} (ask the "
+                           f"service's operator to raise it: symex tenant set NAME "
+                           f"--max-input-bytes B)")
     if who.worker_seconds is not None:
         held = store.worker_seconds_held(who.id)
         wanted = spec.reserved
@@ -102,16 +107,35 @@ def file_job(store: ServiceStore, storage: Path, who: Tenant, name: str, data: b
 
 
 def check_compiles(store: ServiceStore, job_id: int, where: Path, name: str,
-                   spec: JobSpec) -> None:
-    """C source must compile (only the compiler runs, a process of its own): otherwise the
-    job is undone and :class:`Refused` says what the compiler said, without the job's
-    directory. Then the job is runnable (its checking mark goes)."""
+                   spec: JobSpec, isolation: JobIsolation) -> None:
+    """C source must compile: the compiler runs in the job's sandbox (compiling reads files
+    the source names, and only the job's are there to read); otherwise the job is undone and
+    :class:`Refused` says what the compiler said, quoting no file outside the job. Then the
+    job is runnable (its checking mark goes)."""
     if name.endswith(".c"):
         try:
-            compile_c(where / name, list(spec.flags))
-        except CompileError as exc:
+            _compile_in_sandbox(where, job_id, name, spec, isolation)
+        except Refused:
             store.delete_job(job_id)
             shutil.rmtree(where, ignore_errors=True)
-            raise Refused(400, "the program does not compile: "
-                               f"{without_job_paths(str(exc), where)}") from None
-    (where / CHECKING_MARKER).unlink()
+            raise
+    (where / CHECKING_MARKER).unlink(missing_ok=True)
+
+
+def _compile_in_sandbox(where: Path, job_id: int, name: str, spec: JobSpec,
+                        isolation: JobIsolation) -> None:
+    problem = isolation.problem
+    if problem is not None:
+        raise Refused(400, f"this service compiles no C: it has no sandbox to compile in "
+                           f"({problem}); upload the program as LLVM IR (.ll or .bc) instead")
+    isolation.prepare(where, job_id)
+    sandbox = isolation.sandbox(where, job_id, cpu_seconds=int(CHECK_SECONDS))
+    ran = sandbox.run(isolation.check_command(name, spec.flags), cwd=where,
+                      timeout=CHECK_SECONDS)
+    if ran.timed_out or ran.over_memory:
+        what = f"{CHECK_SECONDS:g} s" if ran.timed_out else f"{isolation.memory_mb} MB of memory"
+        raise Refused(400, f"the program does not compile: compiling it took more than {what}")
+    if ran.returncode != 0:
+        said = ran.stderr.decode("utf-8", "replace").strip()
+        said = said.removeprefix("symex: error: ")
+        raise Refused(400, f"the program does not compile: {job_diagnostics(said, where)}")

@@ -1,0 +1,147 @@
+"""How the service isolates what it runs on a tenant's behalf.
+
+Every job's process (compiling its program, running it symbolically, building and replaying
+its crashes natively) and the compile check of an upload run in a
+:class:`~symex.sandbox.Sandbox` (bubblewrap) that sees the job's directory, its only
+writable place, and, read-only, the system's toolchain, the Python running symex and symex:
+not the database, not the other jobs, not the service's directory. It has an empty
+environment, no network (but for a job whose workers run on a Ray cluster), runs as an
+unprivileged user (as root: a user of the job's own, :func:`job_uid`, so one job's processes
+never count against another's limit), and under limits: memory (the scheduler watches the
+resident memory of all its processes: :data:`JobIsolation.memory_mb`), CPU time, processes and
+file size. Inside it, the native build and replay of a crash run in a sandbox of their own
+(:class:`~symex.replay.NativeSandbox`), which sees only the program and a scratch directory.
+
+Where no sandbox can be made (:func:`~symex.sandbox.sandbox_problem`), the service compiles
+no C (compiling reads files by name: ``#include "/etc/shadow"``) and replays nothing; IR
+uploads still run, their reports quoting source files only from inside the job's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import attrs
+import psutil
+
+from symex.replay import NativeSandbox
+from symex.sandbox import Sandbox, SandboxLimits, hand_over, sandbox_problem
+
+__all__ = ["CHECK_SECONDS", "JobIsolation", "default_job_memory_mb", "job_diagnostics", "job_uid"]
+
+#: uids of the jobs' sandboxes when the server runs as root: job J runs as
+#: ``JOB_UID_BASE + J % JOB_UIDS`` (no account has them; files they write stay theirs)
+JOB_UID_BASE = 1_800_000_000
+JOB_UIDS = 100_000_000
+#: seconds the compile check of an upload may take
+CHECK_SECONDS = 120.0
+#: processes and threads of a job's sandbox: the job's process, its compiler, a replay's
+#: processes; and per worker
+JOB_PROCESSES = 128
+WORKER_PROCESSES = 32
+#: the largest file a job may write (its recorded tree, run.stats)
+JOB_FILE_MB = 4096
+#: what of a job's memory its run may hold (``max_memory``) and each native replay of a
+#: crash (AddressSanitizer's limit; the replay's own sandbox kills it at twice that)
+RUN_SHARE = 0.6
+REPLAY_SHARE = 0.15
+#: the service's variables a job's process keeps (the compiler choice, so that the check and
+#: the run compile alike); every other variable of the server stays outside
+KEPT_VARIABLES = ("SYMEX_CC",)
+
+
+def job_uid(job_id: int) -> int:
+    """The user job ``job_id``'s sandbox runs as when the server runs as root."""
+    return JOB_UID_BASE + job_id % JOB_UIDS
+
+
+def default_job_memory_mb(max_running: int) -> int:
+    """Memory each of ``max_running`` jobs may hold: three quarters of the machine's, shared."""
+    total = psutil.virtual_memory().total >> 20
+    return max(512, int(total * 0.75) // max(1, max_running))
+
+
+@attrs.frozen
+class JobIsolation:
+    """The sandboxes of a service whose jobs live under ``storage`` (its database ``database``),
+    each job's processes holding at most ``memory_mb`` together."""
+
+    storage: Path
+    database: Path
+    memory_mb: int
+
+    @property
+    def problem(self) -> str | None:
+        """Why no sandbox can be made here (None: jobs run sandboxed)."""
+        return sandbox_problem()
+
+    @property
+    def run_memory_mb(self) -> int:
+        """The memory cap of a job's run (``max_memory``): it stops forking near it."""
+        return max(64, int(self.memory_mb * RUN_SHARE))
+
+    @property
+    def replay(self) -> NativeSandbox:
+        """How a job's crashes are replayed (inside its sandbox, in one of their own)."""
+        return NativeSandbox(memory_mb=max(64, int(self.memory_mb * REPLAY_SHARE)))
+
+    def sandbox(self, where: Path, job_id: int, *, workers: int = 1, cpu_seconds: int | None = None,
+                network: bool = False) -> Sandbox:
+        """The sandbox of job ``job_id``'s processes, whose directory is ``where``."""
+        cache = where / ".cache"
+        environment = {"SYMEX_CACHE_DIR": str(cache), "ZIG_GLOBAL_CACHE_DIR": str(cache / "zig"),
+                       "ZIG_LOCAL_CACHE_DIR": str(cache / "zig"), "PYTHONDONTWRITEBYTECODE": "1"}
+        environment.update((name, os.environ[name]) for name in KEPT_VARIABLES
+                           if name in os.environ)
+        limits = SandboxLimits(memory_mb=self.memory_mb, cpu_seconds=cpu_seconds,
+                               processes=JOB_PROCESSES + WORKER_PROCESSES * workers,
+                               file_size_mb=JOB_FILE_MB, address_space=False)
+        return Sandbox(readable=(), writable=(where,), hidden=(self.storage, self.database, self.database.parent),
+                       limits=limits, environment=environment, uid=job_uid(job_id), python=True,
+                       network=network)
+
+    def prepare(self, where: Path, job_id: int) -> None:
+        """Give job ``job_id``'s directory to its sandbox's user (as root)."""
+        hand_over(where, job_uid(job_id))
+
+    def check_command(self, program: str, flags: tuple[str, ...]) -> list[str]:
+        """The compile check of an upload: the job's process compiling it, nothing more."""
+        return [sys.executable, "-m", "symex.service.job_process", "--check", program, *flags]
+
+
+#: a compiler's diagnostic line that names a file: ``PATH:LINE[:COL]: ...``, or an include
+#: chain's ``In file included from PATH:LINE:``
+_LOCATED = re.compile(r"^(?:In file included from |\s+from )?(?P<path>[^:\s][^:]*):(?P<line>\d+)(?::\d+)?:"
+                      r"(?P<rest>.*)$")
+_SEVERITY = re.compile(r"^\s*(fatal error|error|warning|note):")
+
+
+def job_diagnostics(text: str, where: Path) -> str:
+    """A compiler's diagnostics about a job's upload, as the tenant may see them: paths in
+    the job's directory by their names, and nothing quoted from any file outside it (a
+    diagnostic located there keeps its place and kind, not its message or source lines)."""
+    inside = {str(where), str(where.resolve())}
+    shown: list[str] = []
+    outside = False
+    for line in text.splitlines():
+        located = _LOCATED.match(line)
+        if located is not None:
+            path = located.group("path")
+            outside = path.startswith("/") and not any(
+                path == root or path.startswith(root + os.sep) for root in inside)
+            if outside:
+                severity = _SEVERITY.match(located.group("rest"))
+                kind = f" {severity.group(1)}:" if severity else ""
+                shown.append(f"{path}:{located.group('line')}:{kind} (in a file outside the "
+                             f"job: not shown)")
+                continue
+        elif outside:
+            continue  # the quoted source line and its marker, from that file
+        shown.append(line)
+    result = "\n".join(shown)
+    for root in sorted(inside, key=len, reverse=True):
+        result = result.replace(root + os.sep, "").replace(root, ".")
+    return result
