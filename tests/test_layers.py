@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     "core": 4,
     "env": 5, "loading": 5,
     "memo": 6,
-    "options": 7,
+    "options": 7, "memory_cap": 7,
     "description": 8,
     "results": 9,
     "exploration": 10,

@@ -28,6 +28,7 @@ from symex.core.seeding import Seed, seeds_from_mappings
 from symex.core.outcome import ErrorKind
 from symex.env.posix import PosixSetup
 from symex.errors import ConfigError
+from symex.memory_cap import check_fits, default_max_memory_mb, worker_cap
 from symex.options import DEFAULT_CHAIN, RunOptions, defaults
 from symex.solvers.float_route import DEFAULT_FLOAT_SOLVER, parse_float_solver
 from symex.symargs import ArgvItem, ArgvSpec, MaxFail, SymFiles, SymFragments, SymPackets, SymStdin
@@ -236,11 +237,18 @@ class RunDescription:
         exit_kinds = error_kinds_to_exit_on(o["exit_on_error"])
         parse_float_solver(o["float_solver"])
         seed_values = seeds_from_mappings(o["seeds"])
+        argv = ArgvSpec(concrete + tuple(extra) + environment)
+        # the cap by default fits the machine; 0 lifts it
+        max_memory = o["max_memory"]
+        if max_memory is None:
+            max_memory = default_max_memory_mb()
+        elif not max_memory or max_memory == float("inf"):
+            max_memory = None
+        check_fits(max_memory, argv.input_bytes, workers)
         return cls(
-            inputs=Inputs(o["entry"], ArgvSpec(concrete + tuple(extra) + environment),
-                          PosixSetup.make(stdin, o["host_files"]), variables),
+            inputs=Inputs(o["entry"], argv, PosixSetup.make(stdin, o["host_files"]), variables),
             limits=Limits(o["max_time"], o["max_instructions"], o["max_depth"], o["max_states"],
-                          o["max_forks"], o["max_memory"], o["max_stack_frames"],
+                          o["max_forks"], max_memory, o["max_stack_frames"],
                           _locations(o["stop_at"]), max_idle_time_outs, max_sym_array_size),
             search=Search(_names(searcher), seed, portfolio_strategies(o["portfolio"], workers,
                                                                        searcher),
@@ -270,9 +278,12 @@ class RunDescription:
         if search.portfolio:
             search = attrs.evolve(search,
                                   searcher=search.portfolio[index % len(search.portfolio)])
+        workers = max(self.parallel.workers, len(search.portfolio))
         return attrs.evolve(self, search=search,
                             limits=attrs.evolve(self.limits, max_time=None,
-                                                max_instructions=None, stop_at=()))
+                                                max_instructions=None, stop_at=(),
+                                                max_memory=worker_cap(self.limits.max_memory,
+                                                                      workers)))
 
 
 def _names(searcher: str | Sequence[str]) -> str | tuple[str, ...]:

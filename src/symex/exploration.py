@@ -8,8 +8,6 @@ and its chain, the query log, the execution-tree recorder). :func:`symex.explore
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from typing import Any
 from collections.abc import Mapping, Sequence
@@ -32,6 +30,7 @@ from symex.env.posix_args import build_argv_strings
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.ir.musl import LIBC_START
 from symex.memo.opening import TreeIdentity, describe_inputs, open_recorder
+from symex.memory_cap import MEMORY_CAP_REASON, MemoryCap, resident_mb
 from symex.memo.path_memo import PathMemo
 from symex.solvers.assembly import assemble_solver
 from symex.solvers.base import Solver
@@ -55,19 +54,6 @@ HALT_SOLVING_GRACE = 0.5
 #: seconds making (and writing) those paths' tests may take in all: 17,500 paths of 7,000
 #: inputs each took minutes past a time limit (SV-COMP's divmul_diverge); the rest end untested
 HALT_TESTS_GRACE = 5.0
-
-
-def resident_mb() -> float:
-    """Resident set size of this process in MB (the peak size where /proc is missing)."""
-    try:
-        with open("/proc/self/statm", "rb") as statm:
-            pages = int(statm.read().split()[1])
-        return pages * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
-    except (OSError, ValueError, IndexError):
-        import resource  # not on Windows; only needed where /proc is missing
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        # ru_maxrss is in bytes on macOS, in KB elsewhere
-        return peak / 2 ** 20 if sys.platform == "darwin" else peak / 2 ** 10
 
 
 class ErrorSites:
@@ -107,7 +93,8 @@ class Exploration:
         self.max_instructions = limits.max_instructions
         self.max_depth = limits.max_depth
         self.max_states = limits.max_states
-        self.max_memory = limits.max_memory
+        #: the run's memory cap (symex.memory_cap): no forks near it, states shed above it
+        self.memory_cap = MemoryCap(limits.max_memory) if limits.max_memory else None
         self.exit_kinds = error_kinds_to_exit_on(output.exit_on_error)
         self.only_new = output.only_output_states_covering_new
         self.track_test_coverage = output.track_test_coverage
@@ -161,6 +148,8 @@ class Exploration:
         self.stop_reason: str | None = None
         #: paths a limit ended while open, and those of them left without a test
         self.halted_paths = 0
+        #: paths the memory cap ended while they waited
+        self.shed_paths = 0
         self.untested_paths = 0
         #: sides of forks left unchecked off seeds' paths that turned out infeasible
         self.infeasible_unchecked = 0
@@ -474,9 +463,13 @@ class Exploration:
             reached = reached_location(self.reach_targets, self.executor.coverage_map.blocks)
             if reached is not None:
                 return f"reached {reached}"
-        if self.max_memory is not None and now >= self.next_memory_check:
+        if self.memory_cap is not None and now >= self.next_memory_check:
             self.next_memory_check = now + MEMORY_CHECK_INTERVAL
-            if resident_mb() > self.max_memory:
+            verdict = self.memory_cap.check(now, resident_mb(), max(0, self.live - 1))
+            self.executor.memory_inhibited = verdict.inhibit_forks
+            if verdict.shed:
+                self._shed(verdict.shed)
+            if verdict.halt:
                 return "max-memory reached"
         if self.hooks.on_progress is not None and now >= self.next_progress:
             self.next_progress = now + self.progress_interval
@@ -496,7 +489,8 @@ class Exploration:
             covered_instructions=coverage.instructions,
             total_instructions=coverage.total_instructions,
             solver_queries=queries, solver_time=solver_time, forks=self.executor.forks,
-            memory_mb=resident_mb(), final=final, replaying_states=len(self.replaying),
+            memory_mb=resident_mb(), shed_paths=self.shed_paths, final=final,
+            replaying_states=len(self.replaying),
             memo=(self.memo.statistics(self.executor.instructions, final=final)
                   if self.memo is not None else None))
 
@@ -553,6 +547,19 @@ class Exploration:
                 f"their tests)")
         self.replaying.clear()
         self.states.clear()
+
+    def _shed(self, count: int) -> None:
+        """End ``count`` waiting states, the deepest first, over the memory cap: partial, with
+        a test, and open in a recorded tree (``--continue-with`` explores them later)."""
+        shed = sorted((s for s in self.states.values() if s.id not in self.replaying),
+                      key=lambda s: (-s.depth, -s.id))[:count]
+        self.searcher.update(None, [], shed)
+        for state in shed:
+            self.tree.remove(state)
+            del self.states[state.id]
+            self._finish(state, PathTerminated(PathStatus.PARTIAL, MEMORY_CAP_REASON, limit=True),
+                         untested_if_unsolved=True)
+        self.shed_paths += len(shed)
 
     def set_solver_deadline(self, deadline: float | None) -> None:
         """Cut the solver's checks at ``deadline`` (a solver object a user passed may not
@@ -702,7 +709,8 @@ class Exploration:
                                                              final=True)
                                         if self.memo is not None else None),
                                   halted_paths=self.halted_paths,
-                                  untested_paths=self.untested_paths),
+                                  untested_paths=self.untested_paths,
+                                  shed_paths=self.shed_paths),
             halted=halted,
             messages=tuple(self.executor.messages) + (
                 tuple(self.memo.messages) if self.memo is not None else ()),

@@ -216,10 +216,15 @@ OPTIONS: tuple[Option, ...] = (
                 "more than N bytes to one value, by fixing the input bytes it is computed from "
                 "(KLEE's option; default 0: never)", "N", count)),
     Option("max_memory", None,
-           "MB of resident memory; above it, exploration halts (``halted=\"max-memory "
-           "reached\"``).",
-           Flag(("--max-memory",), SEARCH, "stop when symex uses more than MB megabytes", "MB",
-                count)),
+           "The run's memory cap, MB of resident memory (KLEE's ``--max-memory``; default: "
+           "three quarters of the machine's memory; 0: none): near it no state splits, above "
+           "it waiting states end as partial (with a test, open in a recorded tree: "
+           "``Statistics.shed_paths``), and only when nothing is left to end does the run "
+           "halt (``halted=\"max-memory reached\"``); :mod:`symex.memory_cap`. Workers "
+           "share it. Symbolic inputs or workers that cannot fit in it are refused at once.",
+           Flag(("--max-memory",), SEARCH, "the run's memory cap in MB (default: three "
+                "quarters of this machine's memory; 0: none): near it states stop forking, "
+                "above it waiting states end (counted in the summary)", "MB", count)),
     Option("max_stack_frames", DEFAULT_MAX_STACK_FRAMES,
            "Nested calls a path may make; deeper is a stack overflow error."),
     # -- the solver ---------------------------------------------------------------------------

@@ -153,6 +153,9 @@ class Statistics:
     untested_paths: int = 0
     """Of those, the ones left without a test: a time limit or Ctrl-C left no time to solve
     their inputs."""
+    shed_paths: int = 0
+    """Paths the memory cap ended while they waited (partial, reason ``memory cap``; open in
+    a recorded tree)."""
 
 
 @attrs.frozen
@@ -183,6 +186,8 @@ class ProgressSnapshot:
     forks: int
     memory_mb: float
     """Resident set size of this process."""
+    shed_paths: int = 0
+    """Paths the memory cap ended so far (``Statistics.shed_paths``)."""
     final: bool = False
     """True for the last call, made when exploration has ended (also after Ctrl-C)."""
     replaying_states: int = 0

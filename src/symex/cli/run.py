@@ -232,6 +232,10 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
                       f"completed, {row.errors} errors, {row.partial} partial, "
                       f"{row.covered_lines} lines reached first, {row.instructions} "
                       f"instructions\n")
+    if s.shed_paths:
+        write(f"symex: memory cap: {counted(s.shed_paths, 'waiting path')} ended as partial "
+              f"(reason 'memory cap') to keep within --max-memory; a run that records its "
+              f"tree (--record-tree) explores them later with --continue-with\n")
     if result.halted:
         cut = ""
         if s.halted_paths:

@@ -337,8 +337,9 @@ class Decisions(Machine):
         return low, low
 
     def forks_exhausted(self) -> bool:
-        """Whether ``max_forks`` forks happened (then no state splits any more)."""
-        return self.max_forks is not None and self.forks >= self.max_forks
+        """Whether no state splits any more: ``max_forks`` forks happened, or the run is near
+        its memory cap (``memory_inhibited``, :mod:`symex.memory_cap`)."""
+        return self.memory_inhibited or (self.max_forks is not None and self.forks >= self.max_forks)
 
     def follow_model(self, state: State, condition: E.Expr) -> bool:
         """Decide a symbolic condition without forking: take the side the state's model

@@ -80,6 +80,8 @@ class Executor(Decisions, MemoryAccess, Calls):
         self.coverage_map = CoverageMap(program)
         #: after this many forks, symbolic choices follow the state's model instead of forking
         self.max_forks = max_forks
+        #: near the run's memory cap, they do too (set by the exploration's MemoryCap)
+        self.memory_inhibited = False
         #: give every state the set of (function, block) it entered (State.blocks)
         self.track_path_blocks = track_path_blocks
         #: scheduling choices a path may fork on (see core.scheduling)

@@ -70,6 +70,8 @@ class Machine(Protocol):
     """Forks so far."""
     max_forks: int | None
     """After this many forks no state splits (KLEE's --max-forks)."""
+    memory_inhibited: bool
+    """Near the run's memory cap no state splits either."""
     max_stack_frames: int
     """Nested calls a path may make."""
     max_sym_array_size: int
@@ -184,8 +186,8 @@ class Machine(Protocol):
         ...
 
     def forks_exhausted(self) -> bool:
-        """Whether ``max_forks`` forks happened (then no state splits any more)
-        (:meth:`Decisions.forks_exhausted`)."""
+        """Whether no state splits any more: ``max_forks`` forks happened, or the run is near
+        its memory cap (:meth:`Decisions.forks_exhausted`)."""
         ...
 
     def free(self, state: State, address: Any) -> None:

@@ -60,6 +60,8 @@ class RunSummary:
     total_lines: int
     covered_branches: int = 0
     total_branches: int = 0
+    shed_paths: int = 0
+    """Paths the memory cap ended while they waited."""
 
     @property
     def explored(self) -> int:
@@ -280,6 +282,8 @@ class OutputDirectory:
             f"symex: done: branch coverage = {_percent(s.covered_branches, s.total_branches):.2f}% "
             f"({s.covered_branches} of {s.total_branches} branches)",
         ]
+        if s.shed_paths:
+            lines.append(f"symex: done: paths ended by the memory cap = {s.shed_paths}")
         write_atomically(self.path / "info", "\n".join(lines) + "\n")
 
 

@@ -153,7 +153,8 @@ class RunWriter:
             instructions=result.statistics.instructions,
             solver_queries=result.statistics.solver_queries,
             covered_lines=len(cov.covered_lines), total_lines=len(cov.total_lines),
-            covered_branches=len(cov.covered_branches), total_branches=len(cov.total_branches)))
+            covered_branches=len(cov.covered_branches), total_branches=len(cov.total_branches),
+            shed_paths=result.statistics.shed_paths))
 
     def interrupted(self) -> None:
         """``info`` for a run stopped without a result (a second Ctrl-C while the open paths

@@ -48,6 +48,7 @@ COLUMNS: dict[str, tuple[str, str | None]] = {
     "PartialPaths": ("INTEGER", "partial"),
     "Tests": ("INTEGER", "tests"),
     "MemoryMB": ("REAL", "memory_mb"),
+    "ShedPaths": ("INTEGER", "shed_paths"),
     # MoKlee's columns (zero for a run without a recorded tree); see symex.memo
     "Irepl": ("INTEGER", "memo.replayed_instructions"),
     "Inew": ("INTEGER", "memo.new_instructions"),

@@ -26,7 +26,8 @@ import attrs
 from symex.core.coverage import CoverageMap, reach_targets, reached_location
 from symex.core.outcome import TIME_LIMIT_REASON, PathStatus, TestCase
 from symex.core.shortfalls import merge_shortfalls
-from symex.exploration import ErrorSites, resident_mb
+from symex.exploration import ErrorSites
+from symex.memory_cap import MEMORY_CAP_REASON, resident_mb
 from symex.results import (
     Coverage,
     Hooks,
@@ -465,6 +466,10 @@ class Coordinator:
 
     # -- counters ----------------------------------------------------------------------------
 
+    def _shed_paths(self) -> int:
+        """Paths the workers' memory caps ended (those with tests)."""
+        return sum(1 for test in self.tests if test.reason == MEMORY_CAP_REASON)
+
     def _total(self, name: str) -> Any:
         return sum(getattr(r, name) for r in list(self.reports.values()) + self.retired)
 
@@ -517,6 +522,7 @@ class Coordinator:
             solver_time=self._total("solver_time"), forks=self._total("forks"),
             memory_mb=resident_mb() + sum(r.memory_mb for r in self.reports.values()
                                           if self.pool.kind != "in-process"),
+            shed_paths=self._shed_paths(),
             final=final, parallel=self._parallel_statistics(),
             memo=self.tree.statistics(final) if self.tree is not None else None)
 
@@ -538,7 +544,8 @@ class Coordinator:
                 # the workers' frontier and the paths the deadline cut, with their tests
                 halted_paths=sum(1 for test in self.tests if halted is not None
                                  and test.status is PathStatus.PARTIAL
-                                 and test.reason == halted)),
+                                 and test.reason == halted),
+                shed_paths=self._shed_paths()),
             halted=halted, messages=tuple(self.messages),
             shortfalls=merge_shortfalls(s for report in [*self.reports.values(), *self.retired]
                                         for s in report.shortfalls))

@@ -17,7 +17,8 @@ from symex.core.outcome import PathStatus, TestCase
 from symex.core.shortfalls import Shortfall
 from symex.core.state import State
 from symex.description import RunDescription
-from symex.exploration import Exploration, resident_mb
+from symex.exploration import Exploration
+from symex.memory_cap import resident_mb
 from symex.results import Hooks
 from symex.expr import Array
 from symex.ir.program import Program
