@@ -247,13 +247,13 @@ class RunDescription:
         check_fits(max_memory, argv.input_bytes, workers)
         return cls(
             inputs=Inputs(o["entry"], argv, PosixSetup.make(stdin, o["host_files"]), variables),
-            limits=Limits(o["max_time"], o["max_instructions"], o["max_depth"], o["max_states"],
+            limits=Limits(_finite(o["max_time"]), o["max_instructions"], o["max_depth"], o["max_states"],
                           o["max_forks"], max_memory, o["max_stack_frames"],
                           _locations(o["stop_at"]), max_idle_time_outs, max_sym_array_size),
             search=Search(_names(searcher), seed, portfolio_strategies(o["portfolio"], workers,
                                                                        searcher),
                           _names(replay_searcher), schedule_forks, seed_values),
-            solver=SolverSpec(o["solver"], o["solver_timeout"], tuple(o["solver_chain"]),
+            solver=SolverSpec(o["solver"], _finite(o["solver_timeout"]), tuple(o["solver_chain"]),
                               _path(o["write_queries"]), o["float_solver"]),
             output=PathOutput(o["emit_all_errors"],
                               frozenset(k.value for k in exit_kinds) if exit_kinds
@@ -292,6 +292,11 @@ def _names(searcher: str | Sequence[str]) -> str | tuple[str, ...]:
 
 def _path(path: str | os.PathLike[str] | None) -> str | None:
     return None if path is None else os.fspath(path)
+
+
+def _finite(seconds: float | None) -> float | None:
+    """A time limit, with an infinite one (``--max-time inf``) as none."""
+    return None if seconds is None or seconds == float("inf") else seconds
 
 
 def error_kinds_to_exit_on(exit_on_error: bool | str | Collection[str] | None

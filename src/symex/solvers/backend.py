@@ -24,8 +24,23 @@ from collections.abc import Sequence
 from symex.encodings.core import BOOL_OPS, BV_OPS, COMPARE_OPS, TermBuilder
 from symex.errors import SolverError
 
-__all__ = ["BOOL_OPS", "BV_OPS", "COMPARE_OPS", "Backend", "CheckResult", "ModelReading",
-           "TermBuilder", "array_contents", "no_model_error"]
+__all__ = ["BOOL_OPS", "BV_OPS", "COMPARE_OPS", "MAX_CHECK_MS", "Backend", "CheckResult",
+           "ModelReading", "TermBuilder", "array_contents", "check_milliseconds", "no_model_error"]
+
+
+#: the longest per-check time limit solver packages take, in milliseconds (z3's is an
+#: unsigned 32-bit number; about 49 days)
+MAX_CHECK_MS = 2 ** 32 - 1
+
+
+def check_milliseconds(timeout: float | None) -> int | None:
+    """A check's time limit in whole milliseconds (at least 1: packages read 0 as no limit),
+    or None for no limit: none was given, or one too long for a package to hold (an
+    infinite run's deadline, 1e10 s: z3 wrapped such a number around to a few seconds, and a
+    query it then could not decide cut a branch)."""
+    if timeout is None or timeout != timeout or timeout * 1000 >= MAX_CHECK_MS:
+        return None
+    return max(1, int(timeout * 1000))
 
 
 def no_model_error() -> SolverError:

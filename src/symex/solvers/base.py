@@ -20,6 +20,7 @@ import attrs
 # layer is still a placeholder; attributes are only looked up when a query is answered.
 from symex import expr as _expr
 from symex.errors import SolverError, SolverUnknown
+from symex.solvers.backend import check_milliseconds
 
 if TYPE_CHECKING:
     from symex.expr import Array, Expr
@@ -184,13 +185,13 @@ class SolverBase(abc.ABC):
 
     def time_left(self, timeout: float | None) -> float | None:
         """The limit for one check: ``timeout`` (seconds or None), or less where the deadline
-        comes first; SolverUnknown if it has passed."""
-        if self.deadline is None:
-            return timeout
-        left = self.deadline - time.monotonic()
-        if left <= 0:
+        comes first; SolverUnknown if it has passed. A limit longer than any solver package
+        or thread wait can hold (``--max-time 1e10``) is none."""
+        left = None if self.deadline is None else self.deadline - time.monotonic()
+        if left is not None and left <= 0:
             raise SolverUnknown("the run's time limit was reached")
-        return left if timeout is None else min(timeout, left)
+        limit = left if timeout is None else timeout if left is None else min(timeout, left)
+        return None if check_milliseconds(limit) is None else limit
 
     # -- primitives ---------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from cvc5 import Kind
 from symex.expr.float_theory import FloatKind, FloatTest
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult, ModelReading
+from symex.solvers.backend import CheckResult, ModelReading, check_milliseconds
 
 __all__ = ["Cvc5Backend", "stores_of"]
 
@@ -271,7 +271,7 @@ class Cvc5Backend(ModelReading):
     def check(self, assumptions: Sequence[Any] = (), timeout: float | None = None) -> CheckResult:
         """Check satisfiability; cvc5's per-check time limit gives UNKNOWN."""
         solver = self._solver
-        ms = 0 if timeout is None else max(1, int(timeout * 1000))  # 0: no limit
+        ms = check_milliseconds(timeout) or 0  # 0: no limit
         if ms != self._timeout_set:
             solver.setOption("tlimit-per", str(ms))
             self._timeout_set = ms

@@ -22,7 +22,7 @@ from pysmt.typing import ArrayType, BOOL, BVType
 
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult, ModelReading, array_contents
+from symex.solvers.backend import MAX_CHECK_MS, CheckResult, ModelReading, array_contents, check_milliseconds
 
 __all__ = ["PysmtBackend"]
 
@@ -191,9 +191,9 @@ class PysmtBackend(ModelReading):
 
     def _set_timeout(self, solver: Any, timeout: float | None) -> None:
         """Put ``timeout`` on the underlying solver object."""
-        ms = None if timeout is None else max(1, int(timeout * 1000))
+        ms = check_milliseconds(timeout)
         if self._solver_name == "z3":
-            solver.z3.set("timeout", 4294967295 if ms is None else ms)
+            solver.z3.set("timeout", MAX_CHECK_MS if ms is None else ms)
         else:
             solver.cvc5.setOption("tlimit-per", str(ms or 0))
 

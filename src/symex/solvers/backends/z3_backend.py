@@ -18,16 +18,14 @@ import z3
 from symex.expr.float_theory import FloatKind, FloatTest
 from symex.errors import SolverError
 from symex.expr import Op
-from symex.solvers.backend import CheckResult, ModelReading, array_contents, no_model_error
+from symex.solvers.backend import (MAX_CHECK_MS, CheckResult, ModelReading, array_contents,
+                                   check_milliseconds, no_model_error)
 
 __all__ = ["Z3Backend", "Z3_MEMORY_LIMIT_MB"]
 
 #: z3's memory cap in megabytes: bit-blasting a deep arithmetic chain can take tens of GB within
 #: a second, and the cap turns that into an UNKNOWN/error instead of the machine swapping.
 Z3_MEMORY_LIMIT_MB = 6144
-
-# z3 reads a timeout of 0 as "no limit", and this is its largest (unsigned) timeout.
-_NO_TIMEOUT_MS = 4294967295
 
 _BV_BINARY: dict[Op, Callable[..., Any]] = {
     Op.ADD: z3.Z3_mk_bvadd,
@@ -336,9 +334,8 @@ class Z3Backend(ModelReading):
     def check(self, assumptions: Sequence[Any] = (), timeout: float | None = None) -> CheckResult:
         """Check satisfiability; a timeout, interrupt or resource limit gives UNKNOWN."""
         solver = self._solver
-        # At least 1 ms: z3 reads 0 as "no limit".
-        ms = _NO_TIMEOUT_MS if timeout is None else max(1, int(timeout * 1000))
-        solver.set("timeout", ms)
+        ms = check_milliseconds(timeout)
+        solver.set("timeout", MAX_CHECK_MS if ms is None else ms)
         self._model = None
         try:
             result = solver.check(*assumptions)
