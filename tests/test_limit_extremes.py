@@ -67,3 +67,18 @@ def test_the_command_line_with_an_infinite_time(tmp_path: Path) -> None:
                              capture_output=True, text=True, timeout=300)
         assert ran.returncode == 0, ran.stderr
         assert "1 error" in ran.stdout and "could not decide" not in ran.stderr, ran.stdout
+
+
+def test_a_run_stopped_at_once_is_not_told_nothing_was_symbolic(tmp_path: Path) -> None:
+    source = tmp_path / "oob.c"
+    source.write_text(OOB)
+    concrete = tmp_path / "concrete.c"
+    concrete.write_text("int main(void) { return 0; }\n")
+    for flags, program, hinted in ((["--max-time", "0"], source, False),
+                                   (["--max-memory", "1"], source, False),
+                                   ([], concrete, True)):
+        ran = subprocess.run([sys.executable, "-m", "symex.cli", "run", *flags, "--output-dir",
+                              str(tmp_path / f"out-{len(flags)}-{hinted}-{flags[:1]}"),
+                              str(program)], capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0, ran.stderr
+        assert ("nothing in this run was symbolic" in ran.stdout) is hinted, (flags, ran.stdout)

@@ -263,3 +263,57 @@ def test_a_discarded_directory_is_gone_and_the_last_link_restored(tmp_path: Path
     assert (tmp_path / "symex-last").resolve() == first.path.resolve()
     first.discard()
     assert not first.path.exists() and not (tmp_path / "symex-last").is_symlink()
+
+
+def test_info_and_verbose_say_which_compiler_built_the_program(tmp_path: Path) -> None:
+    from symex.ir.compile import find_compiler
+    (tmp_path / "p.c").write_text("#include <klee/klee.h>\nint main(void) { int x; "
+                                  "klee_make_symbolic(&x, sizeof x, \"x\"); return x > 1; }\n")
+    compiler = find_compiler()
+    ran = symex("run", "-v", "--output-dir", "c", "p.c", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    said = f"compiled by {' '.join(compiler.command)} ({compiler.version})"
+    assert said in ran.stderr
+    info = (tmp_path / "c" / "info").read_text()
+    assert f"compiler: {' '.join(compiler.command)} ({compiler.version})" in info
+    # an IR file: what its !llvm.ident says (the compiler that made it, not ours)
+    ir = (tmp_path / "c" / "assembly.ll").read_text()
+    ident = re.search(r'!llvm.ident = !\{!(\d+)\}', ir)
+    assert ident is not None
+    name = re.search(rf'^!{ident.group(1)} = !{{!"([^"]+)"}}', ir, re.MULTILINE)
+    assert name is not None
+    (tmp_path / "p.ll").write_text(ir)
+    again = symex("run", "--output-dir", "ir", "p.ll", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert f"compiler: {name.group(1)}" in (tmp_path / "ir" / "info").read_text()
+
+
+def test_a_full_disk_stops_the_run_with_one_line_and_whole_files(tmp_path: Path) -> None:
+    """The output directory on a 256 KiB file system (a tmpfs mounted in a mount namespace
+    of the run's own: unshare, as root or through an unprivileged user namespace)."""
+    import shutil
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespace can be made here (unshare -rm)")
+    (tmp_path / "many.c").write_text((ROOT / "tests" / "programs" / "branches.c").read_text())
+    symex("run", "-q", "--max-instructions", "1", "-D", "N=16", "--output-dir", "warm", "many.c",
+          cwd=tmp_path)  # compiled once, outside the small file system
+    full = tmp_path / "full"
+    full.mkdir()
+    script = (f"mount -t tmpfs -o size=256k tmpfs {full} && {sys.executable} -m symex.cli run "
+              f"-q -D N=16 --output-dir {full}/out many.c; echo status=$?; "
+              f"for f in {full}/out/*.ktest; do cat $f; done > {tmp_path}/ktests; "
+              f"cat {full}/out/info > {tmp_path}/info")
+    ran = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert "status=1" in ran.stdout, ran.stdout + ran.stderr
+    lines = ran.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in ran.stderr, ran.stderr
+    assert "No space left on device" in lines[0] and "tests written are whole" in lines[0]
+    info = (tmp_path / "info").read_text()
+    assert "stopped: cut short: No space left on device" in info
+    written = int(re.search(r"generated tests = (\d+)", info).group(1))
+    assert written > 0 and f"the {written} tests written are whole" in lines[0]
+    # every test written is a whole .ktest (16 bytes of input each)
+    data = (tmp_path / "ktests").read_bytes()
+    assert data.count(b"KTEST") == written

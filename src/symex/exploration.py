@@ -452,6 +452,8 @@ class Exploration:
         per time slice, so the interpreter loop itself never looks at the clock)."""
         if self.stop_reason is not None:
             return self.stop_reason
+        if self.hooks.should_stop is not None and (asked := self.hooks.should_stop()):
+            return asked
         if self.memo is not None:
             self.memo.tick()
         now = time.monotonic()

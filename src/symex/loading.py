@@ -7,7 +7,7 @@ from pathlib import Path
 from collections.abc import Sequence
 
 from symex.errors import CompilerNotFound, ConfigError, LoadError
-from symex.ir.compile import compile_c, find_compiler
+from symex.ir.compile import compile_c, compiler_of, describe_compiler, find_compiler
 from symex.ir.link import index_files, link_libraries, link_runtime, runtime_ir_files, runtime_sources
 from symex.ir.musl import LIBC_START, musl_library, musl_tree, program_flags
 from symex.ir.lower import Lowering
@@ -124,3 +124,15 @@ def compile(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], 
     first = sources if isinstance(sources, (str, os.PathLike)) else next(iter(sources))
     program.path = str(Path(first))
     return program
+
+
+def compiler_used(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+                  ir_text: str) -> str:
+    """Which compiler made a program's IR, for a run's ``info``: the one this machine runs
+    (its command and version) when C sources were compiled, else what the IR's
+    ``!llvm.ident`` says. Two clangs installed side by side compile the same file apart."""
+    files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    if any(os.fspath(f).endswith(".c") for f in files):
+        return describe_compiler(find_compiler())
+    return compiler_of(ir_text) or "unknown (the IR does not say)"
+

@@ -223,10 +223,16 @@ class Hooks:
     test, in the order of ``Result.tests``; ``on_error(error, test)`` for every path ending in
     a bug (before its ``on_path_end``); ``on_new_coverage(function, line)`` when a path reaches
     a basic block no path reached before; ``on_progress(snapshot)`` at most every
-    ``progress_interval`` seconds of exploration and once more at the end (``final=True``)."""
+    ``progress_interval`` seconds of exploration and once more at the end (``final=True``);
+    ``should_stop()`` between two time slices."""
 
     on_fork: Callable[[State, State], None] | None = None
     on_path_end: Callable[[TestCase], None] | None = None
     on_error: Callable[[ProgramError, TestCase], None] | None = None
     on_new_coverage: Callable[[str, int | None], None] | None = None
     on_progress: Callable[[ProgressSnapshot], None] | None = None
+    should_stop: Callable[[], str | None] | None = None
+    """Asked between two time slices (and by a parallel run's coordinator between two
+    arrivals): a reason halts the run with it (``"interrupted"``: as a Ctrl-C does; a full
+    disk's). How a front end delivers a Ctrl-C where it cannot be lost (symex run, a
+    service job)."""

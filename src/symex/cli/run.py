@@ -28,7 +28,7 @@ from symex.core.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
 from symex.engine import check_continuation, run_exploration, writing_into
 from symex.errors import ConfigError, SymexError, error_text
-from symex.loading import LIBRARIES, compile
+from symex.loading import LIBRARIES, compile, compiler_used
 from symex.memo.format import TREE_FILE
 from symex.options import ERRORS, FLAG_GROUPS, INPUTS, MEMO, OPTIONS, OUTPUT, SEARCH, SOLVER, seconds
 from symex.output.directory import OutputDirectory
@@ -132,6 +132,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     output.add_argument("-q", "--quiet", action="store_true",
                         help="no progress output; at the end, the summary only (no error "
                         "stacks, no test lines)")
+    output.add_argument("-v", "--verbose", action="store_true",
+                        help="say what compiled the program (also in OUTDIR/info) and the "
+                        "run's memory cap before it starts")
     output.add_argument("--progress-interval", type=seconds, default=10.0, metavar="TIME",
                         help="seconds between progress lines when stderr is not a terminal "
                              "(default 10); below 2 s, run.stats gets a row that often too")
@@ -200,7 +203,9 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
     write(f"symex: {counted(s.instructions, 'instruction')} in {s.time:.2f} s; "
           f"{counted(s.solver_queries, 'solver query', 'solver queries')} "
           f"({s.solver_time:.2f} s){routed}\n")
-    if p.total == 1 and not any(test.objects for test in result.tests):
+    # (a run a limit stopped at once, --max-time 0, made nothing symbolic yet either)
+    if p.total == 1 and p.completed + p.errors == 1 and result.halted is None and \
+            not any(test.objects for test in result.tests):
         write("symex: hint: nothing in this run was symbolic, so it followed the one path its "
               "concrete inputs take; mark inputs with klee_make_symbolic() (#include "
               "<klee/klee.h>) or __VERIFIER_nondet_int(), or give --sym-arg, --sym-args, "
@@ -434,6 +439,11 @@ def main(options: argparse.Namespace) -> int:
                          mode)
 
 
+def _cap(max_memory: float | None) -> str:
+    """A memory cap as --verbose says it."""
+    return "none (--max-memory 0)" if max_memory is None else f"{max_memory:,.0f} MB"
+
+
 def _parallel(options: argparse.Namespace) -> bool:
     """Whether the run has workers."""
     return bool(options.workers > 1 or options.cluster or options.portfolio)
@@ -443,9 +453,15 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
                   description: RunDescription, mode: ProgressMode) -> int:
     out.write_assembly(program.ir_text)
     # a row every 2 s, or as often as --progress-interval asks (the service asks for 1 s)
+    compiler = compiler_used(options.programs, program.ir_text)
+    if options.verbose:
+        limits = description.limits
+        sys.stderr.write(f"symex: compiled by {compiler}\n"
+                         f"symex: memory cap {_cap(limits.max_memory)}\n")
     writer = RunWriter(out, default_command_line(),
                        stats_interval=min(2.0, max(options.progress_interval, 0.1)),
-                       test_comp=options.test_format == "testcomp", program_name=options.program)
+                       test_comp=options.test_format == "testcomp", program_name=options.program,
+                       compiler=compiler)
     display = ProgressDisplay(mode, plain_interval=max(options.progress_interval, 0.1))
     interrupt = DeferredInterrupt()
     hooks = writer.hooks(interrupt, display)
@@ -473,11 +489,20 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
             display.close()
         try:
             writer.finish(result)
-            return _report(options, out, result, writer.warnings)
+        except OSError as exc:
+            # not even info fitted: what was written stays whole, and this says the rest
+            writer.failed = writer.failed or f"cut short: {exc.strerror or exc}"
+            writer.warnings.append(f"symex: warning: info not written: {exc.strerror or exc}")
         except KeyboardInterrupt:
             sys.stderr.write(f"symex: interrupted while writing the final files; {out.tests} "
                              f"tests are in {os.fspath(out.path)}\n")
             return 130
+        if writer.failed is not None:
+            # one line: the files that did not fit after it are its consequences
+            sys.stderr.write(f"symex: error: the run was {writer.failed}; the {out.tests} tests "
+                             f"written are whole, and info says how far it got\n")
+            return 1
+        return _report(options, out, result, writer.warnings)
     finally:
         writer.close()
 

@@ -27,6 +27,8 @@ __all__ = [
     "DEFAULT_FLAGS",
     "Compiler",
     "compile_c",
+    "compiler_of",
+    "describe_compiler",
     "default_cache_dir",
     "find_compiler",
     "include_dir",
@@ -283,3 +285,22 @@ def compile_c(
     finally:
         tmp_path.unlink(missing_ok=True)
         depfile.unlink(missing_ok=True)
+
+
+_IDENT = re.compile(r"^!llvm\.ident = !\{([^}\n]*)\}", re.MULTILINE)
+_STRING_NODE = re.compile(r'^!(\d+) = !\{!"([^"\n]*)"\}$', re.MULTILINE)
+
+
+def compiler_of(ir_text: str) -> str:
+    """The compilers a module's ``!llvm.ident`` names (several after linking), in order."""
+    found = _IDENT.search(ir_text)
+    if found is None:
+        return ""
+    strings = {m.group(1): m.group(2) for m in _STRING_NODE.finditer(ir_text)}
+    names = [strings.get(ref.strip().lstrip("!"), "") for ref in found.group(1).split(",")]
+    return ", ".join(dict.fromkeys(name for name in names if name))
+
+
+def describe_compiler(compiler: Compiler) -> str:
+    """A compiler as a run's ``info`` names it: its command and its version."""
+    return f"{' '.join(compiler.command)} ({compiler.version})"

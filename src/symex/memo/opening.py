@@ -15,18 +15,18 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
-import re
 from pathlib import Path
 from collections.abc import Sequence
 
 import attrs
 
 from symex.errors import ConfigError, SymexError
+from symex.ir.compile import compiler_of
 from symex.memo.format import TREE_FILE
 from symex.memo.recorder import TreeRecorder
 from symex.memo.store import TreeFileError, TreeStore
 
-__all__ = ["TreeIdentity", "compiler_of", "describe_inputs", "find_tree", "open_recorder",
+__all__ = ["TreeIdentity", "describe_inputs", "find_tree", "open_recorder",
            "open_store"]
 
 
@@ -50,20 +50,6 @@ class TreeIdentity:
         return cls(os.path.basename(program_path),
                    hashlib.sha256(ir_text.encode("utf-8", "surrogateescape")).hexdigest(), inputs,
                    compiler_of(ir_text))
-
-
-_IDENT = re.compile(r"^!llvm\.ident = !\{([^}\n]*)\}", re.MULTILINE)
-_STRING_NODE = re.compile(r'^!(\d+) = !\{!"([^"\n]*)"\}$', re.MULTILINE)
-
-
-def compiler_of(ir_text: str) -> str:
-    """The compilers a module's ``!llvm.ident`` names (several after linking), in order."""
-    found = _IDENT.search(ir_text)
-    if found is None:
-        return ""
-    strings = {m.group(1): m.group(2) for m in _STRING_NODE.finditer(ir_text)}
-    names = [strings.get(ref.strip().lstrip("!"), "") for ref in found.group(1).split(",")]
-    return ", ".join(dict.fromkeys(name for name in names if name))
 
 
 def describe_inputs(entry: str, arguments: Sequence[str], stdin: bytes,

@@ -30,6 +30,9 @@ from symex.output.test_index import TestIndexWriter
 __all__ = ["LAST_LINK", "OutputDirectory", "OutputDirectoryError", "RunSummary",
            "assembly_line", "parse_info", "read_info", "write_atomically"]
 
+#: a file holding room on the disk for ``info`` while the run goes (removed at its end)
+RESERVE_FILE = ".info-reserve"
+RESERVE_BYTES = 64 << 10
 #: the symlink pointing at the newest output directory (as KLEE's ``klee-last``)
 LAST_LINK = "symex-last"
 _PREFIX = "symex-out-"
@@ -62,6 +65,8 @@ class RunSummary:
     total_branches: int = 0
     shed_paths: int = 0
     """Paths the memory cap ended while they waited."""
+    compiler: str = ""
+    """What compiled the program (``loading.compiler_used``)."""
 
     @property
     def explored(self) -> int:
@@ -118,7 +123,16 @@ class OutputDirectory:
         out = cls(path, program_args=program_args, emit_all_errors=emit_all_errors,
                   write_coverage=write_coverage, source_root=source_root)
         out._link_last(base if requested is None else path.parent)
+        out._reserve()
         return out
+
+    def _reserve(self) -> None:
+        """Hold :data:`RESERVE_BYTES` of the disk for ``info``: a run that fills the disk
+        still says how it ended (the reserve is given back to write it)."""
+        try:
+            (self.path / RESERVE_FILE).write_bytes(bytes(RESERVE_BYTES))
+        except OSError:
+            pass  # no room even now: the run will say so when it writes
 
     @staticmethod
     def _next_free(base: Path) -> Path:
@@ -163,12 +177,12 @@ class OutputDirectory:
     def add_test(self, test: TestCase) -> int:
         """Write ``testNNNNNN.ktest`` (and ``.err``, ``.cov``) for the next test, and its line
         of ``tests.csv``; its number."""
-        self.tests += 1
-        number = self.tests
+        number = self.tests + 1
         stem = self.path / f"test{number:06d}"
         ktest = KTest(args=self.program_args,
                       objects=tuple(KTestObject(name, data) for name, data in test.objects.items()))
         write_atomically(stem.with_suffix(".ktest"), ktest.to_bytes())
+        self.tests = number  # counted once it is whole on disk
         if self._index is None:
             self._index = TestIndexWriter(self.path)
         self._index.add(number, test)
@@ -234,10 +248,11 @@ class OutputDirectory:
         self._assembly = ir_text.splitlines()
 
     def close(self) -> None:
-        """Close the test index (every line is on disk already)."""
+        """Close the test index (every line is on disk already) and give the reserve back."""
         if self._index is not None:
             self._index.close()
             self._index = None
+        (self.path / RESERVE_FILE).unlink(missing_ok=True)
 
     def discard(self) -> None:
         """Remove the directory of a run that failed before it wrote any test, and point
@@ -266,6 +281,7 @@ class OutputDirectory:
         lines = [
             "command line: " + " ".join(_quote(a) for a in s.command_line),
             f"working directory: {s.working_directory}",
+            *([f"compiler: {s.compiler}"] if s.compiler else []),
             f"started: {s.start}",
             f"finished: {s.end}",
             f"elapsed: {s.elapsed:.3f} s",
@@ -284,7 +300,14 @@ class OutputDirectory:
         ]
         if s.shed_paths:
             lines.append(f"symex: done: paths ended by the memory cap = {s.shed_paths}")
-        write_atomically(self.path / "info", "\n".join(lines) + "\n")
+        text = "\n".join(lines) + "\n"
+        try:
+            write_atomically(self.path / "info", text)
+        except OSError:
+            # the disk is full: the reserve made room for this file
+            (self.path / RESERVE_FILE).unlink(missing_ok=True)
+            write_atomically(self.path / "info", text)
+        (self.path / RESERVE_FILE).unlink(missing_ok=True)
 
 
 def read_info(path: str | os.PathLike[str]) -> dict[str, str]:

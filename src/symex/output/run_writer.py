@@ -16,6 +16,7 @@ import datetime
 import os
 import shutil
 import signal
+import sqlite3
 import sys
 import tempfile
 import time
@@ -34,12 +35,17 @@ __all__ = ["DeferredInterrupt", "RunWriter"]
 
 
 class DeferredInterrupt:
-    """Ctrl-C that waits for the output file being written: a hook runs to its end, then the
-    interrupt is raised (in the exploration loop, which stops cleanly)."""
+    """Ctrl-C as a request the run cannot lose: the first one only sets :attr:`requested`,
+    which the run's loop asks between two time slices (``Hooks.should_stop``) and halts on
+    ("interrupted"); raised from the signal handler instead, an interrupt landing in a weakref
+    callback or a ``__del__`` was swallowed, and the run went on (2 runs in 12). A second
+    Ctrl-C, for a run slow to stop, is raised, but waits for the output file being written."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.pending = False
+        #: a Ctrl-C arrived: the run halts at its next look
+        self.requested = False
         self._previous: Any = None
 
     def install(self) -> None:
@@ -56,10 +62,16 @@ class DeferredInterrupt:
             self._previous = None
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.depth:
+        if not self.requested:
+            self.requested = True
+        elif self.depth:
             self.pending = True
         else:
             raise KeyboardInterrupt
+
+    def should_stop(self) -> str | None:
+        """``"interrupted"`` once a Ctrl-C asked the run to halt (``Hooks.should_stop``)."""
+        return "interrupted" if self.requested else None
 
     def guard(self, function: Callable[..., None]) -> Callable[..., None]:
         """``function`` made uninterruptible; a Ctrl-C during it is raised when it returns."""
@@ -77,14 +89,17 @@ class DeferredInterrupt:
 
 class RunWriter:
     """Writes one run into ``out`` (see the module docstring). ``command_line`` is what
-    ``info`` says ran; ``stats_interval`` the least seconds between two ``run.stats`` rows;
+    ``info`` says ran, ``compiler`` what compiled the program; ``stats_interval`` the least
+    seconds between two ``run.stats`` rows;
     ``test_comp``: also a Test-Comp suite of the tests, for the program ``program_name``."""
 
     def __init__(self, out: OutputDirectory, command_line: Sequence[str], *,
                  stats_interval: float = 2.0, test_comp: bool = False,
-                 program_name: str = "") -> None:
+                 program_name: str = "", compiler: str = "") -> None:
         self.out = out
         self.command_line = tuple(command_line)
+        #: what compiled the program, as ``info`` says it
+        self.compiler = compiler
         self.started = datetime.datetime.now().astimezone()
         self.clock = time.monotonic()
         #: what could not be written, said at the end (messages.txt and stderr)
@@ -99,17 +114,39 @@ class RunWriter:
                 self.warnings.append(f"symex: warning: no Test-Comp suite written: {exc}")
         #: the last progress snapshot (what ``info`` says after a second Ctrl-C)
         self.last: ProgressSnapshot | None = None
+        #: why the output could not be written on (a full disk): the run stops
+        self.failed: str | None = None
 
     def path_ended(self, test: TestCase) -> None:
-        """A test, written as its path ends."""
-        self.out.add_test(test)
-        if self.suite is not None:
-            self.suite.add(test)
+        """A test, written as its path ends (none once the disk is full: the run stops)."""
+        if self.failed is not None:
+            return
+        try:
+            self.out.add_test(test)
+            if self.suite is not None:
+                self.suite.add(test)
+        except OSError as exc:
+            self._cut_short(exc, f"test{self.out.tests + 1:06d}")
 
     def progressed(self, snapshot: ProgressSnapshot) -> None:
         """A progress snapshot: a ``run.stats`` row (or held back, if too soon)."""
         self.last = snapshot
-        self.stats.add(snapshot)
+        if self.failed is not None:
+            return
+        try:
+            self.stats.add(snapshot)
+        except (OSError, sqlite3.Error) as exc:
+            self._cut_short(exc, "run.stats")
+
+    def _cut_short(self, exc: OSError | sqlite3.Error, what: str) -> None:
+        """Writing ``what`` failed (a full disk, a quota): the run stops, saying why; what
+        was written stays whole (every file is written whole, then named)."""
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        self.failed = f"cut short: {reason} (writing {what} in {self.out.path})"
+
+    def should_stop(self) -> str | None:
+        """Why the run must stop for its output (None: it may go on)."""
+        return self.failed
 
     def hooks(self, interrupt: DeferredInterrupt,
               show: Callable[[ProgressSnapshot], None] | None = None) -> Hooks:
@@ -119,15 +156,21 @@ class RunWriter:
             self.progressed(snapshot)
             if show is not None:
                 show(snapshot)
+        def should_stop() -> str | None:
+            return self.failed or interrupt.should_stop()
         return Hooks(on_path_end=interrupt.guard(self.path_ended),
-                     on_progress=interrupt.guard(progressed))
+                     on_progress=interrupt.guard(progressed), should_stop=should_stop)
 
     def finish(self, result: Result) -> None:
-        """The whole-run files: solver counters, coverage report, messages and info."""
+        """The whole-run files: solver counters, coverage report, messages and info (on a
+        full disk, each that fits; ``info`` last, in the room the directory kept for it)."""
         out = self.out
-        self.stats.write_solver_layers(result.statistics.solver_layers)
-        if self.suite is not None:
-            self.suite.close()
+        try:
+            self.stats.write_solver_layers(result.statistics.solver_layers)
+            if self.suite is not None:
+                self.suite.close()
+        except (OSError, sqlite3.Error) as exc:
+            self.warnings.append(f"symex: warning: statistics incomplete: {exc}")
         cov = result.coverage
         try:
             from symex.output.coverage_report import write_html_report, write_lcov  # noqa: PLC0415
@@ -144,9 +187,12 @@ class RunWriter:
                     shutil.rmtree(staging, ignore_errors=True)
             except (SymexError, OSError) as exc:
                 self.warnings.append(f"symex: warning: coverage report incomplete: {exc}")
-        out.write_messages([*result.messages,
-                            *(shortfall.describe() for shortfall in result.shortfalls),
-                            *self.warnings])
+        try:
+            out.write_messages([*result.messages,
+                                *(shortfall.describe() for shortfall in result.shortfalls),
+                                *self.warnings])
+        except OSError as exc:
+            self.warnings.append(f"symex: warning: messages.txt not written: {exc}")
         p = result.paths
         out.write_info(self._summary(
             halted=result.halted, completed=p.completed, partial=p.partial, errors=p.errors,
@@ -173,7 +219,8 @@ class RunWriter:
             command_line=self.command_line, working_directory=os.getcwd(),
             start=self.started.isoformat(timespec="seconds"),
             end=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            elapsed=time.monotonic() - self.clock, tests=self.out.tests, **counts)
+            elapsed=time.monotonic() - self.clock, tests=self.out.tests, compiler=self.compiler,
+            **counts)
 
     def close(self) -> None:
         """Close the statistics and the directory (every file written so far stays)."""

@@ -210,10 +210,11 @@ class Coordinator:
         elif self.max_instructions is not None and \
                 self._total("instructions") >= self.max_instructions:
             self.halting = "max-instructions reached"
-        elif self.reach_targets:
-            reached = reached_location(self.reach_targets, self.blocks)
-            if reached is not None:
-                self.halting = f"reached {reached}"
+        elif self.reach_targets and (reached := reached_location(self.reach_targets,
+                                                                  self.blocks)) is not None:
+            self.halting = f"reached {reached}"
+        elif self.hooks.should_stop is not None and (asked := self.hooks.should_stop()):
+            self.halting = asked
 
     def _dispatch(self) -> None:
         """Give every worker without an order in progress its next one."""

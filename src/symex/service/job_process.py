@@ -26,7 +26,7 @@ import attrs
 
 from symex.engine import check_continuation, run_exploration
 from symex.errors import ConfigError, SymexError, error_text
-from symex.loading import compile
+from symex.loading import compile, compiler_used
 from symex.output.directory import OutputDirectory
 from symex.output.ktest import KTestError, read_ktest
 from symex.output.run_writer import DeferredInterrupt, RunWriter
@@ -116,7 +116,8 @@ def run_job(order: JobOrder) -> int:
         return 130
     out.write_assembly(program.ir_text)
     writer = RunWriter(out, ("symex-job", order.program, order.out_dir),
-                       stats_interval=min(2.0, description.progress_interval))
+                       stats_interval=min(2.0, description.progress_interval),
+                       compiler=compiler_used(order.program, program.ir_text))
     interrupt = DeferredInterrupt()
     interrupt.install()
     result: Result | None = None
