@@ -671,6 +671,22 @@ def test_default_balancing_moves_few_jobs_and_before_a_worker_runs_dry() -> None
     assert balancer.moves({0: 1, 1: 0}) == []  # the giver keeps its last state
 
 
+def test_a_portfolio_balances_within_a_strategy_and_crosses_only_to_an_idle_worker() -> None:
+    balancer = LoadBalancer()
+    dfs_and_random_path = {0: "dfs", 1: "random-path"}
+    # a busy depth-first worker does not drain the random-path one (it made 9,000 states
+    # and completed no path of its own: every state went to dfs)
+    assert balancer.moves({0: 24, 1: 9000}, dfs_and_random_path) == []
+    # an idle one still gets work from another strategy's
+    assert balancer.moves({0: 0, 1: 9000}, dfs_and_random_path) == [Move(1, 0, 1)]
+    # two workers of one strategy balance by the rule
+    two_each = {0: "dfs", 1: "dfs", 2: "random-path", 3: "random-path"}
+    assert balancer.moves({0: 15, 1: 2, 2: 5, 3: 4}, two_each) == []
+    assert balancer.moves({0: 40, 1: 1, 2: 5, 3: 4}, two_each) == [Move(0, 1, 1)]
+    # one strategy for all: the plain rule
+    assert balancer.moves({0: 40, 1: 1}, {0: "dfs", 1: "dfs"}) == balancer.moves({0: 40, 1: 1})
+
+
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "symex.cli", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=300)

@@ -334,8 +334,9 @@ def portfolio_strategies(portfolio: str | Sequence[str] | None, workers: int,
                           "worker its strategy")
     if not isinstance(workers, bool) and isinstance(workers, int) and workers < len(names):
         raise ConfigError(f"a portfolio of {len(names)} strategies needs at least "
-                          f"{len(names)} workers, not {workers}; pass workers={len(names)} "
-                          f"or more")
+                          f"{len(names)} workers, not {workers}; ask for {len(names)} or "
+                          f"more (symex run --workers {len(names)}; explore(workers="
+                          f"{len(names)}))")
     return names
 
 

@@ -124,6 +124,8 @@ class Coordinator:
         self.told: dict[int, tuple[int, int, int]] = dict.fromkeys(range(self.size), (0, 0, 0))
         #: blocks each search strategy's workers reached first
         self.strategy_blocks: dict[str, set[tuple[str, int]]] = collections.defaultdict(set)
+        #: each worker's search strategy, as its reports say (balancing keeps to them)
+        self.searchers: dict[int, str] = {}
         #: jobs, balancing_moves, jobs_moved, lost_workers, reissued_jobs (ParallelStatistics)
         self.counters = collections.Counter[str]()
         self.halting: str | None = None
@@ -330,7 +332,7 @@ class Coordinator:
         receiving = {t for targets in self.giving.values() for t in targets}
         loads = {w: self.loads[w] for w in self.alive
                  if w not in self.giving and w not in receiving and not self.routed.get(w)}
-        for move in self.balancer.moves(loads):
+        for move in self.balancer.moves(loads, self.searchers):
             self.giving[move.source] = [move.target] * move.count
             self.counters["balancing_moves"] += 1
 
@@ -355,6 +357,7 @@ class Coordinator:
         self.blocks |= new_blocks
         self.block_log.extend(sorted(new_blocks))
         self.strategy_blocks[arrival.searcher] |= new_blocks
+        self.searchers[worker] = arrival.searcher
         self.branches |= arrival.branches
         room = SHARED_SOLUTIONS_KEPT - len(self.solution_log)
         if room > 0:
