@@ -253,7 +253,8 @@ def test_all_members_timing_out_raise_unknown_with_every_reason_promptly() -> No
         with pytest.raises(SolverUnknown) as caught:
             portfolio._check(query, None)
         elapsed = time.perf_counter() - started
-        assert elapsed < 0.3 + 1.0, elapsed
+        # the limit, then the race's end: room for a machine three times as loaded
+        assert elapsed < 0.3 + 3.0, elapsed
         reason = caught.value.reason
         for label in ("z3:nested-write:pushpop", "cvc5:nested-write:pushpop",
                       "bitwuzla:nested-write:pushpop"):

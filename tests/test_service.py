@@ -418,13 +418,14 @@ def test_the_python_client(service: Service, tmp_path: Path) -> None:
 
 
 def test_schemathesis_finds_no_server_error(service: Service, tmp_path: Path) -> None:
-    # fuzzing every route of the served schema, bounded: 30 examples an operation, 120 s
+    # fuzzing every route of the served schema, bounded by its work (30 examples an
+    # operation); the time limit is only a safety net, wide enough for a loaded machine
     pytest.importorskip("schemathesis")
     proc = subprocess.run(
         [sys.executable, "-m", "schemathesis.cli", "run", f"{service.url}/openapi.json",
          "--checks", "not_a_server_error", "--header", f"Authorization: Bearer {service.alice}",
-         "--max-examples", "30", "--request-timeout", "20", "--seed", "1"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+         "--max-examples", "30", "--request-timeout", "60", "--seed", "1"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "passed" in proc.stdout and "Server error" not in proc.stdout
 

@@ -22,6 +22,10 @@ from symex.exploration import HALT_SOLVING_GRACE, HALT_TESTS_GRACE, Exploration
 from symex.results import Hooks
 from symex.solvers import create_solver
 
+#: how much slower than an idle one the machine running these tests may be (CI and people
+#: share machines): the margins past a time limit scale with it
+LOADED = 3
+
 HARD_QUERY = r"""
 #include <klee/klee.h>
 #include <stdint.h>
@@ -66,7 +70,8 @@ def test_a_query_running_at_the_time_limit_is_cut_there(tmp_path: Path) -> None:
     started = time.monotonic()
     result = symex.explore(program, max_time=2.0)
     elapsed = time.monotonic() - started
-    assert elapsed < 2.0 + 1.0, elapsed
+    # the limit, and room to halt on a machine three times as loaded as an idle one
+    assert elapsed < 2.0 + 1.0 * LOADED, elapsed
     assert result.halted == TIME_LIMIT_REASON
     assert result.statistics.halted_paths == 1
     (test,) = result.tests
@@ -75,13 +80,19 @@ def test_a_query_running_at_the_time_limit_is_cut_there(tmp_path: Path) -> None:
 
 def test_the_limit_holds_on_the_command_line_and_is_reported(tmp_path: Path) -> None:
     (tmp_path / "hard.c").write_text(HARD_QUERY)
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "symex.cli", "run", "-q", "--max-time", "1",
-                           "hard.c"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    elapsed = time.monotonic() - started
+
+    def timed(limit: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+        started = time.monotonic()
+        ran = subprocess.run([sys.executable, "-m", "symex.cli", "run", "-q", "--max-time",
+                              limit, "hard.c"], capture_output=True, text=True, cwd=tmp_path,
+                             timeout=600)
+        return time.monotonic() - started, ran
+
+    # start-up, compiling and writing the results, measured as they are on this machine now
+    overhead, _ = timed("0")
+    elapsed, proc = timed("1")
     assert proc.returncode == 0, proc.stderr
-    # start-up and compiling come on top of the second the run may take
-    assert elapsed < 1.0 + 1.0 + 3.0, elapsed
+    assert elapsed - overhead < 1.0 + 1.0 * LOADED, (elapsed, overhead)
     assert "symex: stopped early: max-time reached; 1 open path ended as partial" in proc.stdout
 
 
@@ -110,7 +121,7 @@ def test_making_the_halted_paths_tests_gets_a_bounded_time(tmp_path: Path) -> No
     took = time.monotonic() - started
     solver.close()
     stats = result.statistics
-    assert took < HALT_TESTS_GRACE + 2.0, took
+    assert took < HALT_TESTS_GRACE + 2.0 * LOADED, took
     assert stats.halted_paths == open_states
     assert 0 < stats.untested_paths < open_states
     tested = [t for t in result.tests if t.status is PathStatus.PARTIAL]
@@ -140,7 +151,7 @@ def test_halted_states_get_a_bounded_time_for_their_inputs(tmp_path: Path) -> No
     assert stats.halted_paths == len(open_states)
     assert 0 < stats.untested_paths < len(open_states)
     # the solving stopped at the grace; making the tests of the others is quick
-    assert took < HALT_SOLVING_GRACE + 2.0, took
+    assert took < HALT_SOLVING_GRACE + 2.0 * LOADED, took
     tested = [t for t in result.tests if t.status is PathStatus.PARTIAL]
     assert len(tested) == len(open_states) - stats.untested_paths
     assert all(t.objects for t in tested)
