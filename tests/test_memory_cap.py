@@ -16,6 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+import symex
+
 from symex.description import RunDescription
 from symex.errors import ConfigError
 from symex.memory_cap import (HALT_SHARE, INHIBIT_SHARE, SHED_SECONDS, WORKER_MB, WORKERS_SHARE,
@@ -156,10 +158,14 @@ def test_a_hungry_run_keeps_within_its_cap_and_resumes_what_it_shed(tmp_path: Pa
         [sys.executable, "-m", "symex.cli", "run", "--search", "bfs", "--max-memory", str(cap),
          "--record-tree", "--output-dir", str(out), str(program)], tmp_path)
     assert ran.returncode == 0, ran.stderr
-    assert "stopped early" not in ran.stdout, ran.stdout      # shed, not halted
-    shed = int(re.search(r"memory cap: (\d+) waiting path", ran.stdout).group(1))
-    assert shed > 0
+    assert "stopped early" not in ran.stdout, ran.stdout      # kept within, not halted
     assert peak <= cap * HALT_SHARE, (peak, cap)
+    # how much is shed depends on how far the run got between two looks at its memory (a
+    # loaded machine gets less far): most runs shed some, a slow one may not need to
+    said = re.search(r"memory cap: (\d+) waiting path", ran.stdout)
+    shed = int(said.group(1)) if said else 0
+    if not shed:
+        return
     with open(out / "tests.csv", newline="") as handle:
         reasons = [row["reason"] for row in csv.DictReader(handle)]
     assert reasons.count("memory cap") == shed
@@ -174,3 +180,60 @@ def test_a_hungry_run_keeps_within_its_cap_and_resumes_what_it_shed(tmp_path: Pa
     assert again.returncode == 0, again.stderr
     resumed = int(re.search(r"explored (\d+) paths", again.stdout).group(1))
     assert resumed >= shed, again.stdout
+
+
+WIDE = textwrap.dedent("""\
+    #include <klee/klee.h>
+    int main(void) {
+      unsigned char in[10];
+      klee_make_symbolic(in, sizeof in, "in");
+      int count = 0;
+      for (int i = 0; i < 10; i++)
+        if (in[i] > 'm')
+          count++;
+      return count;
+    }
+    """)
+
+
+def test_shed_states_end_with_tests_and_are_explored_on_from_the_tree(tmp_path: Path) -> None:
+    """What the cap does to the states it sheds, without waiting for memory to run short:
+    a real run's waiting states shed, then the run resumed from its recorded tree."""
+    from symex.exploration import Exploration, tree_identity
+    from symex.memo.opening import open_recorder
+    from symex.memory_cap import MEMORY_CAP_REASON
+    from symex.results import Hooks
+    from symex.solvers import create_solver
+
+    source = tmp_path / "wide.c"
+    source.write_text(WIDE)
+    program = symex.compile(str(source))
+    tree = tmp_path / "tree.db"
+    solver = create_solver("z3")
+    description = RunDescription.build(searcher="bfs", record_tree=tree)
+    inputs = description.inputs
+    recorder, _ = open_recorder(tree_identity(program, inputs.entry, inputs.argv, inputs.posix,
+                                              inputs.environment), record_tree=tree,
+                                continue_with=None)
+    try:
+        run = Exploration(program, solver, description, hooks=Hooks(), memo=recorder)
+        run.begin()
+        run.start_paths()
+        assert run.advance(live=200) is None
+        waiting = run.live
+        run._shed(50)
+        assert run.live == waiting - 50
+        result = run.conclude(run.advance())
+    finally:
+        recorder.close()
+        solver.close()
+    assert result.halted is None and result.statistics.shed_paths == 50
+    shed = [t for t in result.tests if t.reason == MEMORY_CAP_REASON]
+    assert len(shed) == 50 and all(t.status.value == "partial" for t in shed)
+    assert result.paths.completed < 1024
+    again = symex.explore(program, searcher="bfs", continue_with=tree)
+    # the paths below the shed states are explored now, and nothing else is new: together
+    # the two runs complete the program's 1,024 paths
+    assert again.paths.completed > 0
+    assert result.paths.completed + again.paths.completed == 1024
+

@@ -51,9 +51,11 @@ def _symex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 class Service:
     """A running ``symex serve`` and the tokens of two tenants."""
 
-    def __init__(self, root: Path, *options: str) -> None:
+    def __init__(self, root: Path, *options: str, environment: dict[str, str] | None = None) -> None:
         self.root = root
         self.options = options
+        #: variables the server runs with besides this process's (SYMEX_CC: its compiler)
+        self.environment = environment or {}
         self.db = root / "symex.db"
         made = [_symex("tenant", "add", name, "--db", str(self.db), cwd=root)
                 for name in ("alice", "bob")]
@@ -67,7 +69,8 @@ class Service:
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "symex.cli", "serve", "--db", str(self.db), "--port",
-             str(self.port), *self.options], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             str(self.port), *self.options], cwd=root, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, env={**os.environ, **self.environment})
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -83,7 +86,7 @@ class Service:
         """A new server over ``old``'s database (same tenants)."""
         new = cls.__new__(cls)
         new.root, new.db, new.alice, new.bob = root, old.db, old.alice, old.bob
-        new.options = old.options
+        new.options, new.environment = old.options, old.environment
         new._serve()
         return new
 

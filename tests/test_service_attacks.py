@@ -8,9 +8,9 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import shutil
 import socket
 import subprocess
-import sys
 import time
 import zipfile
 from collections.abc import Iterator
@@ -37,15 +37,20 @@ pytestmark = [
 MARKER = "SYMEX-SECRET-7f3a9c"
 
 
-@pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Path]]:
-    """A server, and a secret file outside it that anybody on the machine may read."""
+@pytest.fixture(scope="module", params=["zig", "clang"])
+def arena(request: pytest.FixtureRequest,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Path]]:
+    """A server compiling with each compiler symex uses (zig cc from pip; the system's
+    clang where there is one), and a secret file outside it that anybody may read."""
+    if request.param == "clang" and not any(shutil.which(name) for name in
+                                            ("clang", *(f"clang-{v}" for v in range(10, 30)))):
+        pytest.skip("no system clang here (zig cc is tested; apt-get install clang for both)")
     root = tmp_path_factory.mktemp("attacks")
     secret = tmp_path_factory.mktemp("host") / "secret.txt"
     secret.write_text(f"{MARKER} first line\n{MARKER} second line\n")
     os.chmod(secret.parent, 0o755)
     os.chmod(secret, 0o644)
-    running = Service(root)
+    running = Service(root, environment={"SYMEX_CC": request.param})
     yield running, secret
     running.stop()
 
@@ -362,30 +367,9 @@ def test_a_program_without_main_takes_an_entry(arena: tuple[Service, Path]) -> N
 
 def test_without_a_sandbox_c_is_refused_and_ir_runs(tmp_path: Path) -> None:
     """A machine where no sandbox can be made (here: SYMEX_BWRAP names nothing)."""
-    environment = {**os.environ, "SYMEX_BWRAP": str(tmp_path / "no-bwrap")}
-    made = subprocess.run([sys.executable, "-m", "symex.cli", "tenant", "add", "carol", "--db",
-                           str(tmp_path / "symex.db")], capture_output=True, text=True,
-                          cwd=tmp_path, env=environment, timeout=120)
-    token = made.stdout.strip()
-    port_socket = socket.socket()
-    port_socket.bind(("127.0.0.1", 0))
-    port = port_socket.getsockname()[1]
-    port_socket.close()
-    server = subprocess.Popen([sys.executable, "-m", "symex.cli", "serve", "--db",
-                               str(tmp_path / "symex.db"), "--port", str(port)], cwd=tmp_path,
-                              env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    service = Service(tmp_path, environment={"SYMEX_BWRAP": str(tmp_path / "no-bwrap")})
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/openapi.json", timeout=1).raise_for_status()
-                break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline and server.poll() is None
-                time.sleep(0.2)
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"},
-                          timeout=30) as client:
+        with service.client(service.alice) as client:
             refused = client.post("/api/jobs", files={"program": ("p.c", TWO_BUGS.encode())})
             assert refused.status_code == 400 and "no sandbox" in refused.text, refused.text
             from symex.ir.compile import compile_c
@@ -397,7 +381,6 @@ def test_without_a_sandbox_c_is_refused_and_ir_runs(tmp_path: Path) -> None:
             crashes = client.get(f"/api/jobs/{job}/crashes").json()
             assert all(c["replayed"] is None and c["not_replayed"] for c in crashes), crashes
     finally:
-        server.terminate()
-        server.wait(20)
-    said = server.stdout.read().decode() if server.stdout else ""
+        service.stop()
+    said = service.process.stdout.read().decode() if service.process.stdout else ""
     assert "no sandbox can be made here" in said, said

@@ -466,7 +466,10 @@ class Exploration:
             if reached is not None:
                 return f"reached {reached}"
         if self.memory_cap is not None and now >= self.next_memory_check:
-            self.next_memory_check = now + MEMORY_CHECK_INTERVAL
+            # near the cap, every slice looks (a statm read is ~20 us): a state can take
+            # many megabytes in 0.1 s
+            self.next_memory_check = now + (0.0 if self.memory_cap.inhibited
+                                            else MEMORY_CHECK_INTERVAL)
             verdict = self.memory_cap.check(now, resident_mb(), max(0, self.live - 1))
             self.executor.memory_inhibited = verdict.inhibit_forks
             if verdict.shed:

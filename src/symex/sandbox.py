@@ -107,17 +107,21 @@ class SandboxedRun:
     """Killed for holding more resident memory than its limit."""
 
 
+def _process_tree(pid: int) -> list[psutil.Process]:
+    """Process ``pid`` and its descendants now (none once it is gone)."""
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
 def process_tree_rss(pid: int) -> int:
     """Bytes of resident memory held by process ``pid`` and all its descendants (0 once it
     is gone). A sandbox with its own PID namespace keeps every process it starts among the
     descendants of its ``bwrap``: an orphan is adopted by the namespace's first process."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0
     total = 0
-    for process in processes:
+    for process in _process_tree(pid):
         try:
             total += process.memory_info().rss
         except psutil.Error:
@@ -129,12 +133,7 @@ def interrupt_process_tree(pid: int, signum: int = signal.SIGINT) -> None:
     """Send ``signum`` to process ``pid`` and its descendants, but to no ``bwrap`` among them:
     a sandbox's processes hear it, while its ``bwrap`` (which would die of it, and take them
     with it) goes on waiting for them."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return
-    for process in processes:
+    for process in _process_tree(pid):
         try:
             if process.name() != "bwrap":
                 process.send_signal(signum)
@@ -144,12 +143,7 @@ def interrupt_process_tree(pid: int, signum: int = signal.SIGINT) -> None:
 
 def kill_process_tree(pid: int) -> None:
     """SIGKILL process ``pid`` and every descendant it has now."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return
-    for process in processes:
+    for process in _process_tree(pid):
         try:
             process.kill()
         except psutil.Error:
