@@ -1,5 +1,5 @@
 """A job's process: the run its :class:`~symex.service.jobs.JobOrder` describes, then the
-native replay of the crashes it found; or the compile check of an upload.
+native replay of the crashes it found.
 
 The scheduler starts it in the job's sandbox (:mod:`symex.service.sandboxing`).
 ``python -m symex.service.job_process ORDER`` compiles the order's program, runs its frozen
@@ -11,8 +11,6 @@ in a sandbox of its own (:class:`~symex.replay.NativeSandbox`: the program and a
 directory, time, memory, file size, no network), writing ``crashes.json`` into the output
 directory. Exit status: 0, 2 for an error (said on stderr, which the scheduler keeps in the
 job's log), 130 when interrupted before the run had a result.
-``python -m symex.service.job_process --check PROGRAM [FLAG...]`` only compiles the upload
-(the server's check, in the same sandbox): 0, or 1 with the compiler's message on stderr.
 """
 
 from __future__ import annotations
@@ -30,15 +28,13 @@ from symex.loading import compile, compiler_used
 from symex.output.directory import OutputDirectory
 from symex.output.ktest import KTestError, read_ktest
 from symex.output.run_writer import DeferredInterrupt, RunWriter
-from symex.ir.compile import compile_c
 from symex.replay import NativeSandbox, build_native, reproduces, run_test
 from symex.sandbox import sandbox_problem
 from symex.results import Result
 from symex.service.job_files import JobRun
 from symex.service.jobs import JobOrder, crashes
 
-__all__ = ["CRASHES_FILE", "REPLAY_SECONDS", "check_program", "main", "replay_crashes",
-           "run_job"]
+__all__ = ["CRASHES_FILE", "REPLAY_SECONDS", "main", "replay_crashes", "run_job"]
 
 #: where the run's crashes, with their native replay, are written (in the output directory)
 CRASHES_FILE = "crashes.json"
@@ -79,17 +75,6 @@ def replay_crashes(out_dir: Path, program: Path, flags: Sequence[str],
                 note = f"not replayed: {exc}"
         replayed.append(attrs.evolve(crash, replayed=verdict, not_replayed=note))
     (out_dir / CRASHES_FILE).write_text(json.dumps([c.as_json() for c in replayed]))
-
-
-def check_program(program: str, flags: Sequence[str]) -> int:
-    """The compile check of an upload (``--check``): 0 when it compiles, else 1 with the
-    compiler's message on stderr (the IR is cached for the job's run)."""
-    try:
-        compile_c(program, list(flags))
-    except SymexError as exc:
-        sys.stderr.write(error_text("symex", exc))
-        return 1
-    return 0
 
 
 def run_job(order: JobOrder) -> int:
@@ -145,11 +130,8 @@ def run_job(order: JobOrder) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the job whose order file is the one argument; the exit status of its run."""
     words = list(sys.argv[1:] if argv is None else argv)
-    if len(words) >= 2 and words[0] == "--check":
-        return check_program(words[1], words[2:])
     if len(words) != 1:
-        sys.stderr.write("usage: python -m symex.service.job_process ORDER\n"
-                         "       python -m symex.service.job_process --check PROGRAM [FLAG...]\n")
+        sys.stderr.write("usage: python -m symex.service.job_process ORDER\n")
         return 2
     try:
         order = JobOrder.read(Path(words[0]))

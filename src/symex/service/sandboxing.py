@@ -19,18 +19,27 @@ uploads still run, their reports quoting source files only from inside the job's
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import attrs
 import psutil
 
+from symex.errors import SymexError
+from symex.ir.compile import default_cache_dir, find_compiler, shipped_headers_digest
+from symex.ir.link import runtime_sources
 from symex.replay import NativeSandbox
 from symex.sandbox import Sandbox, SandboxLimits, hand_over, sandbox_problem
 
-__all__ = ["CHECK_SECONDS", "JobIsolation", "default_job_memory_mb", "job_diagnostics", "job_uid"]
+__all__ = ["CHECK_SECONDS", "JobIsolation", "default_job_memory_mb", "job_diagnostics", "job_uid",
+           "warm_caches"]
 
 #: uids of the jobs' sandboxes when the server runs as root: job J runs as
 #: ``JOB_UID_BASE + J % JOB_UIDS`` (no account has them; files they write stay theirs)
@@ -104,12 +113,68 @@ class JobIsolation:
                        network=network)
 
     def prepare(self, where: Path, job_id: int) -> None:
-        """Give job ``job_id``'s directory to its sandbox's user (as root)."""
+        """Give job ``job_id``'s directory to its sandbox's user (as root), with a copy of the
+        warm caches every job starts from (:func:`warm_caches`) if it has none yet."""
+        cache = where / ".cache"
+        if not cache.exists() and self.problem is None:
+            try:
+                shutil.copytree(warm_caches(), cache, symlinks=True)
+            except (OSError, SymexError):
+                pass  # a cold cache: the job compiles symex's library itself, slower
         hand_over(where, job_uid(job_id))
 
     def check_command(self, program: str, flags: tuple[str, ...]) -> list[str]:
-        """The compile check of an upload: the job's process compiling it, nothing more."""
-        return [sys.executable, "-m", "symex.service.job_process", "--check", program, *flags]
+        """The compile check of an upload (:mod:`symex.service.compile_check`)."""
+        return [sys.executable, "-m", "symex.service.compile_check", program, *flags]
+
+
+_warm: list[Path] = []
+_warm_lock = threading.Lock()
+
+
+def warm_caches() -> Path:
+    """A directory holding what every job would otherwise compile first, in its own cache:
+    symex's C library as IR (a dozen files) and zig's own cache (its first ``zig cc`` of a
+    machine takes seconds). Made once per machine, compiler and symex, outside any sandbox
+    from symex's own sources and a trivial program (nothing of a tenant's), in a process of
+    its own (the caches are chosen by environment variables); each job gets a copy, so no
+    job ever writes what another reads."""
+    with _warm_lock:
+        if _warm:
+            return _warm[0]
+        compiler = find_compiler()
+        digest = hashlib.sha256("\0".join([compiler.version, *compiler.command,
+                                            shipped_headers_digest(),
+                                            *(p.read_text() for p in runtime_sources())])
+                                .encode()).hexdigest()[:24]
+        target = default_cache_dir().parent / f"service-warm-{digest}"
+        if not (target / WARM_DONE).is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            building = Path(tempfile.mkdtemp(prefix=".service-warm-", dir=target.parent))
+            try:
+                # it calls the library, so that all of it is compiled
+                (building / "trivial.c").write_text(
+                    "#include <string.h>\nint main(int argc, char **argv) { "
+                    "return (int)strlen(argv[0]); }\n")
+                environment = {**os.environ, "SYMEX_CACHE_DIR": str(building / "cache"),
+                               "ZIG_GLOBAL_CACHE_DIR": str(building / "cache" / "zig"),
+                               "ZIG_LOCAL_CACHE_DIR": str(building / "cache" / "zig")}
+                made = subprocess.run([sys.executable, "-c", "import symex; symex.compile("
+                                       f"{str(building / 'trivial.c')!r})"], env=environment,
+                                      capture_output=True, text=True, timeout=600, check=False)
+                if made.returncode != 0:
+                    raise SymexError(f"warming the jobs' caches failed: {made.stderr[-500:]}")
+                (building / "cache" / WARM_DONE).write_text("")
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(building / "cache", target)
+            finally:
+                shutil.rmtree(building, ignore_errors=True)
+        _warm.append(target)
+        return target
+
+
+#: the file that says a warm cache is complete
+WARM_DONE = ".complete"
 
 
 #: a compiler's diagnostic line that names a file: ``PATH:LINE[:COL]: ...``, or an include
