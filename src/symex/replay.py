@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 
 from symex.errors import CompileError, SymexError
-from symex.ir.build_cache import DEPENDENCY_TARGET, BuildCache, list_headers, read_dependency_file
+from symex.ir.build_cache import BuildCache, list_headers
 from symex.ir.compile import include_dir, shipped_headers_digest
 from symex.sandbox import NOBODY, Sandbox, SandboxLimits, hand_over
 from symex.output.ktest import KTest, read_ktest, write_ktest
@@ -212,10 +212,7 @@ def build_native(
         except OSError as exc:
             raise CompileError(f"could not run gcc: {exc}") from exc
         if proc.returncode != 0:
-            raise CompileError(
-                f"building {source_path} for native replay failed (gcc exited with "
-                f"{proc.returncode}); fix what gcc reports (or adjust the flags) and retry",
-                (proc.stderr or proc.stdout).strip())
+            raise _build_failed(source_path, proc.returncode, (proc.stderr or proc.stdout).strip())
         # readable by all: a sandbox's user runs it, and a program it cannot read runs
         # undumpable, its /proc/self/environ closed to it (ASan would read no options there)
         os.chmod(tmp_path, 0o755)
@@ -254,17 +251,19 @@ def _build_sandboxed(sandbox: NativeSandbox, compile_words: list[str], source: P
             said = (ran.stderr or ran.stdout).decode(errors="replace").strip()
             if ran.timed_out or ran.over_memory:
                 said = f"(stopped: over its {'time' if ran.timed_out else 'memory'} limit)\n{said}"
-            raise CompileError(
-                f"building {source} for native replay failed (gcc exited with "
-                f"{ran.returncode}); fix what gcc reports (or adjust the flags) and retry", said)
+            raise _build_failed(source, ran.returncode, said)
         shutil.copyfile(built, output)
         os.chmod(output, 0o755)
-        listed = isolated.run([*preprocess_words, "-M", "-MF", str(depfile), "-MT",
-                               DEPENDENCY_TARGET, str(source), "-o", os.devnull],
-                              cwd=source.parent, timeout=BUILD_SECONDS)
-        headers = (read_dependency_file(depfile, source, source.parent)
-                   if listed.returncode == 0 and depfile.is_file() else None)
+        headers = list_headers(preprocess_words, source, depfile, cwd=source.parent,
+                               run=lambda command: isolated.run(
+                                   command, cwd=source.parent, timeout=BUILD_SECONDS).returncode)
     return output, headers
+
+
+def _build_failed(source: Path, status: int, said: str) -> CompileError:
+    """What a failed native build raises: gcc's status, then what it said."""
+    return CompileError(f"building {source} for native replay failed (gcc exited with "
+                        f"{status}); fix what gcc reports (or adjust the flags) and retry", said)
 
 
 def classify(exit_code: int | None, signal: int | None, stderr: str) -> str | None:

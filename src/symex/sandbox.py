@@ -46,10 +46,9 @@ import psutil
 
 from symex.errors import SymexError
 
-__all__ = ["BWRAP_VARIABLE", "NOBODY", "Sandbox", "SandboxLimits", "SandboxUnavailable", "SandboxedRun",
-           "hand_over", "interrupt_process_tree", "kill_process_tree", "process_tree_rss",
-           "python_paths",
-           "sandbox_problem"]
+__all__ = ["BWRAP_VARIABLE", "NOBODY", "Sandbox", "SandboxLimits", "SandboxUnavailable",
+           "SandboxedRun", "hand_over", "interrupt_process_tree", "kill_process_tree",
+           "process_tree_rss", "python_paths", "sandbox_problem"]
 
 #: the environment variable naming the ``bwrap`` to use (default: the one under /usr)
 BWRAP_VARIABLE = "SYMEX_BWRAP"
@@ -232,15 +231,9 @@ def _probe() -> _Host | str:
             f"user.max_user_namespaces > 0) or root")
 
 
-_host: list[_Host | str] = []
-_host_lock = threading.Lock()
-
-
+@functools.cache
 def _host_or_problem() -> _Host | str:
-    with _host_lock:
-        if not _host:
-            _host.append(_probe())
-        return _host[0]
+    return _probe()
 
 
 def sandbox_problem() -> str | None:
@@ -337,8 +330,8 @@ class Sandbox:
             words += ["--bind", str(path), str(path)]
             bound.append(path)
         home = str(self.writable[0].resolve()) if self.writable else "/tmp"
-        environment = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": "/tmp",
-                       "LANG": "C.UTF-8", **self.environment}
+        environment = {**_launch_environment(), "HOME": home, "TMPDIR": "/tmp",
+                       **self.environment}
         if self.python:
             # the symex this process runs, however it was found (an install, an editable
             # one, PYTHONPATH): a sandbox's python imports the same

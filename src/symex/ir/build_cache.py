@@ -18,7 +18,7 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["DEPENDENCY_TARGET", "BuildCache", "list_headers", "read_dependency_file"]
@@ -41,20 +41,25 @@ def read_dependency_file(depfile: Path, source: Path, cwd: Path) -> list[str]:
     return list(paths)
 
 
-def list_headers(compiler: Sequence[str], source: Path, depfile: Path) -> list[str] | None:
+def list_headers(compiler: Sequence[str], source: Path, depfile: Path,
+                 run: Callable[[list[str]], int] | None = None,
+                 cwd: Path | None = None) -> list[str] | None:
     """The files a compile of ``source`` by ``compiler`` (its command and flags) reads besides
     it, from a preprocessor-only run of it (``-M``, dependencies into ``depfile``): zig cc
     writes no output file when asked for a dependency file in the compile itself, and gcc
-    would list the runtime a replay build links too. None if that run fails."""
+    would list the runtime a replay build links too. ``run`` runs that command in ``cwd``
+    (its exit status; by default here, in this directory: a sandbox's is another). None if
+    that run fails."""
     command = [*compiler, "-M", "-MF", str(depfile), "-MT", DEPENDENCY_TARGET, str(source),
                "-o", os.devnull]
     try:
-        proc = subprocess.run(command, capture_output=True, check=False)
+        status = (run(command) if run is not None
+                  else subprocess.run(command, capture_output=True, check=False).returncode)
     except OSError:
         return None
-    if proc.returncode != 0 or not depfile.is_file():
+    if status != 0 or not depfile.is_file():
         return None
-    return read_dependency_file(depfile, source, Path.cwd())
+    return read_dependency_file(depfile, source, cwd or Path.cwd())
 
 
 def _contents_digest(paths: Sequence[str]) -> str | None:

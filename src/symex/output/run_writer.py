@@ -157,7 +157,7 @@ class RunWriter:
             if show is not None:
                 show(snapshot)
         def should_stop() -> str | None:
-            return self.failed or interrupt.should_stop()
+            return self.should_stop() or interrupt.should_stop()
         return Hooks(on_path_end=interrupt.guard(self.path_ended),
                      on_progress=interrupt.guard(progressed), should_stop=should_stop)
 

@@ -6,8 +6,8 @@ anywhere (another job's results, the database, ``/etc/shadow``), a FIFO that blo
 opens it, or huge. The server therefore reads and writes job files only through these
 functions: a path is walked from the job's directory one name at a time, following no
 symbolic link at any level (``O_NOFOLLOW``); only regular files are read, each read is
-bounded, and a file the server writes is made beside its place and renamed over it (a link
-standing there is replaced, never followed).
+bounded, and a file the server writes is made beside its place and renamed over it
+(``write_atomically``: a link standing there is replaced, never followed).
 """
 
 from __future__ import annotations
@@ -16,15 +16,16 @@ import os
 import re
 import sqlite3
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePosixPath
 
 import attrs
 
+from symex.output.atomic_write import write_atomically
+
 __all__ = ["MAX_FILE_BYTES", "JobRun", "job_database", "job_runs", "list_job_entries",
-           "open_job_log", "read_job_bytes", "read_job_text", "write_job_file"]
+           "open_job_log", "read_job_bytes", "read_job_text"]
 
 #: the most the server reads of one job file (a test, a report, a coverage page)
 MAX_FILE_BYTES = 64 << 20
@@ -124,19 +125,6 @@ def job_database(where: Path, relative: str | os.PathLike[str]) -> Iterator[sqli
         os.close(fd)
 
 
-def write_job_file(where: Path, name: str, data: bytes) -> None:
-    """Write the file ``name`` of job directory ``where``: made beside it and renamed over
-    whatever stands there (a link is replaced, not followed)."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=where)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, where / name)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def open_job_log(where: Path, name: str) -> int:
     """A descriptor appending to the log ``name`` of job directory ``where`` (made if
     missing; anything but a regular file standing there is replaced by an empty log)."""
@@ -148,7 +136,7 @@ def open_job_log(where: Path, name: str) -> int:
         os.close(fd)
     except OSError:
         pass
-    write_job_file(where, name, b"")
+    write_atomically(where / name, b"")
     return os.open(where / name, flags, 0o644)
 
 

@@ -28,11 +28,12 @@ from symex.core.outcome import ErrorKind, PathStatus, ProgramError, TestCase
 from symex.description import RunDescription
 from symex.engine import writing_into
 from symex.errors import ConfigError
+from symex.output.atomic_write import write_atomically
 from symex.output.ktest import KTest, KTestError, read_seeds
 from symex.output.rendering import shown_objects
 from symex.output.testcomp import TestCompWriter
 from symex.replay import NativeSandbox
-from symex.service.job_files import JobRun, read_job_bytes, write_job_file
+from symex.service.job_files import JobRun, read_job_bytes
 from symex.symargs import ArgvSpec
 
 __all__ = ["MAX_NAME_CHARS", "MAX_PROGRAM_BYTES", "MAX_SEEDS", "MAX_SEED_BYTES", "SEEDS_DIRECTORY",
@@ -316,7 +317,7 @@ class JobOrder:
     def write(self, path: Path) -> None:
         """Save the order for the job's process (renamed into place: whatever stands there
         in the job's directory is replaced, not followed)."""
-        write_job_file(path.parent, path.name, pickle.dumps(self))
+        write_atomically(path, pickle.dumps(self))
 
     @staticmethod
     def read(path: Path) -> JobOrder:

@@ -30,11 +30,11 @@ import threading
 from pathlib import Path
 
 import attrs
-import psutil
 
 from symex.errors import SymexError
 from symex.ir.compile import default_cache_dir, find_compiler, shipped_headers_digest
 from symex.ir.link import runtime_sources
+from symex.memory_cap import default_max_memory_mb
 from symex.replay import NativeSandbox
 from symex.sandbox import Sandbox, SandboxLimits, hand_over, sandbox_problem
 
@@ -68,9 +68,9 @@ def job_uid(job_id: int) -> int:
 
 
 def default_job_memory_mb(max_running: int) -> int:
-    """Memory each of ``max_running`` jobs may hold: three quarters of the machine's, shared."""
-    total = psutil.virtual_memory().total >> 20
-    return max(512, int(total * 0.75) // max(1, max_running))
+    """Memory each of ``max_running`` jobs may hold: what a run may hold by default (three
+    quarters of the machine's), shared."""
+    return max(512, default_max_memory_mb() // max(1, max_running))
 
 
 @attrs.frozen

@@ -33,8 +33,8 @@ from symex.core.outcome import TIME_LIMIT_REASON
 from symex.output.directory import parse_info
 from symex.service.job_process import CRASHES_FILE
 from symex.sandbox import interrupt_process_tree, kill_process_tree, process_tree_rss
-from symex.service.job_files import (JobRun, job_runs, open_job_log, read_job_text,
-                                     write_job_file)
+from symex.output.atomic_write import write_atomically
+from symex.service.job_files import JobRun, job_runs, open_job_log, read_job_text
 from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, latest_progress,
                                 job_order, without_job_paths)
 from symex.service.sandboxing import JobIsolation, default_job_memory_mb
@@ -298,7 +298,7 @@ class Scheduler:
                                            start_new_session=True)
         finally:
             os.close(log)
-        write_job_file(where, RUN_PID_FILE, f"{process.pid} {out_dir.name}\n".encode())
+        write_atomically(where / RUN_PID_FILE, f"{process.pid} {out_dir.name}\n")
         self._running[job.id] = process
         self.store.set_status(job.id, JobStatus.RUNNING)
 
@@ -359,7 +359,7 @@ class Scheduler:
         filed = out.read_bytes(CRASHES_FILE)
         if filed is None:
             filed = json.dumps([c.as_json() for c in crashes(out)]).encode()
-        write_job_file(where, JOB_CRASHES_FILE, filed)
+        write_atomically(where / JOB_CRASHES_FILE, filed)
         summary = _summary(out)
         if cancelled:
             self.store.set_status(job.id, JobStatus.CANCELLED, "cancelled", summary)
