@@ -773,6 +773,51 @@ def test_the_page_talks_back(service: Service, tmp_path: Path) -> None:
             browser.close()
 
 
+def test_the_page_takes_an_entry_and_says_why_a_crash_was_not_replayed(
+        service: Service, tmp_path: Path) -> None:
+    """A harness without main, submitted from the page with its entry; an IR upload, whose
+    crashes the page says were not replayed, and why."""
+    if not Path(CHROMIUM).is_file():
+        pytest.skip("Debian's chromium is not installed (the README's set-up installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from symex.ir.compile import compile_c
+    harness = tmp_path / "harness.c"
+    harness.write_text("#include <klee/klee.h>\n#include <stdlib.h>\nint harness(void) {\n"
+                       "  int x;\n  klee_make_symbolic(&x, sizeof x, \"x\");\n"
+                       "  if (x == 3)\n    abort();\n  return 0;\n}\n")
+    source = tmp_path / "two_bugs.c"
+    source.write_text(TWO_BUGS)
+    ir = tmp_path / "two_bugs.ll"
+    ir.write_text(compile_c(source).read_text())
+    with sync_api.sync_playwright() as playwright:
+        browser = _launch(playwright)
+        try:
+            page = browser.new_page()
+            page.goto(service.url + "/")
+            page.fill("#token", service.bob)
+            page.click("#save-token")
+            submitted = []
+            for program, entry in ((harness, "harness"), (ir, "main")):
+                page.fill("input[name=entry]", entry)
+                page.set_input_files("#program", str(program))
+                page.click("#submit button[type=submit]")
+                page.wait_for_function("document.getElementById('message').textContent"
+                                       ".includes('submitted')", timeout=60_000)
+                submitted.append(int(page.inner_text("#message").split("job ")[1].split()[0]))
+            titles = []
+            with service.client(service.bob) as client:
+                for job, kind in zip(submitted, ("[abort]", "[ptr]")):
+                    assert _wait(client, job)["status"] == "done"
+                    page.locator(f"#job-{job}").click()
+                    title = page.locator("#crashes .crash b", has_text=kind).first
+                    title.wait_for(timeout=30_000)
+                    titles.append(title.inner_text())
+            assert "[abort]" in titles[0] and "(reproduced natively)" in titles[0], titles
+            assert "(not replayed: the upload was LLVM IR, not C source)" in titles[1], titles
+        finally:
+            browser.close()
+
+
 def test_a_new_database_beside_old_job_files_runs_its_own_jobs(tmp_path: Path) -> None:
     """A database deleted and made again, its storage kept: job 1 of the new one is not
     taken for the old job 1 (its run-1 directory was there, and the job failed on it)."""

@@ -90,6 +90,7 @@ _SANITIZER_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"runtime error: (?:shift exponent|left shift of)"), "overshift"),
     (re.compile(r"runtime error: execution reached (?:an )?unreachable program point"), "exec"),
 )
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSERTION_FAILED = re.compile(r"Assertion [`'].*[`'] failed")
 
 
@@ -151,6 +152,7 @@ def build_native(
     *,
     out_dir: os.PathLike[str] | None = None,
     sandbox: NativeSandbox | None = None,
+    entry: str = "main",
 ) -> Path:
     """Build ``source`` with gcc, sanitizers and the replay runtime; return the executable.
 
@@ -158,8 +160,9 @@ def build_native(
     runtime, and of every header the source includes (:mod:`symex.ir.build_cache`). With a
     ``sandbox``, gcc runs in it (seeing the source's directory and the ``-I`` directories of
     ``flags``, read-only, and writing a scratch directory), since building reads files the
-    source names. Raises :class:`~symex.errors.CompileError` with gcc's diagnostics on
-    failure.
+    source names. A program run from another ``entry`` than main gets the runtime's main,
+    which calls that function with no arguments. Raises
+    :class:`~symex.errors.CompileError` with gcc's diagnostics on failure.
     """
     source_path = Path(source).expanduser()
     if not source_path.is_file():
@@ -169,6 +172,10 @@ def build_native(
     runtime = runtime_source()
     command_flags = [*NATIVE_FLAGS, "-I", str(include_dir())]
     user_flags = list(flags)
+    if entry != "main":
+        if not _IDENTIFIER.fullmatch(entry):
+            raise CompileError(f"entry {entry!r} is not a C function's name")
+        user_flags.append(f"-DSYMEX_REPLAY_ENTRY={entry}")
 
     digest = hashlib.sha256()
     fields = [

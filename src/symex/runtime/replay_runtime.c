@@ -329,3 +329,11 @@ __attribute__((noreturn)) void __VERIFIER_error(void) {
 
 /* Weak: an SV-COMP program's own reach_error (usually an assert(0)) takes precedence. */
 __attribute__((weak, noreturn)) void reach_error(void) { __VERIFIER_error(); }
+
+/* A program run from another function than main (the service's entry field, explore's
+ * entry=NAME): build_native defines SYMEX_REPLAY_ENTRY, and this main calls that function
+ * as symex started it, with no arguments. */
+#ifdef SYMEX_REPLAY_ENTRY
+extern int SYMEX_REPLAY_ENTRY();
+int main(void) { return SYMEX_REPLAY_ENTRY(); }
+#endif

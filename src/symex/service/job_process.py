@@ -32,7 +32,7 @@ from symex.replay import NativeSandbox, build_native, reproduces, run_test
 from symex.sandbox import sandbox_problem
 from symex.results import Result
 from symex.service.job_files import JobRun
-from symex.service.jobs import JobOrder, crashes
+from symex.service.jobs import JobOrder, crashes, without_job_paths
 
 __all__ = ["CRASHES_FILE", "REPLAY_SECONDS", "main", "replay_crashes", "run_job"]
 
@@ -43,7 +43,7 @@ REPLAY_SECONDS = 10.0
 
 
 def replay_crashes(out_dir: Path, program: Path, flags: Sequence[str],
-                   sandbox: NativeSandbox) -> None:
+                   sandbox: NativeSandbox, entry: str = "main") -> None:
     """Write ``out_dir/crashes.json``: the run's crashes, each with whether the native build
     of ``program`` failed the same way on its input, built and run in ``sandbox``; where
     there is no verdict, ``not_replayed`` says why (IR uploaded, no sandbox, the build
@@ -59,9 +59,11 @@ def replay_crashes(out_dir: Path, program: Path, flags: Sequence[str],
         why = f"not replayed: no sandbox ({problem})"
     else:
         try:
-            executable = build_native(program, list(flags), sandbox=sandbox)
+            executable = build_native(program, list(flags), sandbox=sandbox, entry=entry)
         except SymexError as exc:
-            why = f"not replayed: the native build failed ({str(exc).splitlines()[0]})"
+            # the job's own files by their names: no server path leaves the job
+            said = without_job_paths(str(exc).splitlines()[0], Path.cwd())
+            why = f"not replayed: the native build failed ({said})"
     replayed = []
     for crash in found:
         verdict, note = None, why
@@ -142,7 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out_dir = Path(order.out_dir)
     if (out_dir / "info").is_file():
         try:
-            replay_crashes(out_dir, Path(order.program), order.flags, order.replay)
+            replay_crashes(out_dir, Path(order.program), order.flags, order.replay,
+                           order.description.inputs.entry)
         except KeyboardInterrupt:
             pass  # cancelled while replaying: the crashes stay without a verdict
     return code

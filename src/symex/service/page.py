@@ -38,6 +38,7 @@ form>*{margin:.2em .6em .2em 0} form>label{display:inline-block;white-space:nowr
 <label>arguments <input name="arguments" placeholder="-p 11211" size="14"></label>
 <label>seeds <input type="file" id="seeds" name="seeds" accept=".ktest" multiple></label>
 <label>max sym array <input name="max_sym_array_size" value="0" size="6"> bytes</label>
+<label>entry <input name="entry" value="main" size="10"></label>
 <button type="submit">Submit</button></form>
 <p id="message" role="status"></p>
 <p id="error"></p>
@@ -122,7 +123,8 @@ async function detail(job) {
     const box = document.createElement("div"); box.className = "crash";
     const title = document.createElement("b");
     title.textContent = "[" + crash.kind + "] " + crash.message + " at " + crash.location +
-      (crash.replayed === true ? " (reproduced natively)" : crash.replayed === false ? " (not reproduced natively)" : "");
+      (crash.replayed === true ? " (reproduced natively)" : crash.replayed === false ? " (not reproduced natively)" :
+       crash.not_replayed ? " (" + crash.not_replayed + ")" : "");
     const stack = document.createElement("pre"); stack.textContent = crash.stack.join("\\n");
     const input = document.createElement("pre"); input.className = "input";
     // as symex run shows them: numbers, text, or hex
