@@ -37,7 +37,7 @@ from pathlib import Path
 import attrs
 
 from symex.errors import LoadError
-from symex.ir.compile import Compiler, default_cache_dir, find_compiler
+from symex.ir.compile import Compiler, builtin_header_dir, default_cache_dir, find_compiler
 from symex.ir.link import LibraryFile, index_files
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "MUSL_URL",
     "MUSL_VERSION",
     "MuslTree",
+    "SHIPPED_DIR",
     "musl_ir_files",
     "musl_library",
     "musl_tree",
@@ -62,9 +63,9 @@ musl's start-up would, then calls ``exit(main(argc, argv, envp))``."""
 MUSL_TARGET = "x86_64-linux-musl"
 """The target programs for musl are compiled for: their IR's triple names musl."""
 
-MUSL_VERSION = "1.2.3"
+MUSL_VERSION = "1.2.5"
 MUSL_URL = f"https://deb.debian.org/debian/pool/main/m/musl/musl_{MUSL_VERSION}.orig.tar.gz"
-MUSL_SHA256 = "7d5b0b6062521e4627e099e4c9dc8248d32a30285e959b7eecaa780cf8cfd4a4"
+MUSL_SHA256 = "a9a118bbe84d8764da0ea0d28b3ab3fae8477fc7e4085d90102b8596fc7c75e4"
 
 #: source directories built (the rest is dynamic linking, the allocator, threads, asynchronous
 #: I/O and IPC, which symex models itself or does not offer)
@@ -248,8 +249,29 @@ def _overlay_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+SHIPPED_DIR = f"prebuilt/musl-{MUSL_VERSION}"
+"""Where a wheel carries musl, relative to the ``symex`` package: its headers, its IR (one
+``.ll`` per source file, built with zig cc when the wheel is built), its index and its
+licence. A checkout has none and builds musl into the cache on first use."""
+
+
+def _shipped() -> Path | None:
+    """The wheel's prebuilt musl, if it is there and was built from this overlay (an edited
+    checkout's glue.c builds anew)."""
+    root = Path(__file__).resolve().parent.parent / SHIPPED_DIR
+    try:
+        build = json.loads((root / "BUILD.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return root if build.get("overlay") == _overlay_digest() else None
+
+
 def musl_tree() -> MuslTree:
-    """musl's source (fetched and unpacked on first use) with the headers symex generates."""
+    """musl's source (fetched and unpacked on first use) with the headers symex generates;
+    with a wheel's prebuilt musl, its headers alone (nothing is fetched)."""
+    shipped = _shipped()
+    if shipped is not None:
+        return MuslTree(shipped / "source", shipped / "generated")
     source = _source_tree()
     generated = _cache_root() / f"generated-{_overlay_digest()}"
     if not (generated / "include" / "bits" / "alltypes.h").is_file():
@@ -271,11 +293,14 @@ def syscall_name(number: int) -> str:
     return _syscall_names.get(number, f"number {number}")
 
 
-def program_flags(tree: MuslTree) -> list[str]:
-    """Flags compiling a program against musl's headers instead of the system's."""
+def program_flags(tree: MuslTree, compiler: Compiler | None = None) -> list[str]:
+    """Flags compiling a program against musl's headers instead of the system's (and, last,
+    the headers of ``compiler`` itself, default the one symex uses: ``-nostdinc`` drops them,
+    and ``<stdatomic.h>`` is the compiler's, not the C library's)."""
     # the musl triple marks the IR, so loading it links musl without being told
     flags = ["-target", MUSL_TARGET, "-nostdinc"]
-    for directory in (*tree.public_includes, *kernel_header_dirs()):
+    builtin = builtin_header_dir(compiler if compiler is not None else find_compiler())
+    for directory in (*tree.public_includes, *kernel_header_dirs(), *([builtin] if builtin else [])):
         flags += ["-isystem", str(directory)]
     return flags
 
@@ -342,6 +367,10 @@ def musl_library(compiler: Compiler | None = None) -> list[LibraryFile]:
 def musl_ir_files(compiler: Compiler | None = None) -> list[Path]:
     """The library as one ``.ll`` per source file, built on first use (a few minutes, on
     every core; progress on stderr) and cached by compiler, musl version and overlay."""
+    shipped = _shipped()
+    if shipped is not None:
+        # llvmlite reads IR of any clang up to its own LLVM, whichever compiler builds programs
+        return [shipped / "ir" / name for name in json.loads((shipped / "BUILD.json").read_text())["files"]]
     compiler = compiler if compiler is not None else find_compiler()
     tree = musl_tree()
     # everything that changes the IR: the compiler, the overlay and glue, and the recipe
@@ -366,3 +395,41 @@ def musl_ir_files(compiler: Compiler | None = None) -> list[Path]:
             raise LoadError(f"building musl's {path} failed ({len(failures)} files failed): {error}")
         sys.stderr.write("symex: the C library is built\n")
     return outputs
+
+
+def ship(destination: Path) -> None:
+    """Build musl with zig cc and copy what programs need into ``destination`` (a wheel's
+    ``symex/prebuilt/musl-VERSION``): the headers, the IR files with their index, musl's
+    licence and ``BUILD.json`` (version, overlay digest, the files in link order)."""
+    from symex.ir.compile import zig_executable  # noqa: PLC0415
+
+    zig = zig_executable()
+    if zig is None:
+        raise LoadError("shipping musl needs the ziglang package (pip install ziglang)")
+    compiler = Compiler("zig", (str(zig), "cc"), _first_line([str(zig), "cc", "--version"]))
+    tree = musl_tree()
+    files = musl_library(compiler)
+    if destination.exists():
+        shutil.rmtree(destination)
+    for name in ("include", "arch/generic"):
+        shutil.copytree(tree.source / name, destination / "source" / name)
+    for name in ("include", "arch"):
+        shutil.copytree(tree.generated / name, destination / "generated" / name)
+    (destination / "ir").mkdir(parents=True)
+    for library_file in files:
+        shutil.copyfile(library_file.path, destination / "ir" / library_file.path.name)
+    shutil.copyfile(files[0].path.parent / "index-2.json", destination / "ir" / "index-2.json")
+    shutil.copyfile(tree.source / "COPYRIGHT", destination / "COPYRIGHT")
+    _write(destination / "BUILD.json", json.dumps({
+        "version": MUSL_VERSION, "overlay": _overlay_digest(), "compiler": compiler.version,
+        "files": [f.path.name for f in files]}, indent=1))
+
+
+def _first_line(command: list[str]) -> str:
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()[0]
+
+
+if __name__ == "__main__":  # python -m symex.ir.musl ship DIR (setup.py, when a wheel is built)
+    if len(sys.argv) != 3 or sys.argv[1] != "ship":
+        raise SystemExit("usage: python -m symex.ir.musl ship DIRECTORY")
+    ship(Path(sys.argv[2]))

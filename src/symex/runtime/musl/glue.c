@@ -307,6 +307,8 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_brk: return 0;
 	case SYS_mmap: return -ENOMEM;
 	case SYS_munmap: case SYS_mprotect: case SYS_madvise: return 0;
+	/* a kernel without statx: musl's statx() then answers from fstatat, as symex wants */
+	case SYS_statx: return -ENOSYS;
 	}
 	return __symex_unmodelled_syscall(n);
 }
@@ -316,49 +318,6 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 int *__errno_location(void);
 hidden int *___errno_location(void) { return __errno_location(); }
 
-/* statx (musl 1.2.5 has it, 1.2.3 does not; a program configured against zig's newer musl
- * calls it): answered from fstatat, as musl 1.2.5 does when the kernel lacks the call. The
- * structure is the kernel's. */
-struct symex_statx_timestamp { int64_t tv_sec; uint32_t tv_nsec, pad; };
-struct symex_statx {
-	uint32_t mask, blksize;
-	uint64_t attributes;
-	uint32_t nlink, uid, gid;
-	uint16_t mode, pad0;
-	uint64_t ino, size, blocks, attributes_mask;
-	struct symex_statx_timestamp atime, btime, ctime, mtime;
-	uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
-	uint64_t pad1[14];
-};
-
-int statx(int dirfd, const char *restrict path, int flags, unsigned mask, struct symex_statx *restrict out)
-{
-	struct stat st;
-	(void)mask;
-	if (fstatat(dirfd, path, &st, flags & (AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) < 0)
-		return -1;
-	memset(out, 0, sizeof *out);
-	out->mask = 0x7ff; /* STATX_BASIC_STATS */
-	out->blksize = st.st_blksize;
-	out->nlink = st.st_nlink;
-	out->uid = st.st_uid;
-	out->gid = st.st_gid;
-	out->mode = st.st_mode;
-	out->ino = st.st_ino;
-	out->size = st.st_size;
-	out->blocks = st.st_blocks;
-	out->atime.tv_sec = st.st_atim.tv_sec;
-	out->atime.tv_nsec = st.st_atim.tv_nsec;
-	out->mtime.tv_sec = st.st_mtim.tv_sec;
-	out->mtime.tv_nsec = st.st_mtim.tv_nsec;
-	out->ctime.tv_sec = st.st_ctim.tv_sec;
-	out->ctime.tv_nsec = st.st_ctim.tv_nsec;
-	out->rdev_major = major(st.st_rdev);
-	out->rdev_minor = minor(st.st_rdev);
-	out->dev_major = major(st.st_dev);
-	out->dev_minor = minor(st.st_dev);
-	return 0;
-}
 
 /* syscall(2). musl's reads six arguments whatever the caller passed (on x86-64 the rest are
  * registers, so nothing happens natively; under symex it reads past the end of the call's
