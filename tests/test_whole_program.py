@@ -36,8 +36,12 @@ def symex_cc(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*SYMEX_CC.split(), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
-def build(project: Path, cc: str = SYMEX_CC) -> None:
-    proc = subprocess.run(["make", f"CC={cc}"], cwd=project, capture_output=True, text=True, timeout=600)
+def build(project: Path, cc: str = SYMEX_CC, libc: str = "") -> None:
+    """``make CC=...``: for musl (symex cc's default) or, with ``libc="symex"``, the
+    system's headers and library natively and symex's small library in the IR."""
+    environment = {**os.environ, "SYMEX_LIBC": libc}
+    proc = subprocess.run(["make", f"CC={cc}"], cwd=project, capture_output=True, text=True, timeout=600,
+                          env=environment)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -66,7 +70,7 @@ def stdin_of(ktest: Path) -> bytes:
 
 
 def test_a_make_project_with_an_archive_is_explored_whole_and_replays_natively(project: Path) -> None:
-    build(project)
+    build(project, libc="symex")
     records = project / "records"
     # the native build is a working program: "r4" is a ratio 100/4 = 25, exit 2*10 + 0;
     # checksum: 114 ("r"), (114*31 + 52) & 255 = 2, (2*31 + 120) & 255 = 182
@@ -115,11 +119,34 @@ def test_the_ir_holds_what_the_native_linker_took(project: Path) -> None:
     assert len([name for name in names if name.startswith("helper")]) == 2
 
 
-def test_a_header_edit_and_make_change_what_runs(project: Path) -> None:
+def test_a_make_project_on_musl_by_default_replays_every_test_natively(project: Path) -> None:
+    """symex cc's default: the native executable is linked with musl (zig's copy of the
+    release symex explores), so each test's native exit code is the one symex found."""
     build(project)
+    native = subprocess.run([str(project / "records")], input=b"r4x", capture_output=True, timeout=60)
+    assert native.returncode == 20 and native.stdout == b"kind 2 value 25 checksum 182\n"
+    proc = symex_command("run", "--output-dir", "out", "records", "--sym-stdin", "3", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert "C library: musl (the program was compiled against musl's headers)" in (
+        project / "out" / "info").read_text()
+    exits, errors = outcomes(project / "out")
+    # the same outcomes as with symex's library; musl's printf of the symbolic checksum
+    # splits paths on its digits, so each outcome comes on several paths
+    assert set(exits) == {10, 20, 21, 30}
+    assert errors and all(data[:2] == b"r0" for data in errors)
+    replay = symex_command("replay", "records", "out", cwd=project)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    total = len(exits) + len(errors)
+    assert replay.stdout.splitlines()[-1] == (
+        f"symex replay: {total} tests: {len(errors)} of {len(errors)} error{'s' if len(errors) > 1 else ''} "
+        f"reproduced; {len(exits)} clean")
+
+
+def test_a_header_edit_and_make_change_what_runs(project: Path) -> None:
+    build(project, libc="symex")
     header = project / "lib" / "parse.h"
     header.write_text(header.read_text().replace("#define RATIO_DIGITS 1", "#define RATIO_DIGITS 2"))
-    build(project)
+    build(project, libc="symex")
     proc = symex_command("run", "--output-dir", "out", "records", "--sym-stdin", "3", cwd=project)
     assert proc.returncode == 0, proc.stderr
     _, errors = outcomes(project / "out")

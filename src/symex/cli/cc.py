@@ -11,6 +11,7 @@ the other commands are imported (``symex.cli.main``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -29,13 +30,21 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run_cc(arguments: Sequence[str]) -> int:
     """Compile with ``arguments`` as ``cc`` would; the compiler's exit status."""
-    from symex.errors import SymexError  # noqa: PLC0415 (keep start-up light)
-    from symex.ir.build_driver import run_compiler_driver  # noqa: PLC0415
+    from symex.ir.cc_shims import is_configure_check, recorded_shims  # noqa: PLC0415 (light)
 
     if not arguments:
         sys.stderr.write("symex cc: error: no input files (use it as a C compiler: "
                          "symex cc -c file.c -o file.o)\n")
         return 2
+    shims = recorded_shims() if is_configure_check(arguments) else None
+    if shims is not None:
+        # a configure check, with the compiler's scripts known: nothing else to import
+        sys.stdout.flush()
+        compiler = os.path.join(shims, "clang")
+        os.execv(compiler, [compiler, *arguments])
+    from symex.errors import SymexError  # noqa: PLC0415 (keep start-up light)
+    from symex.ir.build_driver import run_compiler_driver  # noqa: PLC0415
+
     try:
         return run_compiler_driver(arguments)
     except SymexError as exc:

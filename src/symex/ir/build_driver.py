@@ -34,12 +34,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from symex.errors import ConfigError
-from symex.ir.compile import Compiler, default_cache_dir, find_compiler, include_dir
+from symex.ir.cc_shims import default_cache_dir, is_configure_check, record_shims, recorded_shims
+from symex.ir.compile import Compiler, find_compiler, include_dir, zig_executable
 
 __all__ = ["BITCODE_SECTION", "IR_FLAGS", "driver_environment", "run_compiler_driver"]
 
@@ -74,9 +76,22 @@ for argument in "$@"; do
     esac
     set -- "$@" "$argument"
   done
-  exec {compiler} "$@" {ir_flags}
+  exec {ir_compiler} "$@" {ir_flags}
 done
-exec {compiler} "$@" -O0
+# a link gets the klee_* functions natively (replay_runtime.c's, an archive beside this
+# script: only a program calling them takes any); a compile, or a run naming no input, not
+link=no
+for argument in "$@"; do
+  case "$argument" in
+    -c|-S|-E|-M|-MM|-fsyntax-only) link=no; break ;;
+    -*) ;;
+    *.c|*.o|*.a|*.so|*.i|*.s|*.S|*.lo) link=yes ;;
+  esac
+done
+if [ $link = yes ]; then
+  exec {native_compiler} "$@" {native_flags} -O0 "$(dirname "$0")/{runtime_archive}"
+fi
+exec {native_compiler} "$@" {native_flags} -O0
 """
 
 _OBJCOPY_SHIM = """#!/bin/sh
@@ -107,25 +122,70 @@ def _quoted(words: Sequence[str]) -> str:
 
 
 def _shim_texts(compiler: Compiler, libc: str) -> dict[str, str]:
-    command = list(compiler.command)
+    ir_command = list(compiler.command)
     if compiler.kind == "zig":
-        command.extend(_ZIG_FLAGS)
-    ir_flags = [*IR_FLAGS, "-I", str(include_dir())]
+        ir_command.extend(_ZIG_FLAGS)
+    native_command = list(ir_command)
+    # symex's headers in both builds: a harness including <klee/klee.h> compiles natively too
+    # (the native build's klee_* calls then need symex replay's runtime, as KLEE's do)
+    shipped = ["-I", str(include_dir())]
+    ir_flags = [*IR_FLAGS, *shipped]
+    # an implicitly declared function (a C library's the headers lack) returns int in the IR
+    # and truncates a pointer: always said, whatever -std the build chose
+    native_flags = [*shipped, "-Wno-unused-command-line-argument", "-Wimplicit-function-declaration"]
     if libc == "musl":
         from symex.ir.musl import MUSL_TARGET, musl_tree, program_flags  # noqa: PLC0415
 
-        # the bitcode against musl's headers (its triple then names musl, and symex run links
-        # musl); the native build against zig's musl too, so configure checks that library
-        ir_flags += program_flags(musl_tree())
-        if compiler.kind == "zig":
-            command += ["-target", MUSL_TARGET]
+        # The bitcode against musl's headers (its triple then names musl: symex run links
+        # musl), whichever compiler makes it. The native build against the same headers and
+        # linked with the same musl release, zig's (a system clang has no musl to link):
+        # configure's test programs then run on the library the IR is explored with.
+        headers = program_flags(musl_tree(), compiler)
+        ir_flags += headers
+        zig = zig_executable()
+        if zig is None:
+            raise ConfigError("symex cc builds against musl with zig's copy of it, and the ziglang "
+                              "package is missing: pip install ziglang (or SYMEX_LIBC=symex for the "
+                              "system's C library)")
+        zig_compiler = Compiler("zig", (str(zig), "cc"), "")
+        native_command = [str(zig), "cc", *_ZIG_FLAGS, "-target", MUSL_TARGET]
+        native_flags += program_flags(musl_tree(), zig_compiler)
     objcopy = shutil.which("objcopy")
     if objcopy is not None:
         objcopy_text = _OBJCOPY_SHIM.format(objcopy=shlex.quote(objcopy))
     else:
-        objcopy_text = _ZIG_OBJCOPY_SHIM.format(zig=_quoted([sys.executable, "-m", "ziglang"]))
-    return {"clang": _CLANG_SHIM.format(compiler=_quoted(command), ir_flags=_quoted(ir_flags)),
-            "symex-objcopy": objcopy_text}
+        objcopy_text = _ZIG_OBJCOPY_SHIM.format(zig=_quoted([str(zig_executable())]))
+    return {"clang": _CLANG_SHIM.format(ir_compiler=_quoted(ir_command), ir_flags=_quoted(ir_flags),
+                                        native_compiler=_quoted(native_command),
+                                        native_flags=_quoted(native_flags), runtime_archive=RUNTIME_ARCHIVE),
+            "symex-objcopy": objcopy_text,
+            # not a script: how the archive is compiled (part of the directory's name)
+            RUNTIME_RECIPE: shlex.join([*native_command, *native_flags, *_RUNTIME_FLAGS])}
+
+
+RUNTIME_ARCHIVE = "libsymex-replay.a"
+"""The archive of klee_* functions for native executables, in the scripts' directory."""
+RUNTIME_RECIPE = "runtime-recipe"
+_RUNTIME_FLAGS = ("-c", "-fPIC", "-O1", "-w", "-DSYMEX_REPLAY_INTRINSICS_ONLY")
+
+
+def _build_runtime_archive(directory: Path, recipe: str) -> None:
+    """Compile replay_runtime.c's klee_* functions natively into ``directory``'s archive."""
+    source = Path(__file__).resolve().parent.parent / "runtime" / "replay_runtime.c"
+    work = Path(tempfile.mkdtemp(prefix=".runtime.", dir=directory))
+    try:
+        subprocess.run([*shlex.split(recipe), str(source), "-o", str(work / "replay.o")],
+                       check=True, capture_output=True, text=True)
+        zig = zig_executable()
+        archiver = [str(zig), "ar"] if zig is not None else [shutil.which("ar") or "ar"]
+        subprocess.run([*archiver, "rcs", str(work / RUNTIME_ARCHIVE), str(work / "replay.o")],
+                       check=True, capture_output=True, text=True)
+        os.replace(work / RUNTIME_ARCHIVE, directory / RUNTIME_ARCHIVE)
+    except subprocess.CalledProcessError as exc:
+        raise ConfigError(f"symex cc could not build its native klee_* functions: "
+                          f"{(exc.stderr or '').strip() or exc}") from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _write_shims(texts: dict[str, str]) -> Path:
@@ -133,9 +193,10 @@ def _write_shims(texts: dict[str, str]) -> Path:
     two compilers, or two symex versions, never share one), written atomically once."""
     digest = hashlib.sha256(repr(sorted(texts.items())).encode()).hexdigest()[:16]
     directory = default_cache_dir() / "cc-shims" / digest
-    if all((directory / name).is_file() for name in texts):
+    if all((directory / name).is_file() for name in texts) and (directory / RUNTIME_ARCHIVE).is_file():
         return directory
     directory.mkdir(parents=True, exist_ok=True)
+    _build_runtime_archive(directory, texts[RUNTIME_RECIPE])
     for name, text in texts.items():
         temporary = directory / f".{name}.{os.getpid()}.tmp"
         temporary.write_text(text)
@@ -146,12 +207,18 @@ def _write_shims(texts: dict[str, str]) -> Path:
 
 def driver_environment(compiler: Compiler | None = None, libc: str | None = None) -> dict[str, str]:
     """The environment variables that make wllvm compile with ``compiler`` (default: the one
-    symex uses) through symex's shims, for the C library ``libc`` ("symex" or "musl";
-    default ``$SYMEX_LIBC``, else "symex")."""
-    libc = libc if libc is not None else os.environ.get("SYMEX_LIBC", "symex") or "symex"
+    symex uses) through symex's shims, for the C library ``libc`` ("musl" or "symex";
+    default ``$SYMEX_LIBC``, else "musl")."""
+    libc = libc if libc is not None else os.environ.get("SYMEX_LIBC", "") or "musl"
     if libc not in ("symex", "musl"):
-        raise ConfigError(f"SYMEX_LIBC={libc!r}: symex cc builds for 'symex' (the default) or 'musl'")
-    directory = _write_shims(_shim_texts(compiler if compiler is not None else find_compiler(), libc))
+        raise ConfigError(f"SYMEX_LIBC={libc!r}: symex cc builds for 'musl' (the default: configure's "
+                          f"checks and the IR both see musl) or 'symex' (symex's small library "
+                          f"over the system's headers)")
+    return _wllvm_environment(_write_shims(_shim_texts(compiler if compiler is not None else find_compiler(),
+                                                      libc)))
+
+
+def _wllvm_environment(directory: Path) -> dict[str, str]:
     return {
         "LLVM_COMPILER": "clang",
         "LLVM_COMPILER_PATH": str(directory),
@@ -182,14 +249,6 @@ def _file_type(path: str) -> int:
     return int(FileType.UNKNOWN)
 
 
-def is_configure_check(arguments: Sequence[str]) -> bool:
-    """Whether this compile is one of configure's checks (autoconf names their sources
-    ``conftest.c``): its program is never explored, so no bitcode is built, which halves
-    the time ``./configure CC="symex cc"`` takes."""
-    sources = [a for a in arguments if not a.startswith("-") and a.endswith((".c", ".i"))]
-    return bool(sources) and all(os.path.basename(source) == "conftest.c" for source in sources)
-
-
 def run_compiler_driver(arguments: Sequence[str]) -> int:
     """Run ``symex cc ARGUMENTS`` as a compiler would run: the exit status of the build.
 
@@ -214,7 +273,12 @@ def run_compiler_driver(arguments: Sequence[str]) -> int:
             raise SystemExit(1) from None
 
     compilers.buildAndAttachBitcode = attach_or_fail
-    environment = driver_environment()
+    recorded = recorded_shims()
+    if recorded is not None:
+        environment = _wllvm_environment(Path(recorded))
+    else:
+        environment = driver_environment()
+        record_shims(Path(environment["LLVM_COMPILER_PATH"]))
     if is_configure_check(arguments):
         compiler = Path(environment["LLVM_COMPILER_PATH"]) / "clang"
         return subprocess.run([str(compiler), *arguments], check=False).returncode

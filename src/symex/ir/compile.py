@@ -22,16 +22,19 @@ import attrs
 
 from symex.errors import CompileError, CompilerNotFound
 from symex.ir.build_cache import BuildCache, list_headers
+from symex.ir.cc_shims import default_cache_dir
 
 __all__ = [
     "DEFAULT_FLAGS",
     "Compiler",
+    "builtin_header_dir",
     "compile_c",
     "compiler_of",
     "describe_compiler",
     "default_cache_dir",
     "find_compiler",
     "include_dir",
+    "zig_executable",
     "shipped_headers_digest",
 ]
 
@@ -77,14 +80,6 @@ class Compiler:
 def include_dir() -> Path:
     """Directory of the headers symex ships (``klee/klee.h``, ``symex.h``); passed with ``-I``."""
     return Path(__file__).resolve().parent.parent / "include"
-
-
-def default_cache_dir() -> Path:
-    """Where compiled IR is cached: ``$SYMEX_CACHE_DIR`` if set, else ``~/.cache/symex/ir``."""
-    env = os.environ.get("SYMEX_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "symex" / "ir"
 
 
 def shipped_headers_digest() -> str:
@@ -145,6 +140,38 @@ def _clang_candidates() -> list[str]:
 _found_compiler: dict[tuple[str, str, str], Compiler] = {}
 
 
+_builtin_dirs: dict[tuple[str, ...], Path | None] = {}
+
+
+def builtin_header_dir(compiler: Compiler) -> Path | None:
+    """The compiler's own headers (``stdatomic.h``, ``immintrin.h``, ``cpuid.h``: what a C
+    library does not provide), for builds with ``-nostdinc``, which drops them too."""
+    if compiler.command not in _builtin_dirs:
+        found: Path | None = None
+        zig = zig_executable()
+        if compiler.kind == "zig" and zig is not None:
+            found = zig.parent / "lib" / "include"
+        else:
+            try:
+                proc = subprocess.run([*compiler.command, "-print-resource-dir"], capture_output=True,
+                                      text=True, timeout=60, check=False)
+                found = Path(proc.stdout.strip()) / "include" if proc.returncode == 0 else None
+            except (OSError, subprocess.TimeoutExpired):
+                found = None
+        _builtin_dirs[compiler.command] = found if found is not None and found.is_dir() else None
+    return _builtin_dirs[compiler.command]
+
+
+def zig_executable() -> Path | None:
+    """The ``zig`` binary of the ``ziglang`` package, or None without it. Run directly, not
+    as ``python -m ziglang``: a build's hundreds of compiles would each start a Python."""
+    spec = importlib.util.find_spec("ziglang")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "zig"
+    return path if os.access(path, os.X_OK) else None
+
+
 def find_compiler() -> Compiler:
     """Return the compiler symex uses: system clang (or ``clang-NN``) if on PATH, else ``zig cc``.
 
@@ -170,8 +197,9 @@ def find_compiler() -> Compiler:
         if version is not None:
             compiler = Compiler(kind="clang", command=(candidate,), version=version)
             break
-    if compiler is None and importlib.util.find_spec("ziglang") is not None:
-        command = (sys.executable, "-m", "ziglang", "cc")
+    zig = zig_executable()
+    if compiler is None and zig is not None:
+        command = (str(zig), "cc")
         version = _first_version_line(command)
         if version is not None:
             compiler = Compiler(kind="zig", command=command, version=version)

@@ -128,8 +128,17 @@ def link_modules(paths: Sequence[str | os.PathLike[str]], *, name: str = "progra
         return target
     linked = parse_module(files[0])
     for position, path in enumerate(files[1:], start=1):
+        part = parse_module(path)
+        if ("musl" in part.triple) != ("musl" in linked.triple):
+            # one library's struct layouts and macros in one part, another's in the next:
+            # a program that compiles and runs wrong
+            musl, other = (names[position], names[0]) if "musl" in part.triple else (names[0], names[position])
+            raise LoadError(f"{musl} was compiled against musl's headers and {other} against the "
+                            f"system's ({part.triple or 'no triple'} and {linked.triple or 'no triple'}): "
+                            f"build every part one way (symex cc builds for musl unless "
+                            f"SYMEX_LIBC=symex; rebuild the odd part, e.g. make clean && make)")
         try:
-            linked.link_in(parse_module(path))
+            linked.link_in(part)
         except RuntimeError as exc:
             raise LoadError(f"linking {names[position]} with {', '.join(names[:position])} failed: "
                             f"{str(exc).strip()}; a program defines each function once (make "

@@ -11,6 +11,11 @@
  * SYMEX_REPLAY_FIRST_OBJECT=K skips the first K objects: those that built the command line
  * (n_args, argNN of --sym-arg/--sym-args), which symex replay turned into argv already.
  *
+ * symex cc also links it, compiled with -DSYMEX_REPLAY_INTRINSICS_ONLY into an archive, into
+ * every native executable it builds, so a harness calling klee_make_symbolic links and runs
+ * natively as with KLEE's libkleeRuntest (KTEST_FILE names the test; without one, every
+ * input is zero, with a warning).
+ *
  * Exit codes that symex.replay recognises (together with the stderr markers):
  *   86  "symex-replay: klee_assume failed"  (the test case does not satisfy an assumption)
  *   87  "symex-replay: user error: ..."      (klee_report_error)
@@ -153,6 +158,9 @@ static void replay_fill(void *addr, size_t nbytes, const char *name) {
 
 void klee_make_symbolic(void *addr, size_t nbytes, const char *name) { replay_fill(addr, nbytes, name); }
 
+#ifndef SYMEX_REPLAY_INTRINSICS_ONLY
+/* (left out of the archive symex cc links into native executables: there the C library's
+ * close and accept stay the program's own) */
 /* --sym-packets: under symex, the first accept() that finds no connection waiting gets one
  * from a client outside the program, which sends the packets (objects packet-0, packet-1...,
  * made at that accept) and closes. Natively the same accept gets one end of a socket pair
@@ -220,6 +228,8 @@ int accept(int fd, struct sockaddr *address, socklen_t *length) { return replay_
 int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags) {
   return replay_accept(fd, address, length, flags);
 }
+
+#endif
 
 int klee_int(const char *name) {
   int x;

@@ -1,0 +1,7 @@
+int sign(int x) {
+    if (x > 0)
+        return 1;
+    if (x < 0)
+        return -1;
+    return 0;
+}

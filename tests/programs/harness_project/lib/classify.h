@@ -1,0 +1,1 @@
+int classify(const char *word);
