@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from symex.errors import CompilerNotFound, ConfigError, LoadError
 from symex.ir.compile import compile_c, compiler_of, describe_compiler, find_compiler
@@ -15,20 +16,60 @@ from symex.ir.program import Program
 from symex.ir.whole_program import bitcode_paths, is_native_build, link_modules, parse_module
 
 
-#: the C libraries a program can be linked with: symex's own small one (the default), musl
-#: (a real C library, built on first use, with the environment modelled at its system calls),
-#: or none
-LIBRARIES = ("symex", "musl", "none")
+#: the C libraries a program can be linked with: "auto" (the default: symex's own small one
+#: when it defines every function the program calls, musl otherwise), symex's, musl (a real C
+#: library, shipped with the wheel, with the environment modelled at its system calls), or none
+LIBRARIES = ("auto", "symex", "musl", "none")
 
 
 def _library(libc: bool | str) -> str:
-    choice = {True: "symex", False: "none"}.get(libc, libc) if isinstance(libc, bool) else libc
+    choice = {True: "auto", False: "none"}.get(libc, libc) if isinstance(libc, bool) else libc
     if choice not in LIBRARIES:
         raise ConfigError(f"unknown C library {libc!r}: choose one of {', '.join(LIBRARIES)}")
     return choice
 
 
-def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
+def _unresolved(module: Any) -> list[str]:
+    """The functions ``module`` calls that nothing defines: neither the module (with the
+    libraries linked so far) nor one of the environment's handlers."""
+    from symex.env import default_externals  # noqa: PLC0415 (the handlers' names only)
+
+    handled = default_externals()
+    return sorted(f.name for f in module.functions
+                  if f.is_declaration and not f.name.startswith("llvm.") and f.name not in handled)
+
+
+def _musl_defines(names: Sequence[str]) -> list[str]:
+    """Those of ``names`` musl defines (building musl first in a checkout without it)."""
+    defined: set[str] = set()
+    for entry in musl_library():
+        defined |= entry.defines
+    return [name for name in names if name in defined]
+
+
+def _shown(names: Sequence[str], most: int = 4) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+class _NeedsMusl(Exception):
+    """``auto`` found functions only musl defines: compile the program again for musl."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def load(path: str | os.PathLike[str], *, libc: bool | str = "auto") -> Program:
+    """Load an LLVM module from a ``.ll`` (text) or ``.bc`` (bitcode) file, or the whole
+    program of a native build made with ``symex cc`` (see :func:`_load`). ``libc="auto"``
+    (the default) links musl into a module compiled for musl (its triple says so) and
+    symex's small library into any other; ``Program.library`` and ``library_reason`` say
+    which and why."""
+    return _load(path, libc, may_recompile=False)
+
+
+def _load(path: str | os.PathLike[str], libc: bool | str, *, may_recompile: bool) -> Program:
     """Load an LLVM module from a ``.ll`` (text) or ``.bc`` (bitcode) file, or the whole
     program of a native build made with ``symex cc`` (an executable, object or archive: the
     bitcode of every object it was linked from, linked into one module).
@@ -43,6 +84,7 @@ def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
     whose triple names musl gets musl by default), keeping symex's allocator, string and
     number functions; ``libc=False`` links nothing."""
     library = _library(libc)
+    reason = "asked for" if library != "auto" else ""
     p = Path(path)
     if not p.is_file():
         raise LoadError(f"no such file: {p}")
@@ -53,10 +95,10 @@ def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
     if any(f.name == LIBC_START and not f.is_declaration for f in module.functions):
         # a whole program linked before (a run's assembly.ll, or bitcode made of it): its
         # libraries are in; linking them again would define every name twice
-        library = "none"
-    elif libc is True and "musl" in module.triple:
-        # compiled for musl (compile(..., libc="musl"), or SYMEX_LIBC=musl symex cc)
-        library = "musl"
+        library, reason = "none", "the module was linked with its C library before"
+    elif library == "auto" and "musl" in module.triple:
+        # compiled for musl (compile(..., libc="musl"), or symex cc, whose default it is)
+        library, reason = "musl", "the program was compiled against musl's headers"
     if library == "musl":
         compiler = find_compiler()
         runtime = [f for source, f in zip(runtime_sources(), index_files(runtime_ir_files(compiler)))
@@ -69,9 +111,26 @@ def load(path: str | os.PathLike[str], *, libc: bool | str = True) -> Program:
             compiler = None
         if compiler is not None:
             link_runtime(module, compiler)
+    elif library == "auto":
+        library, reason = "symex", "symex's library defines every function the program calls"
+        try:
+            link_runtime(module, find_compiler())
+        except CompilerNotFound:
+            pass
+        missing = _unresolved(module)
+        in_musl = _musl_defines(missing) if missing else []
+        if in_musl and may_recompile:
+            raise _NeedsMusl(f"symex's library lacks {_shown(in_musl)}")
+        if in_musl:
+            reason = (f"compiled against the system's headers, not musl's: {_shown(in_musl)} "
+                      f"stay unsupported (compile the C sources instead, or with symex cc)")
+        elif missing:
+            reason = f"neither library defines {_shown(missing)}"
     # llvmlite renames named structs that clash with earlier modules in the process
     # (%struct.S -> %struct.S.0) and renumbers metadata: lowering reads its own printout
-    return Lowering(module, str(module), str(p)).run()
+    program = Lowering(module, str(module), str(p)).run()
+    program.library, program.library_reason = library, reason
+    return program
 
 
 #: symex's library files a musl program does not get: its stdio (musl's FILE is another)
@@ -79,7 +138,7 @@ _NOT_WITH_MUSL = frozenset({"stdio"})
 
 
 def program_ir(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-               flags: Sequence[str] = (), *, libc: bool | str = True) -> Path:
+               flags: Sequence[str] = (), *, libc: bool | str = "auto") -> Path:
     """One IR file holding the whole program of ``sources``: each C file compiled (with
     ``flags``), ``.ll``/``.bc`` files and ``symex cc`` builds taken as they are, all linked
     into one module when there are several."""
@@ -111,7 +170,7 @@ def program_ir(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
 
 
 def compile(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],  # noqa: A001
-            flags: Sequence[str] = (), *, libc: bool | str = True) -> Program:
+            flags: Sequence[str] = (), *, libc: bool | str = "auto") -> Program:
     """Compile a C program (one file or several, clang else zig cc) with symex's headers,
     link its parts and load the result.
 
@@ -120,7 +179,14 @@ def compile(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], 
     to every C file (``-O2``, ``-DNAME=1``, ``-Iinclude``). The IR is cached by source,
     flags, compiler and included headers. ``libc``: as for :func:`load`; with "musl" the C
     files are compiled against musl's headers."""
-    program = load(program_ir(sources, flags, libc=libc), libc=libc)
+    files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    compiled = any(Path(f).suffix == ".c" for f in files)
+    try:
+        program = _load(program_ir(sources, flags, libc=libc), libc, may_recompile=compiled)
+    except _NeedsMusl as needs:
+        # compiled again against musl's headers: its FILE, its struct layouts
+        program = _load(program_ir(sources, flags, libc="musl"), "musl", may_recompile=False)
+        program.library_reason = needs.reason
     first = sources if isinstance(sources, (str, os.PathLike)) else next(iter(sources))
     program.path = str(Path(first))
     return program

@@ -148,10 +148,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     solving.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
     solving.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
     solving.add_argument("--libc", choices=LIBRARIES, default=None,
-                         help="the C library linked with the program: symex's own (the default, "
-                              "unless the program was compiled for musl), musl (a real one, built "
-                              "on first use; the environment is modelled at its system calls), "
-                              "or none")
+                         help="the C library linked with the program: auto (the default: "
+                              "symex's own when it defines every function the program calls, "
+                              "musl otherwise; the run says which and why), symex, musl (a real "
+                              "one, shipped with symex; the environment is modelled at its "
+                              "system calls), or none")
     # symex's own flags (not the input ones, which may stand among the program's arguments),
     # to warn when one follows PROGRAM and so goes to the program
     inputs = {spelled for spelled, *_ in _SYM_SPECS}
@@ -454,6 +455,10 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
     out.write_assembly(program.ir_text)
     # a row every 2 s, or as often as --progress-interval asks (the service asks for 1 s)
     compiler = compiler_used(options.programs, program.ir_text)
+    library = f"{program.library} ({program.library_reason})" if program.library_reason else program.library
+    if options.verbose or (program.library == "musl" and not options.libc and not options.quiet):
+        # auto's choice of musl changes what the run means (and costs): say it unasked
+        sys.stderr.write(f"symex: C library: {library}\n")
     if options.verbose:
         limits = description.limits
         sys.stderr.write(f"symex: compiled by {compiler}\n"
@@ -461,7 +466,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
     writer = RunWriter(out, default_command_line(),
                        stats_interval=min(2.0, max(options.progress_interval, 0.1)),
                        test_comp=options.test_format == "testcomp", program_name=options.program,
-                       compiler=compiler)
+                       compiler=compiler, library=library)
     display = ProgressDisplay(mode, plain_interval=max(options.progress_interval, 0.1))
     interrupt = DeferredInterrupt()
     hooks = writer.hooks(interrupt, display)

@@ -258,6 +258,9 @@ class Program:
     ir_text: str = ""
     #: names that are aliases of functions (musl's weak_alias), by the function's name
     function_aliases: dict[str, str] = attrs.field(factory=dict)
+    #: the C library linked in ("symex", "musl" or "none") and why (``libc="auto"``'s choice)
+    library: str = "symex"
+    library_reason: str = ""
 
     def ensure_lowered(self, fn: Function) -> None:
         """Lower ``fn`` now if it was left for its first use."""

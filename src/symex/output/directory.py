@@ -67,6 +67,8 @@ class RunSummary:
     """Paths the memory cap ended while they waited."""
     compiler: str = ""
     """What compiled the program (``loading.compiler_used``)."""
+    library: str = ""
+    """The C library linked in and why (``Program.library``, ``library_reason``)."""
 
     @property
     def explored(self) -> int:
@@ -282,6 +284,7 @@ class OutputDirectory:
             "command line: " + " ".join(_quote(a) for a in s.command_line),
             f"working directory: {s.working_directory}",
             *([f"compiler: {s.compiler}"] if s.compiler else []),
+            *([f"C library: {s.library}"] if s.library else []),
             f"started: {s.start}",
             f"finished: {s.end}",
             f"elapsed: {s.elapsed:.3f} s",

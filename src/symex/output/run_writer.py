@@ -95,11 +95,12 @@ class RunWriter:
 
     def __init__(self, out: OutputDirectory, command_line: Sequence[str], *,
                  stats_interval: float = 2.0, test_comp: bool = False,
-                 program_name: str = "", compiler: str = "") -> None:
+                 program_name: str = "", compiler: str = "", library: str = "") -> None:
         self.out = out
         self.command_line = tuple(command_line)
-        #: what compiled the program, as ``info`` says it
+        #: what compiled the program, and the C library linked in, as ``info`` says them
         self.compiler = compiler
+        self.library = library
         self.started = datetime.datetime.now().astimezone()
         self.clock = time.monotonic()
         #: what could not be written, said at the end (messages.txt and stderr)
@@ -220,7 +221,7 @@ class RunWriter:
             start=self.started.isoformat(timespec="seconds"),
             end=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
             elapsed=time.monotonic() - self.clock, tests=self.out.tests, compiler=self.compiler,
-            **counts)
+            library=self.library, **counts)
 
     def close(self) -> None:
         """Close the statistics and the directory (every file written so far stays)."""
