@@ -427,7 +427,7 @@ def worker_settings(spec: Workload, searcher: str = "dfs") -> Any:
     if RunDescription is not None:
         return RunDescription.build(searcher=searcher, **spec.explore_options())
     from symex.engine import WorkerSettings  # type: ignore[attr-defined]
-    from symex.env.posix import PosixSetup
+    from symex.env.world import PosixSetup
     from symex.symargs import ArgvSpec
     return WorkerSettings(entry="main", argv=ArgvSpec(spec.argv),  # type: ignore[arg-type]
                           posix=PosixSetup.make(None, None), searcher=searcher)

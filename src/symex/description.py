@@ -26,7 +26,7 @@ from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.core.seeding import Seed, seeds_from_mappings
 from symex.core.outcome import ErrorKind
-from symex.env.posix import PosixSetup
+from symex.env.world import PosixSetup
 from symex.errors import ConfigError
 from symex.memory_cap import check_fits, default_max_memory_mb, worker_cap
 from symex.options import DEFAULT_CHAIN, RunOptions, defaults

@@ -25,7 +25,7 @@ from symex.core.state import State
 from symex.core.machine import ExternalHandler
 from symex.env import default_externals
 from symex.description import RunDescription, error_kinds_to_exit_on
-from symex.env.posix import PosixSetup, install_world
+from symex.env.world import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.ir.musl import LIBC_START

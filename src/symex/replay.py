@@ -28,7 +28,7 @@ from symex.ir.compile import include_dir, shipped_headers_digest
 from symex.sandbox import NOBODY, Sandbox, SandboxLimits, hand_over
 from symex.output.ktest import KTest, read_ktest, write_ktest
 from symex.output.test_index import TestEntry, read_test_index
-from symex.symargs import replay_argv
+from symex.symargs import ArgvSpec, replay_argv
 
 __all__ = [
     "NATIVE_FLAGS",
@@ -321,10 +321,11 @@ def replay_environment(ktest: KTest) -> ReplayEnvironment:
     """The symbolic files (``X-data`` objects) and stdin (``stdin``) of a test case."""
     files = []
     stdin = None
+    spec = ArgvSpec.parse(ktest.args[1:])  # --sym-dir puts the files in a directory
     for obj in ktest.objects:
         name = obj.name
         if len(name) == 6 and name.endswith("-data") and "A" <= name[0] <= "Z":
-            files.append((name[0], bytes(obj.data)))
+            files.append((spec.sym_file_path(name[0]), bytes(obj.data)))
         elif name == "stdin":
             stdin = bytes(obj.data)
     return ReplayEnvironment(tuple(files), stdin)
@@ -412,6 +413,7 @@ def run_native(
             cwd = Path(scratch) / "cwd"
             cwd.mkdir()
             for name, data in environment.files if environment is not None else ():
+                (cwd / name).parent.mkdir(parents=True, exist_ok=True)
                 (cwd / name).write_bytes(data)
         stdin_data = environment.stdin if environment is not None else None
         command: list[str | bytes] = [str(Path(executable).resolve()), *args]

@@ -119,12 +119,29 @@ class MaxFail:
     count: int = attrs.field(validator=_non_negative)
 
 
+def _relative_directory(instance: object, attribute: attrs.Attribute, value: str) -> None:
+    parts = value.split("/") if isinstance(value, str) else []
+    if not value or value.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise ConfigError(f"--sym-dir takes a relative directory such as htdocs or www/data, not "
+                          f"{value!r}: the symbolic files are made under the working directory")
+
+
+@attrs.frozen
+class SymDir:
+    """``--sym-dir DIR``: the files of ``--sym-files`` are ``DIR/A``, ``DIR/B`` ... instead of
+    ``A``, ``B`` ... (``DIR`` and the directories above it exist), so a program that serves or
+    walks files under a directory (a web server's ``htdocs``) finds them there."""
+
+    path: str = attrs.field(validator=_relative_directory)
+
+
 #: the objects ``--max-fail`` makes, in order (KLEE's names), one per kind of call
 FAILURE_OBJECTS = ("read_fail", "write_fail", "close_fail")
 
-_ENVIRONMENT = (SymFiles, SymStdin, SymStdout, SymPackets, SymFragments, MaxFail)
+_ENVIRONMENT = (SymFiles, SymStdin, SymStdout, SymPackets, SymFragments, MaxFail, SymDir)
 
-ArgvItem = str | SymArg | SymArgs | SymFiles | SymStdin | SymStdout | SymPackets | SymFragments | MaxFail
+ArgvItem = (str | SymArg | SymArgs | SymFiles | SymStdin | SymStdout | SymPackets | SymFragments | MaxFail
+            | SymDir)
 """One item of a command line: a concrete argument, a symbolic-argument spec, or a spec of
 the symbolic environment (files, stdin), which takes no place in ``argv``."""
 
@@ -164,7 +181,7 @@ class ArgvSpec:
             if not isinstance(item, (str, SymArg, SymArgs) + _ENVIRONMENT):
                 raise ConfigError(f"a command-line item must be a str, SymArg, SymArgs, "
                                   f"SymFiles, SymStdin, SymStdout, SymPackets, "
-                                  f"SymFragments or MaxFail, not {item!r}")
+                                  f"SymFragments, MaxFail or SymDir, not {item!r}")
         if self.max_symbolic > MAX_SYMBOLIC_ARGS:
             raise ConfigError(f"at most {MAX_SYMBOLIC_ARGS} symbolic arguments are allowed "
                               f"(these specs allow {self.max_symbolic}); lower MAX or drop some")
@@ -205,6 +222,16 @@ class ArgvSpec:
     def has_symbolic_arguments(self) -> bool:
         """Whether any item makes a symbolic argument of ``argv``."""
         return any(isinstance(i, (SymArg, SymArgs)) for i in self.items)
+
+    @property
+    def sym_dir(self) -> str:
+        """The last ``--sym-dir`` (where the symbolic files are; "" for the working directory)."""
+        found = [i for i in self.items if isinstance(i, SymDir)]
+        return found[-1].path if found else ""
+
+    def sym_file_path(self, letter: str) -> str:
+        """Where the symbolic file ``letter`` is, relative to the working directory."""
+        return f"{self.sym_dir}/{letter}" if self.sym_dir else letter
 
     @property
     def sym_files(self) -> SymFiles | None:
@@ -285,6 +312,11 @@ class ArgvSpec:
                 items.append(SymFragments(_spec_number(words[k + 1] if k + 1 < len(words) else None,
                                                        word, usage)))
                 k += 2
+            elif word in ("--sym-dir", "-sym-dir"):
+                if k + 1 >= len(words):
+                    raise ConfigError(f"{word} takes a directory argument <dir>")
+                items.append(SymDir(words[k + 1]))
+                k += 2
             elif word in ("--max-fail", "-max-fail"):
                 usage = "an integer argument <max-failures>"
                 items.append(MaxFail(_spec_number(words[k + 1] if k + 1 < len(words) else None,
@@ -315,6 +347,8 @@ class ArgvSpec:
                 out += ["--sym-fragments", str(item.count)]
             elif isinstance(item, MaxFail):
                 out += ["--max-fail", str(item.count)]
+            elif isinstance(item, SymDir):
+                out += ["--sym-dir", item.path]
             else:
                 out.append("--sym-stdout")
         return tuple(out)

@@ -166,6 +166,8 @@ _SYM_SPECS: tuple[tuple[str, int, str | tuple[str, ...] | None, str], ...] = (
     ("--sym-args", 3, ("MIN", "MAX", "N"),
      "MIN to MAX symbolic arguments of at most N characters each"),
     ("--sym-files", 2, ("NUM", "N"), "NUM symbolic files named A, B, ... of N bytes each"),
+    ("--sym-dir", 1, "DIR", "the symbolic files are DIR/A, DIR/B, ... (DIR and the directories "
+     "above it exist): files under a directory tree"),
     ("--sym-stdin", 1, "N", "standard input is N symbolic bytes"),
     ("--sym-stdout", 0, None, "accepted for KLEE compatibility (output stays per path)"),
     ("--sym-packets", 2, ("NUM", "SIZE"), "a client outside the program connects to the first "

@@ -142,7 +142,7 @@ class State:
         #: with an unclaimed cell on its chain "covered new code" and claims the whole chain
         #: (claims close under ancestors, so claiming stops at the first claimed cell)
         self.claims: list[Any] | None = None
-        #: files and descriptors (env.posix.PosixWorld, immutable: forks share it)
+        #: files and descriptors (env.world.PosixWorld, immutable: forks share it)
         self.posix: Any = None
         #: where the path is in a recorded execution tree (memo.PathCursor), None without one;
         #: a fork hands each new state its own (DecisionMemo.forked)

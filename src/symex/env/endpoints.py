@@ -12,14 +12,8 @@ import attrs
 
 from symex.core.machine import Machine
 from symex.core.state import State
-from symex.env.posix import (
-    MAX_FDS,
-    OpenFile,
-    PosixWorld,
-    concrete_int,
-    lowest_free_fd,
-    world_of,
-)
+from symex.env.posix import concrete_int
+from symex.env.world import MAX_FDS, OpenFile, PosixWorld, lowest_free_fd, world_of
 from symex.ir.program import Access, ValueKind
 
 __all__ = ["Endpoint", "EndpointKind"]

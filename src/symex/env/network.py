@@ -83,12 +83,8 @@ from symex.env.endpoints import (
 )
 from symex.env.klee import make_symbolic
 from symex.env.network_io import fcntl, on_endpoints, poll, recvfrom, select, sendto, unsupported, waiting_read
-from symex.env.posix import (
-    PosixWorld,
-    concrete_int,
-    returning,
-    world_of,
-)
+from symex.env.posix import concrete_int, returning
+from symex.env.world import PosixWorld, world_of
 from symex.ir.program import Instruction
 
 __all__ = ["handlers"]

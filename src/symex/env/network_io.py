@@ -48,16 +48,8 @@ from symex.env.endpoints import (
     socket_of,
     write_address,
 )
-from symex.env.posix import (
-    MAX_FDS,
-    S_IFIFO,
-    STAT_SIZE,
-    OpenFile,
-    PosixWorld,
-    concrete_int,
-    lowest_free_fd,
-    world_of,
-)
+from symex.env.posix import concrete_int
+from symex.env.world import MAX_FDS, S_IFIFO, STAT_SIZE, OpenFile, PosixWorld, lowest_free_fd, world_of
 from symex.ir.program import Instruction
 
 # -- eventfds' counters ---------------------------------------------------------------------

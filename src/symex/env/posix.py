@@ -1,11 +1,5 @@
-"""The program's files and standard streams: a per-state file-descriptor table and the system
-calls over it, with KLEE's POSIX-runtime meanings.
-
-Each state holds a :class:`PosixWorld` (``State.posix``): immutable maps from path to file
-node, node to contents, and descriptor to open file, so forks share the world and a state
-that opens, reads or writes replaces its own reference. File contents are tuples of bytes,
-each an ``int`` or an 8-bit expression, so symbolic file data is copied into program memory
-as it is, without concretizing; only the counts are concrete (``read`` returns
+"""The system calls on files and descriptors, with KLEE's POSIX-runtime meanings, over the
+state's world (:mod:`symex.env.world`). Only the counts are concrete (``read`` returns
 ``min(requested, remaining)``, as KLEE's model does).
 
 Files: ``--sym-files NUM N`` makes ``A``, ``B``... of N symbolic bytes (objects ``A-data``
@@ -30,276 +24,26 @@ in ``runtime/libc/unistd.c`` (``open``, ``read``...) set ``errno`` and return -1
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Iterable
 from typing import Any
 
 import attrs
-import immutables
 
 from symex import expr as E
 from symex.core.forks import ForkKind
 from symex.core.machine import ExternalHandler, Machine
-from symex.core.memory import ObjectKind, locate
+from symex.core.memory import locate
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
-from symex.env.klee import make_symbolic
-from symex.errors import ConfigError
+from symex.env.world import (
+    AT_FDCWD, EACCES, EBADF, EEXIST, EINVAL, EIO, EISDIR, EMFILE, ENOENT, ENOSYS, ENOTDIR, ENOTTY,
+    ESPIPE, MAX_FDS, O_ACCMODE, O_APPEND, O_CREAT, O_EXCL, O_RDWR, O_TRUNC, O_WRONLY, S_IFDIR,
+    O_DIRECTORY, S_IFMT, STAT_SIZE, STDERR_NODE, STDOUT_NODE, FileNode, OpenFile, PosixWorld,
+    directory_entries, inode, lowest_free_fd, parent_of, resolve, world_of)
 from symex.ir.program import Instruction
-from symex.symargs import FAILURE_OBJECTS, SYM_STDOUT_SIZE, ArgvSpec
 
-__all__ = ["STAT_SIZE", "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "handlers",
-           "injected_failure", "install_world", "concrete_int", "lowest_free_fd", "returning",
-           "world_of"]
-
-#: sizeof(struct stat) on x86-64 Linux (glibc), the size of KLEE's ``*-stat`` objects
-STAT_SIZE = 144
 _ST_INO, _ST_NLINK, _ST_MODE, _ST_SIZE, _ST_BLKSIZE, _ST_BLOCKS = 8, 16, 24, 48, 56, 64
 
-S_IFIFO, S_IFCHR, S_IFDIR, S_IFREG = 0o010000, 0o020000, 0o040000, 0o100000
-O_ACCMODE, O_WRONLY, O_RDWR = 3, 1, 2
-O_CREAT, O_EXCL, O_TRUNC, O_APPEND = 0o100, 0o200, 0o1000, 0o2000
-AT_FDCWD = -100
-ENOENT, EIO, EBADF, EACCES, EEXIST, EINVAL, EMFILE, ENOTTY, ESPIPE = 2, 5, 9, 13, 17, 22, 24, 25, 29
-ENOTDIR, EISDIR = 20, 21
-S_IFMT = 0o170000
-#: struct dirent64's d_type of each kind of node
-_DIRENT_TYPES = {S_IFIFO: 1, S_IFCHR: 2, S_IFDIR: 4, S_IFREG: 8}
-ENOSYS = 38
-
-#: descriptors a state may hold open at once
-MAX_FDS = 1024
-
-#: node ids of the two output sinks (the path's stdout and stderr)
-STDOUT_NODE, STDERR_NODE = -1, -2
-#: the working directory, which is also the root (getcwd says "/", and both "." and "/" name
-#: it): it holds the files named without a slash (the symbolic files A, B, ... and those the
-#: program creates)
-DIRECTORY_NODE = -3
-
-
-@attrs.frozen
-class FileNode:
-    """The contents of one file: bytes as ints or 8-bit expressions."""
-
-    data: tuple[Any, ...]
-    mode: int = S_IFREG | 0o644
-    stat_address: int = 0
-    """Address of the file's symbolic ``*-stat`` object (0 for concrete files)."""
-    read_only: bool = False
-    """A host file: opening it for writing fails with EACCES."""
-
-
-_WORKING_DIRECTORY = FileNode((), mode=S_IFDIR | 0o755)
-
-#: the system's own files every world has, the same on every machine: the user database with
-#: root alone, as on a minimal Linux (musl's getpwnam/getgrgid read them: `id root`, `groups
-#: root` and `ls -l`'s owner names work, and replay natively on any Linux, where root is 0)
-SYSTEM_FILES = {"/etc/passwd": b"root:x:0:0:root:/root:/bin/sh\n", "/etc/group": b"root:x:0:\n"}
-
-
-@attrs.frozen
-class OpenFile:
-    """One open file description: which node, where, and how it was opened."""
-
-    node: int
-    offset: int = 0
-    readable: bool = True
-    writable: bool = False
-    append: bool = False
-    endpoint: int = 0
-    """A pipe end or socket (``PosixWorld.endpoints``, env.network); 0 for a file."""
-    nonblocking: bool = False
-    """``O_NONBLOCK``: a call that would block fails with EAGAIN instead."""
-
-
-_EMPTY: immutables.Map[Any, Any] = immutables.Map()
-
-
-@attrs.frozen
-class PosixWorld:
-    """A state's files and descriptors (persistent maps; change by replacing)."""
-
-    names: immutables.Map[str, int]
-    nodes: immutables.Map[int, FileNode]
-    fds: immutables.Map[int, int]
-    """descriptor -> open file description (dup'ed descriptors share one, and its offset)"""
-    descriptions: immutables.Map[int, OpenFile]
-    next_node: int
-    next_description: int
-    endpoints: immutables.Map[int, Any] = _EMPTY
-    """Pipe ends and sockets by id (env.endpoints.Endpoint)."""
-    bound: immutables.Map[Any, int] = _EMPTY
-    """Socket addresses in use -> the endpoint bound there."""
-    next_endpoint: int = 1
-    packets: tuple[int, int] | None = None
-    """``--sym-packets COUNT SIZE`` not delivered yet (env.network)."""
-    fragments: int = 0
-    """``--sym-fragments N``: how many more received segments this path may split."""
-    failures_left: int = 0
-    """``--max-fail N``: how many more calls this path may fail."""
-    calls: tuple[int, ...] = (0, 0, 0)
-    """How many read, write and close calls the path made (numbering them for their
-    ``*_fail`` object)."""
-    fail_values: tuple[Any, ...] = ()
-    """The 32-bit values of the objects ``read_fail``, ``write_fail``, ``close_fail``."""
-    session_over: str | None = None
-    """Why no input can reach the program any more and what it was given has been answered
-    (env.network: it closed the ``--sym-packets`` client's connection); the path then ends,
-    completed, the next time every thread waits (core.scheduling)."""
-
-    def with_fds(self, fds: immutables.Map[int, int]) -> PosixWorld:
-        """The world with another process's descriptor table (core.scheduling)."""
-        return attrs.evolve(self, fds=fds)
-
-    def opened(self, fd: int) -> OpenFile | None:
-        """The open file description of ``fd``, or None if ``fd`` is not open."""
-        key = self.fds.get(fd)
-        return None if key is None else self.descriptions[key]
-
-    def moved(self, fd: int, offset: int) -> PosixWorld:
-        """The world with ``fd``'s description at ``offset``."""
-        key = self.fds[fd]
-        return attrs.evolve(self, descriptions=self.descriptions.set(
-            key, attrs.evolve(self.descriptions[key], offset=offset)))
-
-
-@attrs.frozen
-class PosixSetup:
-    """What the exploration's initial world holds besides the symbolic specs: concrete
-    standard input, and host files that may be read (path -> contents)."""
-
-    stdin: bytes = b""
-    host_files: tuple[tuple[str, bytes], ...] = ()
-
-    @classmethod
-    def make(cls, stdin: bytes | str | None, host_files: Iterable[str | os.PathLike[str]] | None) -> PosixSetup:
-        """Read the host files now (a missing one is a ConfigError)."""
-        if isinstance(stdin, str):
-            stdin = stdin.encode()
-        files = []
-        for path in host_files or ():
-            try:
-                with open(path, "rb") as handle:
-                    files.append((os.fspath(path), handle.read()))
-            except OSError as exc:
-                raise ConfigError(f"cannot read host file {os.fspath(path)!r}: {exc.strerror}; "
-                                  f"pass an existing readable file in host_files") from None
-        return cls(stdin or b"", tuple(files))
-
-
-def _normal(path: str) -> str:
-    while path.startswith("./"):
-        path = path[2:]
-    return os.path.normpath(path) if path else path
-
-
-def _symbolic_object(ex: Machine, state: State, size: int, name: str) -> tuple[int, list[Any]]:
-    os_ = state.allocate(size, ObjectKind.ARGUMENT, name)
-    make_symbolic(ex, state, os_.obj.address, size, name)
-    os_ = state.objects[os_.obj.segment]
-    return os_.obj.address, os_.read_bytes(0, size)
-
-
-def install_world(ex: Machine, state: State, spec: ArgvSpec, setup: PosixSetup) -> None:
-    """Give ``state`` its initial world: the symbolic files (``A-data``, ``A-data-stat``...)
-    and stdin (``stdin``, ``stdin-stat``) of ``spec`` in KLEE's order, or the concrete stdin
-    and host files of ``setup``."""
-    nodes: dict[int, FileNode] = {}
-    names: dict[str, int] = {}
-    files = spec.sym_files
-    if files is not None:
-        for k in range(files.count):
-            letter = chr(ord("A") + k)
-            _, data = _symbolic_object(ex, state, files.size, f"{letter}-data")
-            stat, _ = _symbolic_object(ex, state, STAT_SIZE, f"{letter}-data-stat")
-            names[letter] = len(nodes) + 1
-            nodes[len(nodes) + 1] = FileNode(tuple(data), stat_address=stat)
-    sym_stdin = spec.sym_stdin
-    if sym_stdin is not None:
-        _, data = _symbolic_object(ex, state, sym_stdin.size, "stdin")
-        stat, _ = _symbolic_object(ex, state, STAT_SIZE, "stdin-stat")
-        stdin = FileNode(tuple(data), stat_address=stat, read_only=True)
-    else:
-        stdin = FileNode(tuple(setup.stdin), mode=S_IFIFO | 0o600, read_only=True)
-    stdin_node = len(nodes) + 1
-    nodes[stdin_node] = stdin
-    if spec.sym_stdout:
-        # after stdin's objects, as KLEE's klee_init_fds makes them
-        _, data = _symbolic_object(ex, state, SYM_STDOUT_SIZE, "stdout")
-        stat, _ = _symbolic_object(ex, state, STAT_SIZE, "stdout-stat")
-        nodes[STDOUT_NODE] = FileNode(tuple(data), stat_address=stat)
-    else:
-        nodes[STDOUT_NODE] = FileNode((), mode=S_IFIFO | 0o600)
-    for path, content in setup.host_files:
-        node = len(nodes) + 1
-        nodes[node] = FileNode(tuple(content), read_only=True)
-        names[_normal(path)] = node
-        names[os.path.abspath(path)] = node
-    _add_standard_files(nodes, names)
-    nodes[STDERR_NODE] = FileNode((), mode=S_IFIFO | 0o600)
-    fail_values: list[Any] = []
-    if spec.max_fail:
-        # after stdout's objects, as KLEE's klee_init_fds makes them
-        for name in FAILURE_OBJECTS:
-            _, data = _symbolic_object(ex, state, 4, name)
-            fail_values.append(E.concat(data[3], E.concat(data[2], E.concat(data[1], data[0]))))
-    packets = spec.sym_packets
-    fragments = spec.sym_fragments
-    state.posix = PosixWorld(immutables.Map(names), immutables.Map(nodes), _STANDARD_FDS,
-                             _standard_descriptions(stdin_node), len(nodes) + 1, 3,
-                             packets=None if packets is None else (packets.count, packets.size),
-                             fragments=0 if fragments is None else fragments.count,
-                             failures_left=spec.max_fail, fail_values=tuple(fail_values))
-
-
-_STANDARD_FDS: immutables.Map[int, int] = immutables.Map({0: 0, 1: 1, 2: 2})
-
-
-def _add_standard_files(nodes: dict[int, FileNode], names: dict[str, int]) -> None:
-    """What every world's file system has: the working directory (as "." and "/") and the
-    system files, unless a host file of the same name came first."""
-    nodes[DIRECTORY_NODE] = _WORKING_DIRECTORY
-    names["."] = names["/"] = DIRECTORY_NODE
-    for path, text in SYSTEM_FILES.items():
-        if path not in names:
-            node = len(nodes) + 1
-            nodes[node] = FileNode(tuple(text), read_only=True)
-            names[path] = node
-
-
-def _directory_entries(world: PosixWorld) -> list[tuple[str, int]]:
-    """The working directory's files, (name, node), by name: those named without a slash."""
-    return [(name, node) for name, node in sorted(world.names.items())
-            if "/" not in name and name != "."]
-
-
-def _inode(node_id: int) -> int:
-    """A node's inode number (stat's st_ino, readdir's d_ino)."""
-    return 1000 + node_id if node_id > 0 else 10 - node_id
-
-
-def _standard_descriptions(stdin_node: int) -> immutables.Map[int, OpenFile]:
-    return immutables.Map({0: OpenFile(stdin_node),
-                           1: OpenFile(STDOUT_NODE, readable=False, writable=True),
-                           2: OpenFile(STDERR_NODE, readable=False, writable=True)})
-
-
-def world_of(state: State) -> PosixWorld:
-    """The state's world, made (empty stdin, standard outputs) if the state has none."""
-    world = state.posix
-    if world is None:
-        # a state started without install_world (a caller-made entry state): empty stdin
-        nodes = {1: FileNode((), mode=S_IFIFO | 0o600, read_only=True),
-                 STDOUT_NODE: FileNode((), mode=S_IFIFO | 0o600),
-                 STDERR_NODE: FileNode((), mode=S_IFIFO | 0o600)}
-        names: dict[str, int] = {}
-        _add_standard_files(nodes, names)
-        world = state.posix = PosixWorld(immutables.Map(names), immutables.Map(nodes),
-                                         _STANDARD_FDS, _standard_descriptions(1),
-                                         len(nodes) + 1, 3)
-    return world
-
+__all__ = ["concrete_int", "handlers", "injected_failure", "path_at", "path_of", "returning", "unlink_path"]
 
 def concrete_int(ex: Machine, state: State, value: Any, width: int, why: str,
                  signed: bool = True) -> int:
@@ -333,14 +77,30 @@ def injected_failure(ex: Machine, state: State, call: int) -> bool:
     return fails
 
 
-def _path(ex: Machine, state: State, address: Any) -> str | None:
+def path_of(ex: Machine, state: State, address: Any) -> str | None:
+    """The key of the path at ``address`` (a symbolic one may name an existing file: see
+    :func:`_symbolic_file_name`), or None for a null pointer."""
     if type(address) is int and address == 0:
         return None
     if type(address) is int:
         named = _symbolic_file_name(ex, state, address)
         if named is not None:
             return named
-    return _normal(ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
+    return resolve(world_of(state).cwd, ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
+
+
+def _listed_below(world: PosixWorld, directory: str) -> list[str]:
+    """The files a listing reaches from ``directory`` (its entries, theirs ...), as paths
+    relative to it: what a symbolic path may name."""
+    found: list[str] = []
+    pending = [("", directory)]
+    while pending:
+        prefix, key = pending.pop()
+        for name, node_id in directory_entries(world, key):
+            found.append(prefix + name)
+            if world.nodes[node_id].mode & S_IFMT == S_IFDIR:
+                pending.append((f"{prefix}{name}/", name if key == "." else f"{key}/{name}"))
+    return sorted(found)
 
 
 def _symbolic_file_name(ex: Machine, state: State, address: int) -> str | None:
@@ -351,7 +111,8 @@ def _symbolic_file_name(ex: Machine, state: State, address: int) -> str | None:
     tool given ``--sym-args`` and ``--sym-files`` would never open its symbolic file."""
     # the files of the working directory (the symbolic files, those the program made): a
     # symbolic argument is not also tried as /etc/passwd, which KLEE's runtime does not do
-    names = [name for name, _ in _directory_entries(world_of(state))]
+    world = world_of(state)
+    names = _listed_below(world, world.cwd)
     if not names:
         return None
     segment, offset = locate(address)
@@ -381,20 +142,12 @@ def _symbolic_file_name(ex: Machine, state: State, address: int) -> str | None:
                 matches.append(E.eq(byte, E.const(wanted, 8)))
         else:
             if ex.holds_or_retry(state, functools.reduce(E.bool_and, matches), ForkKind.FILE_NAME):
-                return name
+                return resolve(world.cwd, name)
     return None
 
 
-def lowest_free_fd(world: PosixWorld, low: int = 0) -> int:
-    """The lowest descriptor from ``low`` up that is not open (POSIX's rule for new ones)."""
-    fd = low
-    while fd in world.fds:
-        fd += 1
-    return fd
-
-
 def _open(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    return _open_path(ex, state, _path(ex, state, args[0]), args[1])
+    return _open_path(ex, state, path_of(ex, state, args[0]), args[1])
 
 
 def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> int:
@@ -410,6 +163,9 @@ def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> i
     if node_id is None:
         if not flags & O_CREAT:
             return -ENOENT
+        parent = names.get(parent_of(path))
+        if parent is not None and nodes[parent].mode & S_IFMT != S_IFDIR:
+            return -ENOTDIR
         node_id = next_node
         next_node += 1
         names = names.set(path, node_id)
@@ -419,6 +175,8 @@ def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> i
     node = nodes[node_id]
     if node.mode & S_IFMT == S_IFDIR and (wants_write or flags & O_CREAT):
         return -EISDIR  # a directory opens for reading only, and its reads fail
+    if flags & O_DIRECTORY and node.mode & S_IFMT != S_IFDIR:
+        return -ENOTDIR
     if wants_write and node.read_only:
         return -EACCES
     if flags & O_TRUNC and access != 0:
@@ -427,7 +185,7 @@ def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> i
     if fd >= MAX_FDS:
         return -EMFILE
     opened = OpenFile(node_id, 0, access != O_WRONLY, access in (O_WRONLY, O_RDWR),
-                      bool(flags & O_APPEND))
+                      bool(flags & O_APPEND), path=path)
     key = world.next_description
     state.posix = attrs.evolve(world, names=names, nodes=nodes, fds=world.fds.set(fd, key),
                                descriptions=world.descriptions.set(key, opened),
@@ -436,11 +194,28 @@ def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> i
 
 
 def _openat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    directory = concrete_int(ex, state, args[0], 32, "openat directory")
-    path = _path(ex, state, args[1])
-    if directory != AT_FDCWD and path is not None and not path.startswith("/"):
-        return -EBADF  # no directory descriptors in this model
-    return _open_path(ex, state, path, args[2])
+    path = path_at(ex, state, args[0], args[1])
+    return path if isinstance(path, int) else _open_path(ex, state, path, args[2])
+
+
+def path_at(ex: Machine, state: State, directory_fd: Any, address: Any) -> str | None | int:
+    """The key of ``address``'s path taken from the directory open as ``directory_fd``
+    (``AT_FDCWD``: the working directory), or ``-errno``."""
+    fd = concrete_int(ex, state, directory_fd, 32, "directory descriptor")
+    world = world_of(state)
+    if fd == AT_FDCWD:
+        return path_of(ex, state, address)
+    opened = world.opened(fd)
+    if opened is None:
+        return -EBADF
+    if world.nodes[opened.node].mode & S_IFMT != S_IFDIR or not opened.path:
+        return -ENOTDIR
+    # the path as the program wrote it, resolved from that directory
+    state.posix = attrs.evolve(world, cwd=opened.path)
+    try:
+        return path_of(ex, state, address)
+    finally:
+        state.posix = attrs.evolve(world_of(state), cwd=world.cwd)
 
 
 def _close(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
@@ -551,7 +326,7 @@ def _fill_stat(ex: Machine, state: State, node_id: int, node: FileNode, buffer: 
     def put(offset: int, value: int, size: int) -> None:
         image[offset:offset + size] = list(value.to_bytes(size, "little"))
 
-    put(_ST_INO, _inode(node_id), 8)
+    put(_ST_INO, inode(node_id), 8)
     put(_ST_NLINK, 1, 8)
     put(_ST_MODE, node.mode, 4)
     put(_ST_SIZE, len(node.data), 8)
@@ -563,7 +338,7 @@ def _fill_stat(ex: Machine, state: State, node_id: int, node: FileNode, buffer: 
 
 def _stat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    path = _path(ex, state, args[0])
+    path = path_of(ex, state, args[0])
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
@@ -581,7 +356,7 @@ def _fstat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
 
 def _access(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     world = world_of(state)
-    path = _path(ex, state, args[0])
+    path = path_of(ex, state, args[0])
     mode = concrete_int(ex, state, args[1], 32, "access mode")
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
@@ -625,8 +400,12 @@ def _dup2(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
 
 
 def _unlink(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    return unlink_path(state, path_of(ex, state, args[0]))
+
+
+def unlink_path(state: State, path: str | None) -> int:
+    """unlink() of a path already read: a file only, not read-only."""
     world = world_of(state)
-    path = _path(ex, state, args[0])
     node_id = world.names.get(path) if path is not None else None
     if path is None or node_id is None:
         return -ENOENT
@@ -638,39 +417,16 @@ def _unlink(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
     return 0
 
 
-def _getdents64(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    """The working directory's entries as ``struct dirent64`` records: ".", "..", then its
-    files by name; the description's offset counts the entries already returned."""
+def _fstatat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``fstatat(fd, path, buffer)``, the path taken from the directory ``fd`` (fts, find)."""
+    path = path_at(ex, state, args[0], args[1])
+    if isinstance(path, int):
+        return path
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "getdents descriptor")
-    count = concrete_int(ex, state, args[2], 64, "getdents count", signed=False)
-    opened = world.opened(fd)
-    if opened is None:
-        return -EBADF
-    if world.nodes[opened.node].mode & S_IFMT != S_IFDIR:
-        return -ENOTDIR
-    here = _inode(DIRECTORY_NODE)  # ".." too: the working directory is the root
-    entries = [(".", here, S_IFDIR), ("..", here, S_IFDIR)]
-    entries += [(name, _inode(node_id), world.nodes[node_id].mode & S_IFMT)
-                for name, node_id in _directory_entries(world)]
-    index = opened.offset
-    out = bytearray()
-    while index < len(entries):
-        name, inode, kind = entries[index]
-        encoded = name.encode("utf-8", "surrogateescape") + b"\0"
-        length = (19 + len(encoded) + 7) & ~7  # d_ino, d_off, d_reclen, d_type, d_name
-        if len(out) + length > count:
-            break
-        record = (inode.to_bytes(8, "little") + (index + 1).to_bytes(8, "little")
-                  + length.to_bytes(2, "little") + bytes([_DIRENT_TYPES.get(kind, 0)]) + encoded)
-        out += record.ljust(length, b"\0")
-        index += 1
-    if not out and index < len(entries):
-        return -EINVAL  # the buffer holds not even one record
-    if out:
-        ex.write_bytes(state, args[1], bytes(out))
-    state.posix = world.moved(fd, index)
-    return len(out)
+    node_id = world.names.get(path) if path is not None else None
+    if node_id is None:
+        return -ENOENT
+    return _fill_stat(ex, state, node_id, world.nodes[node_id], args[2])
 
 
 def _unmodelled_syscall(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
@@ -693,15 +449,15 @@ def returning(width: int, handler: ExternalHandler) -> ExternalHandler:
     return call
 
 
+HANDLERS: dict[str, ExternalHandler] = {
+    "open": _open, "openat": _openat, "close": _close, "read": _read, "write": _write, "lseek": _lseek,
+    "stat": _stat, "fstat": _fstat, "fstatat": _fstatat, "access": _access, "isatty": _isatty,
+    "dup": _dup, "dup2": _dup2, "unlink": _unlink,
+}
+"""The handlers by system call name (their declarations: :mod:`symex.ir.system_calls`)."""
+
+
 def handlers() -> dict[str, ExternalHandler]:
-    """The system calls, by the names ``runtime/libc/unistd.c`` calls them."""
-    ints = {"__symex_open": _open, "__symex_openat": _openat, "__symex_close": _close,
-            "__symex_stat": _stat, "__symex_fstat": _fstat, "__symex_access": _access,
-            "__symex_isatty": _isatty, "__symex_dup": _dup, "__symex_dup2": _dup2,
-            "__symex_unlink": _unlink}
-    longs = {"__symex_read": _read, "__symex_write": _write, "__symex_lseek": _lseek,
-             "__symex_getdents64": _getdents64}
-    table = {name: returning(32, handler) for name, handler in ints.items()}
-    table.update({name: returning(64, handler) for name, handler in longs.items()})
-    table["__symex_unmodelled_syscall"] = returning(64, _unmodelled_syscall)
-    return table
+    """What musl's glue calls for a system call the model does not answer (the declared
+    calls' handlers are registered from the table: ``env.system_call_handlers``)."""
+    return {"__symex_unmodelled_syscall": returning(64, _unmodelled_syscall)}

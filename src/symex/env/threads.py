@@ -18,7 +18,8 @@ from symex.core.machine import ExternalHandler, Machine
 from symex.core.outcome import ErrorKind
 from symex.core.scheduling import FIRST_PID, threads_of
 from symex.core.state import State
-from symex.env.posix import concrete_int, world_of
+from symex.env.posix import concrete_int
+from symex.env.world import world_of
 from symex.ir.program import Access, Instruction, ValueKind
 
 __all__ = ["handlers"]

@@ -23,7 +23,8 @@ import attrs
 import llvmlite.binding as llvm
 
 from symex.errors import LoadError
-from symex.ir.compile import Compiler, compile_c, find_compiler
+from symex.ir.compile import Compiler, compile_c, default_cache_dir, find_compiler
+from symex.ir.system_calls import header_dir
 
 __all__ = ["RUNTIME_FLAGS", "LibraryFile", "index_files", "link_libraries", "link_runtime", "runtime_ir_files",
            "runtime_sources"]
@@ -65,7 +66,9 @@ def runtime_ir_files(compiler: Compiler | None = None) -> list[Path]:
     key = (compiler, tuple((str(s), s.stat().st_mtime_ns, s.stat().st_size) for s in sources))
     files = _ir_files.get(key)
     if files is None:
-        files = _ir_files[key] = [compile_c(source, RUNTIME_FLAGS, compiler=compiler) for source in sources]
+        # unistd.c includes the system-call table's header
+        flags = [*RUNTIME_FLAGS, "-I", str(header_dir(default_cache_dir()))]
+        files = _ir_files[key] = [compile_c(source, flags, compiler=compiler) for source in sources]
     return files
 
 

@@ -39,6 +39,7 @@ import attrs
 from symex.errors import LoadError
 from symex.ir.compile import Compiler, builtin_header_dir, default_cache_dir, find_compiler
 from symex.ir.link import LibraryFile, index_files
+from symex.ir.system_calls import header_dir, header_text
 
 __all__ = [
     "LIBC_START",
@@ -242,7 +243,7 @@ def _generate(source: Path, generated: Path) -> None:
 
 
 def _overlay_digest() -> str:
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(header_text().encode())  # the glue includes the system-call table
     for path in sorted(_overlay_dir().rglob("*")):
         if path.is_file():
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -334,7 +335,7 @@ def _library_sources(tree: MuslTree) -> Iterator[tuple[str, Path]]:
 
 def _compile(compiler: Compiler, tree: MuslTree, name: str, source: Path, output: Path) -> str | None:
     """Compile one file to ``output``; the compiler's complaint, or None."""
-    includes = [f"-I{directory}" for directory in tree.library_includes]
+    includes = [f"-I{directory}" for directory in (*tree.library_includes, header_dir(default_cache_dir()))]
     if name.startswith(_BYTEWISE):
         includes.append("-U__GNUC__")
     temporary = output.with_name(f".{output.name}.{os.getpid()}.tmp")

@@ -253,14 +253,19 @@ def _check_inputs(words: list[str]) -> tuple[str, ...]:
     try:
         items = ArgvSpec.parse(words).items
     except ConfigError as exc:
-        raise ConfigError(f"inputs: {exc} (a number of at most 9 digits)") from None
+        hint = "" if "--sym-dir" in str(exc) else " (a number of at most 9 digits)"
+        raise ConfigError(f"inputs: {exc}{hint}") from None
     stray = next((item for item in items if isinstance(item, str)), None)
     if stray is not None:
         raise ConfigError(f"input option {stray!r} is not known; use --sym-arg N, "
                           f"--sym-args MIN MAX N, --sym-files N SIZE, --sym-stdin N, "
-                          f"--sym-stdout, --sym-packets N SIZE, --sym-fragments N or "
-                          f"--max-fail N (the program's own arguments go in 'arguments')")
-    if any(not word.startswith("-") and not _COUNT.match(word) for word in words):
+                          f"--sym-stdout, --sym-packets N SIZE, --sym-fragments N, "
+                          f"--sym-dir DIR or --max-fail N (the program's own arguments go in "
+                          f"'arguments')")
+    # --sym-dir's directory is checked by SymDir; every other word is an option or a count
+    directories = {k + 1 for k, word in enumerate(words) if word in ("--sym-dir", "-sym-dir")}
+    if any(not word.startswith("-") and not _COUNT.match(word)
+           for k, word in enumerate(words) if k not in directories):
         raise ConfigError("the numbers of the input options have at most 9 digits")
     return tuple(words)
 

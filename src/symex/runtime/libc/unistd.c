@@ -1,7 +1,8 @@
 /* The system calls for programs under symex: thin wrappers over the POSIX model's handlers
  * (env/posix.py, named __symex_*), which return -errno on failure; here errno is set and -1
- * returned, so errno stays this library's own variable. time() and getcwd() are
- * fixed values, so every path sees the same clock and directory. Every definition is weak. */
+ * returned, so errno stays this library's own variable. time() is a fixed value, so every
+ * path sees the same clock. Every definition is weak. The plain wrappers come from the
+ * system-call table (symex/ir/system_calls.py, SYMEX_LIBRARY_WRAPPERS). */
 
 #define WEAK __attribute__((weak))
 typedef __SIZE_TYPE__ size_t;
@@ -16,19 +17,7 @@ struct stat;
 
 int *__errno_location(void);
 
-int __symex_open(const char *path, int flags, int mode);
-int __symex_openat(int dirfd, const char *path, int flags, int mode);
-int __symex_close(int fd);
-long __symex_read(int fd, void *buf, size_t count);
-long __symex_write(int fd, const void *buf, size_t count);
-long __symex_lseek(int fd, long offset, int whence);
-int __symex_stat(const char *path, struct stat *buf);
-int __symex_fstat(int fd, struct stat *buf);
-int __symex_access(const char *path, int mode);
-int __symex_isatty(int fd);
-int __symex_dup(int fd);
-int __symex_dup2(int fd, int target);
-int __symex_unlink(const char *path);
+#include "symex_system_calls.h" /* generated: symex/ir/system_calls.py */
 
 static long result(long value) {
   if (value < 0) {
@@ -79,23 +68,8 @@ WEAK int creat(const char *path, int mode) {
   return (int)result(__symex_open(path, 01 | O_CREAT | 01000, mode));
 }
 
-WEAK int close(int fd) { return (int)result(__symex_close(fd)); }
-WEAK ssize_t read(int fd, void *buf, size_t count) { return result(__symex_read(fd, buf, count)); }
-WEAK ssize_t write(int fd, const void *buf, size_t count) {
-  return result(__symex_write(fd, buf, count));
-}
-WEAK off_t lseek(int fd, off_t offset, int whence) {
-  return result(__symex_lseek(fd, offset, whence));
-}
-WEAK off_t lseek64(int fd, off_t offset, int whence) {
-  return result(__symex_lseek(fd, offset, whence));
-}
-WEAK int stat(const char *path, struct stat *buf) { return (int)result(__symex_stat(path, buf)); }
-WEAK int lstat(const char *path, struct stat *buf) { return (int)result(__symex_stat(path, buf)); }
-WEAK int fstat(int fd, struct stat *buf) { return (int)result(__symex_fstat(fd, buf)); }
-WEAK int stat64(const char *path, struct stat *buf) { return (int)result(__symex_stat(path, buf)); }
-WEAK int lstat64(const char *path, struct stat *buf) { return (int)result(__symex_stat(path, buf)); }
-WEAK int fstat64(int fd, struct stat *buf) { return (int)result(__symex_fstat(fd, buf)); }
+/* close, read, write, lseek, stat, fstat, access, dup, dup2, unlink, mkdir, rmdir, chdir ... */
+SYMEX_LIBRARY_WRAPPERS
 /* glibc before 2.33 (and headers that still route through them) call the versioned forms */
 WEAK int __xstat(int version, const char *path, struct stat *buf) { return stat(path, buf); }
 WEAK int __lxstat(int version, const char *path, struct stat *buf) { return stat(path, buf); }
@@ -103,11 +77,7 @@ WEAK int __fxstat(int version, int fd, struct stat *buf) { return fstat(fd, buf)
 WEAK int __xstat64(int version, const char *path, struct stat *buf) { return stat(path, buf); }
 WEAK int __lxstat64(int version, const char *path, struct stat *buf) { return stat(path, buf); }
 WEAK int __fxstat64(int version, int fd, struct stat *buf) { return fstat(fd, buf); }
-WEAK int access(const char *path, int mode) { return (int)result(__symex_access(path, mode)); }
 WEAK int isatty(int fd) { return result(__symex_isatty(fd)) < 0 ? 0 : 1; }
-WEAK int dup(int fd) { return (int)result(__symex_dup(fd)); }
-WEAK int dup2(int fd, int target) { return (int)result(__symex_dup2(fd, target)); }
-WEAK int unlink(const char *path) { return (int)result(__symex_unlink(path)); }
 
 /* a fixed clock: 2020-01-01 00:00:00 UTC */
 #define SYMEX_TIME 1577836800L
@@ -131,11 +101,5 @@ WEAK char *getcwd(char *buf, size_t size) {
     *__errno_location() = EINVAL; /* glibc would allocate for NULL; this model does not */
     return NULL;
   }
-  if (size < 2) {
-    *__errno_location() = ERANGE;
-    return NULL;
-  }
-  buf[0] = '/';
-  buf[1] = '\0';
-  return buf;
+  return result(__symex_getcwd(buf, size)) < 0 ? NULL : buf;
 }

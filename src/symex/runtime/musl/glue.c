@@ -17,25 +17,13 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
+#include <signal.h>
 #include <time.h>
 #include "libc.h"
 #include "pthread_impl.h"
 #include "syscall.h"
+#include "symex_system_calls.h" /* generated: symex/ir/system_calls.py */
 
-int __symex_open(const char *path, int flags, int mode);
-int __symex_openat(int dirfd, const char *path, int flags, int mode);
-int __symex_close(int fd);
-long __symex_read(int fd, void *buf, size_t count);
-long __symex_write(int fd, const void *buf, size_t count);
-long __symex_lseek(int fd, long offset, int whence);
-long __symex_getdents64(int fd, void *buf, size_t count);
-int __symex_stat(const char *path, struct stat *buf);
-int __symex_fstat(int fd, struct stat *buf);
-int __symex_access(const char *path, int mode);
-int __symex_isatty(int fd);
-int __symex_dup(int fd);
-int __symex_dup2(int fd, int target);
-int __symex_unlink(const char *path);
 int __symex_waitpid(int pid, int *status, int options);
 int __symex_socket(int family, int type, int protocol);
 int __symex_socketpair(int family, int type, int protocol, int *fds);
@@ -118,9 +106,7 @@ static long fstatat_call(long dirfd, const char *path, struct stat *buf, long fl
 {
 	if (flags & AT_EMPTY_PATH && !*path)
 		return __symex_fstat(dirfd, buf);
-	if (dirfd != AT_FDCWD && *path != '/')
-		return -EBADF; /* no directory descriptors in the model */
-	return __symex_stat(path, buf);
+	return __symex_fstatat(dirfd, path, buf);
 }
 
 static long uname_call(struct utsname *name)
@@ -216,27 +202,13 @@ static long prlimit_call(long pid, long resource, const struct rlimit *wanted, s
 long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 {
 	switch (n) {
-	case SYS_read: return __symex_read(a, (void *)b, c);
-	case SYS_write: return __symex_write(a, (const void *)b, c);
+	SYMEX_KERNEL_CASES /* the table's: read, write, open, stat, mkdir, chdir ... */
 	case SYS_readv: return vector_io(a, (const struct iovec *)b, c, 0);
 	case SYS_writev: return vector_io(a, (const struct iovec *)b, c, 1);
-	case SYS_open: return __symex_open((const char *)a, b, c);
-	case SYS_openat: return __symex_openat(a, (const char *)b, c, d);
-	case SYS_close: return __symex_close(a);
-	case SYS_lseek: return __symex_lseek(a, b, c);
-	case SYS_getdents64: return __symex_getdents64(a, (void *)b, c);
-	case SYS_stat: return __symex_stat((const char *)a, (struct stat *)b);
-	case SYS_lstat: return __symex_stat((const char *)a, (struct stat *)b);
-	case SYS_fstat: return __symex_fstat(a, (struct stat *)b);
 	case SYS_newfstatat: return fstatat_call(a, (const char *)b, (struct stat *)c, d);
-	case SYS_access: return __symex_access((const char *)a, b);
 	case SYS_faccessat:
 		return a == AT_FDCWD || *(const char *)b == '/' ? __symex_access((const char *)b, c) : -EBADF;
-	case SYS_unlink: return __symex_unlink((const char *)a);
-	case SYS_unlinkat:
-		return (a == AT_FDCWD || *(const char *)b == '/') && !c ? __symex_unlink((const char *)b) : -ENOSYS;
-	case SYS_dup: return __symex_dup(a);
-	case SYS_dup2: return __symex_dup2(a, b);
+	case SYS_unlinkat: return __symex_unlinkat(a, (const char *)b, c);
 	case SYS_dup3: return a == b ? -EINVAL : __symex_dup2(a, b);
 	case SYS_fcntl: return __symex_fcntl(a, b, c);
 	case SYS_ioctl:
@@ -288,12 +260,6 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_setgroups: return user_ids[1] ? -EPERM : 0;
 	case SYS_umask: return 022;
 	case SYS_uname: return uname_call((struct utsname *)a);
-	case SYS_getcwd:
-		if (b < 2)
-			return -ERANGE;
-		((char *)a)[0] = '/';
-		((char *)a)[1] = 0;
-		return 2;
 	case SYS_clock_gettime: {
 		struct timespec *now = (struct timespec *)b;
 		now->tv_sec = SYMEX_TIME;
@@ -309,6 +275,22 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_munmap: case SYS_mprotect: case SYS_madvise: return 0;
 	/* a kernel without statx: musl's statx() then answers from fstatat, as symex wants */
 	case SYS_statx: return -ENOSYS;
+	/* every page of the program is resident (gnulib's stack-overflow check asks) */
+	case SYS_mincore:
+		if (a & 4095)
+			return -EINVAL;
+		memset((void *)c, 1, (b + 4095) / 4096);
+		return 0;
+	/* no alternate signal stack, and setting one is accepted (gnulib's c-stack): no
+	 * signal is ever delivered */
+	case SYS_sigaltstack:
+		if (b) {
+			stack_t *old = (stack_t *)b;
+			old->ss_sp = 0;
+			old->ss_size = 0;
+			old->ss_flags = SS_DISABLE;
+		}
+		return 0;
 	}
 	return __symex_unmodelled_syscall(n);
 }

@@ -1,0 +1,174 @@
+"""The system calls on directories: ``mkdir``, ``rmdir``, ``chdir``, ``fchdir``, ``getcwd``
+and ``getdents64`` (what ``opendir``/``readdir`` read), over the state's world
+(:mod:`symex.env.world`: a directory is a node, its entries the keys one level below it).
+
+Each returns ``-errno`` as the kernel does; the C libraries' wrappers set ``errno``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from symex.core.machine import ExternalHandler, Machine
+from symex.core.state import State
+from symex.env.posix import concrete_int, path_at, path_of, unlink_path
+from symex.env.world import (
+    EBADF, EBUSY, EEXIST, EINVAL, ENOENT, ENOTDIR, ENOTEMPTY, ERANGE, S_IFDIR, S_IFIFO, S_IFMT,
+    S_IFREG, FileNode, directory_entries, inode, parent_of, world_of)
+from symex.ir.program import Instruction
+
+__all__ = ["HANDLERS"]
+
+#: struct dirent64's d_type of each kind of node
+_DIRENT_TYPES = {S_IFIFO: 1, S_IFDIR: 4, S_IFREG: 8}
+#: the process's file-mode creation mask (the glue's umask answers the same)
+_UMASK = 0o022
+_AT_REMOVEDIR = 0x200
+
+
+def _is_directory(world: Any, node_id: int | None) -> bool:
+    return node_id is not None and world.nodes[node_id].mode & S_IFMT == S_IFDIR
+
+
+def _make_directory(state: State, path: str | None | int, mode: int) -> int:
+    if isinstance(path, int):
+        return path
+    world = world_of(state)
+    if not path:
+        return -ENOENT
+    if path in world.names:
+        return -EEXIST
+    parent = world.names.get(parent_of(path))
+    if parent is None:
+        return -ENOENT
+    if not _is_directory(world, parent):
+        return -ENOTDIR
+    node = world.next_node
+    state.posix = attrs.evolve(world, names=world.names.set(path, node), next_node=node + 1,
+                               nodes=world.nodes.set(node, FileNode((), mode=S_IFDIR | (mode & 0o7777 & ~_UMASK))))
+    return 0
+
+
+def _mkdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``mkdir(path, mode)``: in an existing directory; the mode less the umask."""
+    mode = concrete_int(ex, state, args[1], 32, "mkdir mode")
+    return _make_directory(state, path_of(ex, state, args[0]), mode)
+
+
+def _mkdirat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    mode = concrete_int(ex, state, args[2], 32, "mkdir mode")
+    return _make_directory(state, path_at(ex, state, args[0], args[1]), mode)
+
+
+def _remove_directory(state: State, path: str | None | int) -> int:
+    if isinstance(path, int):
+        return path
+    world = world_of(state)
+    node = world.names.get(path) if path else None
+    if not path or node is None:
+        return -ENOENT
+    if not _is_directory(world, node):
+        return -ENOTDIR
+    if path == "." or path == world.cwd:
+        return -EBUSY  # the root, or where the process stands
+    if directory_entries(world, path):
+        return -ENOTEMPTY
+    state.posix = attrs.evolve(world, names=world.names.delete(path))
+    return 0
+
+
+def _rmdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``rmdir(path)``: an empty directory only."""
+    return _remove_directory(state, path_of(ex, state, args[0]))
+
+
+def _unlinkat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``unlinkat(fd, path, flags)``: a directory with ``AT_REMOVEDIR`` (musl's remove(),
+    rm -r), else a file, the path taken from the directory ``fd``."""
+    flags = concrete_int(ex, state, args[2], 32, "unlinkat flags")
+    path = path_at(ex, state, args[0], args[1])
+    if flags & _AT_REMOVEDIR:
+        return _remove_directory(state, path)
+    return path if isinstance(path, int) else unlink_path(state, path)
+
+
+def _chdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``chdir(path)``: relative paths resolve from there from now on."""
+    world = world_of(state)
+    path = path_of(ex, state, args[0])
+    node = world.names.get(path) if path else None
+    if not path or node is None:
+        return -ENOENT
+    if not _is_directory(world, node):
+        return -ENOTDIR
+    state.posix = attrs.evolve(world, cwd=path)
+    return 0
+
+
+def _fchdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``fchdir(fd)``: to the directory ``fd`` was opened as (GNU find, fts)."""
+    world = world_of(state)
+    fd = concrete_int(ex, state, args[0], 32, "fchdir descriptor")
+    opened = world.opened(fd)
+    if opened is None:
+        return -EBADF
+    if not _is_directory(world, opened.node) or not opened.path:
+        return -ENOTDIR
+    state.posix = attrs.evolve(world, cwd=opened.path)
+    return 0
+
+
+def _getcwd(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """The kernel's ``getcwd(buf, size)``: the path and its NUL, and their length."""
+    size = concrete_int(ex, state, args[1], 64, "getcwd size", signed=False)
+    cwd = world_of(state).cwd
+    text = ("/" if cwd == "." else "/" + cwd).encode("utf-8", "surrogateescape") + b"\0"
+    if len(text) > size:
+        return -ERANGE
+    ex.write_bytes(state, args[0], text)
+    return len(text)
+
+
+def _getdents64(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """The open directory's entries as ``struct dirent64`` records: ".", "..", then its
+    entries by name; the description's offset counts the entries already returned."""
+    world = world_of(state)
+    fd = concrete_int(ex, state, args[0], 32, "getdents descriptor")
+    count = concrete_int(ex, state, args[2], 64, "getdents count", signed=False)
+    opened = world.opened(fd)
+    if opened is None:
+        return -EBADF
+    if not _is_directory(world, opened.node):
+        return -ENOTDIR
+    key = opened.path or "."
+    parent = world.names.get(parent_of(key), opened.node)
+    entries = [(".", inode(opened.node), S_IFDIR), ("..", inode(parent), S_IFDIR)]
+    entries += [(name, inode(node_id), world.nodes[node_id].mode & S_IFMT)
+                for name, node_id in directory_entries(world, key)]
+    index = opened.offset
+    out = bytearray()
+    while index < len(entries):
+        name, number, kind = entries[index]
+        encoded = name.encode("utf-8", "surrogateescape") + b"\0"
+        length = (19 + len(encoded) + 7) & ~7  # d_ino, d_off, d_reclen, d_type, d_name
+        if len(out) + length > count:
+            break
+        record = (number.to_bytes(8, "little") + (index + 1).to_bytes(8, "little")
+                  + length.to_bytes(2, "little") + bytes([_DIRENT_TYPES.get(kind, 0)]) + encoded)
+        out += record.ljust(length, b"\0")
+        index += 1
+    if not out and index < len(entries):
+        return -EINVAL  # the buffer holds not even one record
+    if out:
+        ex.write_bytes(state, args[1], bytes(out))
+    state.posix = world.moved(fd, index)
+    return len(out)
+
+
+HANDLERS: dict[str, ExternalHandler] = {
+    "mkdir": _mkdir, "mkdirat": _mkdirat, "rmdir": _rmdir, "unlinkat": _unlinkat,
+    "chdir": _chdir, "fchdir": _fchdir, "getcwd": _getcwd, "getdents64": _getdents64,
+}
+"""The handlers by system call name (their declarations: :mod:`symex.ir.system_calls`)."""

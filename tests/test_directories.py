@@ -1,0 +1,116 @@
+"""Directories in the world model (issue 44): mkdir, rmdir, chdir, opendir/readdir
+(getdents64), stat of a directory, relative and absolute paths, on both C libraries; and the
+same output natively."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import symex
+from symex.errors import ConfigError
+from symex.symargs import ArgvSpec
+from symex.output.ktest import KTest, KTestObject, write_ktest
+from symex.replay import build_native
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def test_a_program_walking_its_tree_completes_every_path_and_replays_natively(tmp_path: Path) -> None:
+    source = PROGRAMS / "directory_walk.c"
+    program = symex.compile(source)
+    assert program.library == "musl"  # opendir: musl's
+    result = symex.explore(program)
+    assert result.tests and all(t.status.value == "completed" and t.exit_code == 0 for t in result.tests)
+    outputs = {t.objects["pick"]: t.stdout for t in result.tests}
+    # the three outcomes: into a, into b (any byte but 'a' and 'r'), and removing a
+    assert sorted(outputs.values()) == sorted([
+        b"tree: 2, a: 1, b: 0\nin a: file 1, ../a 1\n",
+        b"tree: 2, a: 1, b: 0\nin b: file 0, ../a 1\n",
+        b"tree: 2, a: 1, b: 0\nin b: file 0, ../a 1\nremoved a: 1\n"])
+    native = build_native(source, out_dir=tmp_path / "build")
+    for pick, output in outputs.items():
+        work = tmp_path / f"run-{pick.hex()}"
+        work.mkdir()
+        write_ktest(work / "t.ktest", KTest(args=[], objects=[KTestObject("pick", pick)]))
+        ran = subprocess.run([str(native)], cwd=work, capture_output=True, timeout=60,
+                             env={**os.environ, "KTEST_FILE": str(work / "t.ktest")})
+        assert (ran.returncode, ran.stdout) == (0, output), ran.stderr
+
+
+@pytest.mark.parametrize("libc", ["symex", "musl"])
+def test_directories_answer_as_linux_does(tmp_path: Path, libc: str) -> None:
+    source = tmp_path / "calls.c"
+    source.write_text(r'''
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(void) {
+  char cwd[32];
+  printf("%d", mkdir("d", 0700));
+  printf(" %d/%d", mkdir("d", 0700), errno == EEXIST);
+  printf(" %d/%d", mkdir("no/such", 0700), errno == ENOENT);
+  int fd = open("f", O_WRONLY | O_CREAT, 0600); close(fd);
+  printf(" %d/%d", mkdir("f/x", 0700), errno == ENOTDIR);
+  printf(" %d/%d", chdir("f"), errno == ENOTDIR);
+  printf(" %d %s", chdir("/d"), getcwd(cwd, sizeof cwd));
+  printf(" %d/%d", open("sub", O_RDONLY | O_DIRECTORY), errno == ENOENT);
+  printf(" %d %s", chdir(".."), getcwd(cwd, sizeof cwd));
+  printf(" %d/%d", unlink("d"), errno == EISDIR);
+  struct stat st;
+  printf(" %d %d", stat("/d/.", &st), S_ISDIR(st.st_mode));
+  printf(" %d/%d", rmdir("f"), errno == ENOTDIR);
+  printf(" %d %d/%d\n", rmdir("d"), stat("d", &st), errno == ENOENT);
+  return 0;
+}
+''')
+    (result_test,) = symex.explore(symex.compile(source, libc=libc)).tests
+    assert result_test.stdout == b"0 -1/1 -1/1 -1/1 -1/1 0 /d -1/1 0 / -1/1 0 1 -1/1 0 -1/1\n"
+
+
+SERVER = r'''
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+/* serves htdocs/NAME for the request NAME in argv[1], as a small web server does */
+int main(int argc, char **argv) {
+  char path[64], body[8];
+  if (argc < 2 || strchr(argv[1], '/'))
+    return 2;
+  strcpy(path, "htdocs/");
+  strncat(path, argv[1], sizeof path - 8);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) {
+    puts("404");
+    return 1;
+  }
+  long n = read(fd, body, sizeof body);
+  printf("200 %ld\n", n);
+  return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("libc", ["symex", "musl"])
+def test_a_symbolic_file_under_sym_dir_is_served(tmp_path: Path, libc: str) -> None:
+    source = tmp_path / "server.c"
+    source.write_text(SERVER)
+    spec = ArgvSpec.parse(["--sym-arg", "1", "--sym-files", "1", "4", "--sym-dir", "htdocs"])
+    result = symex.explore(symex.compile(source, libc=libc), sym_args=spec)
+    served = [t for t in result.tests if t.stdout == b"200 4\n"]
+    assert served and all(t.objects["arg00"][:2] == b"A\0" for t in served)
+    assert any(t.stdout == b"404\n" for t in result.tests)
+    assert spec.words() == ("--sym-arg", "1", "--sym-files", "1", "4", "--sym-dir", "htdocs")
+
+
+def test_sym_dir_must_be_a_relative_directory() -> None:
+    for bad in ("/srv", "../up", "a//b", ""):
+        with pytest.raises(ConfigError, match="--sym-dir takes a relative directory"):
+            ArgvSpec.parse(["--sym-dir", bad])
