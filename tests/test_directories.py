@@ -114,3 +114,17 @@ def test_sym_dir_must_be_a_relative_directory() -> None:
     for bad in ("/srv", "../up", "a//b", ""):
         with pytest.raises(ConfigError, match="--sym-dir takes a relative directory"):
             ArgvSpec.parse(["--sym-dir", bad])
+
+
+def test_replay_makes_the_sym_dir_files_where_the_run_had_them(tmp_path: Path) -> None:
+    from symex.replay import replay_environment, run_test
+
+    source = tmp_path / "show.c"
+    source.write_text('#include <stdio.h>\nint main(void) { FILE *f = fopen("www/A", "r");'
+                      ' int c = f ? fgetc(f) : -2; printf("%d\\n", c); return 0; }\n')
+    ktest = KTest(args=["show", "--sym-files", "1", "1", "--sym-dir", "www"],
+                  objects=[KTestObject("A-data", b"Z"), KTestObject("A-data-stat", bytes(144))])
+    assert replay_environment(ktest).files == (("www/A", b"Z"),)
+    write_ktest(tmp_path / "t.ktest", ktest)
+    outcome = run_test(build_native(source, out_dir=tmp_path / "build"), tmp_path / "t.ktest", ktest)
+    assert (outcome.exit_code, outcome.stdout) == (0, "90\n")
