@@ -128,3 +128,17 @@ def test_replay_makes_the_sym_dir_files_where_the_run_had_them(tmp_path: Path) -
     write_ktest(tmp_path / "t.ktest", ktest)
     outcome = run_test(build_native(source, out_dir=tmp_path / "build"), tmp_path / "t.ktest", ktest)
     assert (outcome.exit_code, outcome.stdout) == (0, "90\n")
+
+
+def test_a_symbolic_path_from_a_directory_descriptor_leaves_every_fork_where_it_was(tmp_path: Path) -> None:
+    """openat(dirfd, argv[1]) forks on "is it A" inside that directory; the path that goes
+    on without a match still resolves later relative paths from the working directory."""
+    source = tmp_path / "at.c"
+    source.write_text('#include <fcntl.h>\n#include <stdio.h>\n'
+                      'int main(int argc, char **argv) {\n'
+                      '  int dir = open("d", O_RDONLY | O_DIRECTORY);\n'
+                      '  int at = openat(dir, argv[1], O_RDONLY);\n'
+                      '  printf("%d %d\\n", at >= 0, open("d/A", O_RDONLY) >= 0);\n  return 0;\n}\n')
+    spec = ArgvSpec.parse(["--sym-arg", "1", "--sym-files", "1", "2", "--sym-dir", "d"])
+    outputs = sorted(t.stdout for t in symex.explore(symex.compile(source, libc="musl"), sym_args=spec).tests)
+    assert b"1 1\n" in outputs and b"0 1\n" in outputs and all(o.endswith(b" 1\n") for o in outputs)

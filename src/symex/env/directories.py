@@ -13,7 +13,7 @@ import attrs
 
 from symex.core.machine import ExternalHandler, Machine
 from symex.core.state import State
-from symex.env.posix import concrete_int, path_at, path_of, unlink_path
+from symex.env.posix import concrete_int, open_directory, path_at, path_of, unlink_path
 from symex.env.world import (
     EBADF, EBUSY, EEXIST, EINVAL, ENOENT, ENOTDIR, ENOTEMPTY, ERANGE, S_IFDIR, S_IFIFO, S_IFMT,
     S_IFREG, FileNode, directory_entries, inode, parent_of, world_of)
@@ -111,12 +111,10 @@ def _fchdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
     """``fchdir(fd)``: to the directory ``fd`` was opened as (GNU find, fts)."""
     world = world_of(state)
     fd = concrete_int(ex, state, args[0], 32, "fchdir descriptor")
-    opened = world.opened(fd)
-    if opened is None:
-        return -EBADF
-    if not _is_directory(world, opened.node) or not opened.path:
-        return -ENOTDIR
-    state.posix = attrs.evolve(world, cwd=opened.path)
+    directory = open_directory(world, fd)
+    if isinstance(directory, int):
+        return directory
+    state.posix = attrs.evolve(world, cwd=directory)
     return 0
 
 

@@ -43,7 +43,9 @@ from symex.ir.program import Instruction
 
 _ST_INO, _ST_NLINK, _ST_MODE, _ST_SIZE, _ST_BLKSIZE, _ST_BLOCKS = 8, 16, 24, 48, 56, 64
 
-__all__ = ["concrete_int", "handlers", "injected_failure", "path_at", "path_of", "returning", "unlink_path"]
+__all__ = ["concrete_int", "handlers", "injected_failure", "open_directory", "path_at", "path_of", "returning",
+           "unlink_path"]
+
 
 def concrete_int(ex: Machine, state: State, value: Any, width: int, why: str,
                  signed: bool = True) -> int:
@@ -77,16 +79,18 @@ def injected_failure(ex: Machine, state: State, call: int) -> bool:
     return fails
 
 
-def path_of(ex: Machine, state: State, address: Any) -> str | None:
-    """The key of the path at ``address`` (a symbolic one may name an existing file: see
-    :func:`_symbolic_file_name`), or None for a null pointer."""
+def path_of(ex: Machine, state: State, address: Any, directory: str | None = None) -> str | None:
+    """The key of the path at ``address``, relative to ``directory`` (a key; default the
+    working directory): a symbolic one may name an existing file (see
+    :func:`_symbolic_file_name`). None for a null pointer."""
     if type(address) is int and address == 0:
         return None
+    base = world_of(state).cwd if directory is None else directory
     if type(address) is int:
-        named = _symbolic_file_name(ex, state, address)
+        named = _symbolic_file_name(ex, state, address, base)
         if named is not None:
             return named
-    return resolve(world_of(state).cwd, ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
+    return resolve(base, ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
 
 
 def _listed_below(world: PosixWorld, directory: str) -> list[str]:
@@ -103,7 +107,7 @@ def _listed_below(world: PosixWorld, directory: str) -> list[str]:
     return sorted(found)
 
 
-def _symbolic_file_name(ex: Machine, state: State, address: int) -> str | None:
+def _symbolic_file_name(ex: Machine, state: State, address: int, base: str) -> str | None:
     """The name of an existing file that a path with symbolic bytes spells on this state,
     or None (then the path is fixed to one of its values, as before). Each name it may
     spell is a fork, as KLEE's POSIX runtime forks on "is it A": the state takes the name,
@@ -112,7 +116,7 @@ def _symbolic_file_name(ex: Machine, state: State, address: int) -> str | None:
     # the files of the working directory (the symbolic files, those the program made): a
     # symbolic argument is not also tried as /etc/passwd, which KLEE's runtime does not do
     world = world_of(state)
-    names = _listed_below(world, world.cwd)
+    names = _listed_below(world, base)
     if not names:
         return None
     segment, offset = locate(address)
@@ -142,7 +146,7 @@ def _symbolic_file_name(ex: Machine, state: State, address: int) -> str | None:
                 matches.append(E.eq(byte, E.const(wanted, 8)))
         else:
             if ex.holds_or_retry(state, functools.reduce(E.bool_and, matches), ForkKind.FILE_NAME):
-                return resolve(world.cwd, name)
+                return resolve(base, name)
     return None
 
 
@@ -202,20 +206,20 @@ def path_at(ex: Machine, state: State, directory_fd: Any, address: Any) -> str |
     """The key of ``address``'s path taken from the directory open as ``directory_fd``
     (``AT_FDCWD``: the working directory), or ``-errno``."""
     fd = concrete_int(ex, state, directory_fd, 32, "directory descriptor")
-    world = world_of(state)
     if fd == AT_FDCWD:
         return path_of(ex, state, address)
+    directory = open_directory(world_of(state), fd)
+    return directory if isinstance(directory, int) else path_of(ex, state, address, directory)
+
+
+def open_directory(world: PosixWorld, fd: int) -> str | int:
+    """The key of the directory open as ``fd`` (``openat``, ``fchdir``), or ``-errno``."""
     opened = world.opened(fd)
     if opened is None:
         return -EBADF
     if world.nodes[opened.node].mode & S_IFMT != S_IFDIR or not opened.path:
         return -ENOTDIR
-    # the path as the program wrote it, resolved from that directory
-    state.posix = attrs.evolve(world, cwd=opened.path)
-    try:
-        return path_of(ex, state, address)
-    finally:
-        state.posix = attrs.evolve(world_of(state), cwd=world.cwd)
+    return opened.path
 
 
 def _close(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
