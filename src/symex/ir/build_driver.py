@@ -41,7 +41,7 @@ from typing import Any
 
 from symex.errors import ConfigError
 from symex.ir.cc_shims import default_cache_dir, is_configure_check, record_shims, recorded_shims
-from symex.ir.compile import Compiler, find_compiler, include_dir, zig_executable
+from symex.ir.compile import Compiler, find_compiler, include_dir, zig_compiler, zig_executable
 
 __all__ = ["BITCODE_SECTION", "IR_FLAGS", "driver_environment", "run_compiler_driver"]
 
@@ -142,14 +142,13 @@ def _shim_texts(compiler: Compiler, libc: str) -> dict[str, str]:
         # configure's test programs then run on the library the IR is explored with.
         headers = program_flags(musl_tree(), compiler)
         ir_flags += headers
-        zig = zig_executable()
+        zig = compiler if compiler.kind == "zig" else zig_compiler()
         if zig is None:
             raise ConfigError("symex cc builds against musl with zig's copy of it, and the ziglang "
                               "package is missing: pip install ziglang (or SYMEX_LIBC=symex for the "
                               "system's C library)")
-        zig_compiler = Compiler("zig", (str(zig), "cc"), "")
-        native_command = [str(zig), "cc", *_ZIG_FLAGS, "-target", MUSL_TARGET]
-        native_flags += program_flags(musl_tree(), zig_compiler)
+        native_command = [*zig.command, *_ZIG_FLAGS, "-target", MUSL_TARGET]
+        native_flags += program_flags(musl_tree(), zig)
     objcopy = shutil.which("objcopy")
     if objcopy is not None:
         objcopy_text = _OBJCOPY_SHIM.format(objcopy=shlex.quote(objcopy))

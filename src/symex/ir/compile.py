@@ -34,6 +34,7 @@ __all__ = [
     "default_cache_dir",
     "find_compiler",
     "include_dir",
+    "zig_compiler",
     "zig_executable",
     "shipped_headers_digest",
 ]
@@ -162,6 +163,16 @@ def builtin_header_dir(compiler: Compiler) -> Path | None:
     return _builtin_dirs[compiler.command]
 
 
+def zig_compiler() -> Compiler | None:
+    """``zig cc`` of the ``ziglang`` package as a Compiler, or None where it does not run."""
+    zig = zig_executable()
+    if zig is None:
+        return None
+    command = (str(zig), "cc")
+    version = _first_version_line(command)
+    return None if version is None else Compiler(kind="zig", command=command, version=version)
+
+
 def zig_executable() -> Path | None:
     """The ``zig`` binary of the ``ziglang`` package, or None without it. Run directly, not
     as ``python -m ziglang``: a build's hundreds of compiles would each start a Python."""
@@ -197,12 +208,8 @@ def find_compiler() -> Compiler:
         if version is not None:
             compiler = Compiler(kind="clang", command=(candidate,), version=version)
             break
-    zig = zig_executable()
-    if compiler is None and zig is not None:
-        command = (str(zig), "cc")
-        version = _first_version_line(command)
-        if version is not None:
-            compiler = Compiler(kind="zig", command=command, version=version)
+    if compiler is None:
+        compiler = zig_compiler()
     if compiler is None:
         raise CompilerNotFound(
             "no C compiler that emits LLVM IR was found: install clang (e.g. `apt-get install clang`) "

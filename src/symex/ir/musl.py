@@ -402,12 +402,11 @@ def ship(destination: Path) -> None:
     """Build musl with zig cc and copy what programs need into ``destination`` (a wheel's
     ``symex/prebuilt/musl-VERSION``): the headers, the IR files with their index, musl's
     licence and ``BUILD.json`` (version, overlay digest, the files in link order)."""
-    from symex.ir.compile import zig_executable  # noqa: PLC0415
+    from symex.ir.compile import zig_compiler  # noqa: PLC0415
 
-    zig = zig_executable()
-    if zig is None:
+    compiler = zig_compiler()
+    if compiler is None:
         raise LoadError("shipping musl needs the ziglang package (pip install ziglang)")
-    compiler = Compiler("zig", (str(zig), "cc"), _first_line([str(zig), "cc", "--version"]))
     tree = musl_tree()
     files = musl_library(compiler)
     if destination.exists():
@@ -424,10 +423,6 @@ def ship(destination: Path) -> None:
     _write(destination / "BUILD.json", json.dumps({
         "version": MUSL_VERSION, "overlay": _overlay_digest(), "compiler": compiler.version,
         "files": [f.path.name for f in files]}, indent=1))
-
-
-def _first_line(command: list[str]) -> str:
-    return subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()[0]
 
 
 if __name__ == "__main__":  # python -m symex.ir.musl ship DIR (setup.py, when a wheel is built)
