@@ -491,6 +491,15 @@ def test_tenant_add_needs_a_new_name(tmp_path: Path) -> None:
 CHROMIUM = "/usr/bin/chromium"
 
 
+def _signed_in_page(browser: Any, service: Any) -> Any:
+    """The service's page in ``browser``, with bob's token saved in it."""
+    page = browser.new_page()
+    page.goto(service.url + "/")
+    page.fill("#token", service.bob)
+    page.click("#save-token")
+    return page
+
+
 def _launch(playwright: Any) -> Any:
     """Debian's chromium, headless, with nothing that reaches for the network."""
     return playwright.chromium.launch(
@@ -510,10 +519,7 @@ def test_the_page_in_a_real_browser(service: Service, tmp_path: Path) -> None:
     with sync_api.sync_playwright() as playwright:
         browser = _launch(playwright)
         try:
-            page = browser.new_page()
-            page.goto(service.url + "/")
-            page.fill("#token", service.bob)
-            page.click("#save-token")
+            page = _signed_in_page(browser, service)
             page.set_input_files("#program", str(program))
             page.click("#submit button[type=submit]")
             row = page.locator("tr.job", has_text="two_bugs.c").first
@@ -792,10 +798,7 @@ def test_the_page_takes_an_entry_and_says_why_a_crash_was_not_replayed(
     with sync_api.sync_playwright() as playwright:
         browser = _launch(playwright)
         try:
-            page = browser.new_page()
-            page.goto(service.url + "/")
-            page.fill("#token", service.bob)
-            page.click("#save-token")
+            page = _signed_in_page(browser, service)
             submitted = []
             for program, entry in ((harness, "harness"), (ir, "main")):
                 page.fill("input[name=entry]", entry)
