@@ -38,9 +38,7 @@ from symex.solvers.chain import ChainStatistics
 from symex.results import (Coverage, Hooks, PathCounts, ProgressSnapshot,
                            Result, Statistics)
 from symex.symargs import ArgvSpec
-
-#: the C library's pointer to the environment (musl's, and symex's library's)
-ENVIRON_GLOBAL = "__environ"
+from symex.env.execve import ENVIRON_GLOBAL
 
 #: instructions a state may run before the engine checks limits and asks the searcher again
 TIME_SLICE = 10_000

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from symex.errors import CompilerNotFound, ConfigError, LoadError
 from symex.ir.compile import compile_c, compiler_of, describe_compiler, find_compiler
+from symex.ir.exec_programs import check_program_names, renamed_program
 from symex.ir.link import index_files, link_libraries, link_runtime, runtime_ir_files, runtime_sources
-from symex.ir.musl import LIBC_START, musl_library, musl_tree, program_flags
+from symex.ir.musl import EXEC_START, LIBC_START, musl_library, musl_tree, program_flags
 from symex.ir.lower import Lowering
 from symex.ir.program import Program
 from symex.ir.whole_program import bitcode_paths, is_native_build, link_modules, parse_module
@@ -103,7 +104,7 @@ def _load(path: str | os.PathLike[str], libc: bool | str, *, may_recompile: bool
         compiler = find_compiler()
         runtime = [f for source, f in zip(runtime_sources(), index_files(runtime_ir_files(compiler)))
                    if source.stem not in _NOT_WITH_MUSL]
-        link_libraries(module, [runtime, musl_library(compiler)], keep=frozenset({LIBC_START}))
+        link_libraries(module, [runtime, musl_library(compiler)], keep=frozenset({LIBC_START, EXEC_START}))
     elif library == "symex":
         try:
             compiler = find_compiler()
@@ -137,11 +138,33 @@ def _load(path: str | os.PathLike[str], libc: bool | str, *, may_recompile: bool
 _NOT_WITH_MUSL = frozenset({"stdio"})
 
 
-def program_ir(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-               flags: Sequence[str] = (), *, libc: bool | str = "auto") -> Path:
+#: what ``compile`` takes as a program: a C file, a ``.ll``/``.bc`` file, a symex cc build, or
+#: several of them
+Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def program_ir(sources: Sources, flags: Sequence[str] = (), *, libc: bool | str = "auto",
+               programs: Mapping[str, Sources] | None = None) -> Path:
     """One IR file holding the whole program of ``sources``: each C file compiled (with
     ``flags``), ``.ll``/``.bc`` files and ``symex cc`` builds taken as they are, all linked
-    into one module when there are several."""
+    into one module when there are several; with ``programs``, each of them built the same
+    way and linked in under its own names (:mod:`symex.ir.exec_programs`)."""
+    main = _one_program_ir(sources, flags, libc)
+    if not programs:
+        return main
+    check_program_names(programs)
+    parts = [main] + [renamed_program(_one_program_ir(other, flags, libc), name)
+                      for name, other in programs.items()]
+    shown = [_first_name(sources)] + [f"{_first_name(other)} (--program {name})"
+                                     for name, other in programs.items()]
+    return link_modules(parts, name=Path(_first_name(sources)).stem, shown=shown)
+
+
+def _first_name(sources: Sources) -> str:
+    return os.fspath(sources if isinstance(sources, (str, os.PathLike)) else next(iter(sources)))
+
+
+def _one_program_ir(sources: Sources, flags: Sequence[str], libc: bool | str) -> Path:
     files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
     if _library(libc) == "musl":
         # the program sees musl's headers (its FILE, its struct layouts), not the system's
@@ -169,8 +192,8 @@ def program_ir(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     return link_modules(parts, name=Path(files[0]).stem, shown=shown)
 
 
-def compile(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],  # noqa: A001
-            flags: Sequence[str] = (), *, libc: bool | str = "auto") -> Program:
+def compile(sources: Sources, flags: Sequence[str] = (), *,  # noqa: A001
+            libc: bool | str = "auto", programs: Mapping[str, Sources] | None = None) -> Program:
     """Compile a C program (one file or several, clang else zig cc) with symex's headers,
     link its parts and load the result.
 
@@ -178,14 +201,21 @@ def compile(sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], 
     them. Default flags are ``-O0 -g -Xclang -disable-O0-optnone``; ``flags`` pass through
     to every C file (``-O2``, ``-DNAME=1``, ``-Iinclude``). The IR is cached by source,
     flags, compiler and included headers. ``libc``: as for :func:`load`; with "musl" the C
-    files are compiled against musl's headers."""
+    files are compiled against musl's headers. ``programs``: the programs ``execve`` runs,
+    by name (a command such as ``"diff"``, matching any directory, or a path such as
+    ``"/usr/bin/diff"``), each given as ``sources`` are (``symex run --program NAME=PATH``);
+    they are built with the same flags and library."""
     files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    for other in (programs or {}).values():
+        files += [other] if isinstance(other, (str, os.PathLike)) else list(other)
     compiled = any(Path(f).suffix == ".c" for f in files)
     try:
-        program = _load(program_ir(sources, flags, libc=libc), libc, may_recompile=compiled)
+        program = _load(program_ir(sources, flags, libc=libc, programs=programs), libc,
+                        may_recompile=compiled)
     except _NeedsMusl as needs:
         # compiled again against musl's headers: its FILE, its struct layouts
-        program = _load(program_ir(sources, flags, libc="musl"), "musl", may_recompile=False)
+        program = _load(program_ir(sources, flags, libc="musl", programs=programs), "musl",
+                        may_recompile=False)
         program.library_reason = needs.reason
     first = sources if isinstance(sources, (str, os.PathLike)) else next(iter(sources))
     program.path = str(Path(first))

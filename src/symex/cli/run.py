@@ -153,11 +153,25 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                               "musl otherwise; the run says which and why), symex, musl (a real "
                               "one, shipped with symex; the environment is modelled at its "
                               "system calls), or none")
+    solving.add_argument("--program", dest="exec_programs", action="append", default=[],
+                         type=_exec_program, metavar="NAME=PATH",
+                         help="execve of NAME runs the program PATH (a C file or a symex cc "
+                              "build, built like PROGRAM) in the same path; NAME is a command "
+                              "(diff: any directory) or a path (/usr/bin/diff). Repeatable; "
+                              "other programs fail with ENOENT, counted")
     # symex's own flags (not the input ones, which may stand among the program's arguments),
     # to warn when one follows PROGRAM and so goes to the program
     inputs = {spelled for spelled, *_ in _SYM_SPECS}
     run.set_defaults(symex_flags=frozenset(
         name for name in run._option_string_actions if name.startswith("--") and name not in inputs))
+
+
+def _exec_program(text: str) -> tuple[str, str]:
+    """``--program NAME=PATH``."""
+    name, equals, path = text.partition("=")
+    if not equals or not name or not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: write NAME=PATH (diff=build/diff.c)")
+    return name, path
 
 
 #: KLEE's input options before PROGRAM (also accepted in place among the program's arguments)
@@ -416,7 +430,8 @@ def main(options: argparse.Namespace) -> int:
         _warn_of_flags_after_the_program(options)
         _validate(options)
         argv = _command_line(options)
-        program = compile(options.programs, flags, libc=options.libc or True)
+        program = compile(options.programs, flags, libc=options.libc or True,
+                          programs=dict(options.exec_programs))
         entry = program.functions.get("main")
         if entry is None or entry.is_declaration:
             raise ConfigError(f"{options.program} has no main function to start from; "

@@ -253,17 +253,22 @@ class Executor(Decisions, MemoryAccess, Calls):
         """A state about to execute ``entry`` with ``args``; globals are mapped. It takes the
         next state id like a fork (a parallel worker starts one initial state per job)."""
         state = State(self.new_state_id(), self.first_segment)
+        state.objects = self.process_image()
+        if self.track_path_blocks:
+            state.blocks = set()
+        self.push_frame(state, entry, args, -1, None)
+        return state
+
+    def process_image(self) -> immutables.Map[int, ObjectState]:
+        """A new process's memory: every global with its initial value, nothing else (a
+        path's first process, and the image ``execve`` starts another program in)."""
         objects = {}
         for g in self.program.globals.values():
             segment = g.address >> SEGMENT_SHIFT
             obj = MemoryObject(segment, g.size, ObjectKind.GLOBAL, g.source_name, g.read_only,
                                g.site)
             objects[segment] = ObjectState(obj, bytearray(g.image), None)
-        state.objects = immutables.Map(objects)
-        if self.track_path_blocks:
-            state.blocks = set()
-        self.push_frame(state, entry, args, -1, None)
-        return state
+        return immutables.Map(objects)
 
     def fork(self, state: State) -> State:
         """A new state sharing ``state``'s memory; queued for the searcher. The caller makes

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 if TYPE_CHECKING:
+    import immutables
+
     from symex import expr as E
     from symex.core.coverage import CoverageMap
     from symex.core.forks import DecisionMemo, ForkKind
@@ -229,6 +231,11 @@ class Machine(Protocol):
         """An error at the state's current instruction, with its call stack (``blocked``:
         the state's thread is blocked in a call it will run again, see core.scheduling)
         (:meth:`Executor.make_error`)."""
+        ...
+
+    def process_image(self) -> immutables.Map[int, ObjectState]:
+        """A new process's memory: the globals with their initial values
+        (:meth:`Executor.process_image`)."""
         ...
 
     def program_site(self, state: State) -> str:

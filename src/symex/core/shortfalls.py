@@ -30,6 +30,9 @@ class ShortfallKind(enum.Enum):
     PARTIAL_LOAD = "partial-load"
     """An aligned word read that crosses the end of its object (a word-at-a-time search):
     the bytes past the end read as 0 instead of an out-of-bounds error."""
+    UNKNOWN_PROGRAM = "unknown-program"
+    """An ``execve`` of a program not named with ``--program``: it failed with ENOENT, as the
+    kernel fails for a file that does not exist, and the path went on."""
     UNDECIDED = "undecided"
     """A branch side the solver could not decide within the query time limit: the path went
     on along the side its inputs take, and the other is not explored."""
@@ -57,6 +60,9 @@ class Shortfall:
             return (f"symex: warning: an aligned {self.what} at {where} crossed the end of its "
                     f"object {times}: the bytes past the end read as 0 (a word-at-a-time "
                     f"search; natively harmless, though AddressSanitizer reports it)")
+        if self.kind is ShortfallKind.UNKNOWN_PROGRAM:
+            return (f"symex: warning: execve of '{self.what}' at {where} failed with ENOENT "
+                    f"{times}: name the program to run there with --program NAME=PATH")
         if self.kind is ShortfallKind.UNDECIDED:
             return (f"symex: warning: a {self.what} at {where} had a side the solver could not "
                     f"decide in time {times}: only the side the inputs take was explored "

@@ -8,7 +8,7 @@ package fills it. See docs/architecture.md.
 from __future__ import annotations
 
 from symex.core.machine import ExternalHandler
-from symex.env import directories, klee, libm, network, posix, process, strtod, threads
+from symex.env import directories, execve, klee, libm, network, posix, process, strtod, threads
 from symex.errors import SymexError
 from symex.ir.system_calls import SYSTEM_CALLS
 
@@ -16,13 +16,13 @@ from symex.ir.system_calls import SYSTEM_CALLS
 def system_call_handlers() -> dict[str, ExternalHandler]:
     """The handler of every system call ``ir/system_calls.py`` declares, as
     ``__symex_NAME`` with the declared return width."""
-    implemented = {**posix.HANDLERS, **directories.HANDLERS}
+    implemented = {**posix.HANDLERS, **directories.HANDLERS, **execve.HANDLERS}
     table: dict[str, ExternalHandler] = {}
     for call in SYSTEM_CALLS:
         handler = implemented.get(call.name)
         if handler is None:
             raise SymexError(f"system call {call.name} is declared in ir/system_calls.py and has no "
-                             f"handler in env/posix.py or env/directories.py")
+                             f"handler in env/posix.py, env/directories.py or env/execve.py")
         table[f"__symex_{call.name}"] = posix.returning(call.width, handler)
     return table
 

@@ -193,7 +193,7 @@ class DebugInfo:
         records = {int(m.group(1)): (m.group(2), m.group(3)) for m in _RECORD_RE.finditer(module_text)}
         functions: dict[str, int] = {}
         for m in _DEFINE_RE.finditer(module_text):
-            dbg = _DEFINE_DBG_RE.search(m.group(0), m.end(1))
+            dbg = _DEFINE_DBG_RE.search(m.group(0), m.end(1) - m.start(0))
             if dbg is not None:
                 functions[_unquote(m.group(1))] = int(dbg.group(1))
         info = cls(records, functions)

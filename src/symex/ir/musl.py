@@ -42,6 +42,7 @@ from symex.ir.link import LibraryFile, index_files
 from symex.ir.system_calls import header_dir, header_text
 
 __all__ = [
+    "EXEC_START",
     "LIBC_START",
     "MUSL_SHA256",
     "MUSL_TARGET",
@@ -60,6 +61,10 @@ __all__ = [
 LIBC_START = "__symex_start"
 """The entry a program linked with musl starts at (``runtime/musl/glue.c``): it sets up what
 musl's start-up would, then calls ``exit(main(argc, argv, envp))``."""
+
+EXEC_START = "__symex_exec_start"
+"""The entry a program ``execve`` runs starts at (``runtime/musl/glue.c``): ``LIBC_START`` for
+the main function it is given (:mod:`symex.env.execve`)."""
 
 MUSL_TARGET = "x86_64-linux-musl"
 """The target programs for musl are compiled for: their IR's triple names musl."""

@@ -25,6 +25,11 @@ from symex.ir.debuginfo import SourceLocation
 POINTER_BITS = 64
 SEGMENT_SHIFT = 38
 
+#: the prefix of every external name of a program ``execve`` can run (``--program NAME=PATH``,
+#: :mod:`symex.ir.exec_programs`), linked into the main module: ``__symex_program.NAME.main``
+#: is NAME's main, so the mapping travels with the IR (assembly.ll, a worker's copy)
+EXEC_PREFIX = "__symex_program."
+
 
 class Opcode(enum.IntEnum):
     """What a lowered instruction does. One member per semantic operation."""
@@ -291,6 +296,12 @@ class Program:
         if found is None and name in self.function_aliases:
             found = self.functions.get(self.function_aliases[name])
         return found
+
+    @property
+    def exec_entries(self) -> dict[str, Function]:
+        """The programs ``execve`` can run, by the name ``--program`` gave each: its main."""
+        return {name[len(EXEC_PREFIX):-len(".main")]: fn for name, fn in self.functions.items()
+                if name.startswith(EXEC_PREFIX) and name.endswith(".main") and not fn.is_declaration}
 
     @property
     def instruction_count(self) -> int:

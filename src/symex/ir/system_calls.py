@@ -5,7 +5,7 @@ library wraps it in.
 From this table come the C both libraries are compiled with (``symex_system_calls.h``: the
 ``__symex_*`` prototypes, ``SYMEX_KERNEL_CASES`` for ``runtime/musl/glue.c``'s switch over
 musl's system-call numbers, ``SYMEX_LIBRARY_WRAPPERS`` for ``runtime/libc/unistd.c``) and
-the return width of each Python handler (``env/posix.py``, ``env/directories.py``, by the same
+the return width of each Python handler (``env/posix.py``, ``env/directories.py``, ``env/execve.py``, by the same
 name); ``tests/test_system_calls.py`` checks that every declaration has its handler and every
 handler its declaration. Adding ``mkdir`` is one line here, one handler and its test.
 
@@ -100,6 +100,9 @@ SYSTEM_CALLS: tuple[SystemCall, ...] = (
     SystemCall("fchdir", "int", ("int fd",), kernel=("fchdir",), library=("fchdir",)),
     SystemCall("getcwd", "long", ("char *buffer", "unsigned long size"), kernel=("getcwd",)),
     SystemCall("getdents64", "long", ("int fd", "void *buffer", "unsigned long count"), kernel=("getdents64",)),
+    # programs (env/execve.py)
+    SystemCall("execve", "int", ("const char *path", "char *const *argv", "char *const *envp"),
+               kernel=("execve",), library=("execve",)),
 )
 """The table. Order is the header's; names are unique."""
 

@@ -67,10 +67,9 @@ void __libc_exit_fini(void) {}
 
 int main();
 
-/* The entry symex starts the program at: what __libc_start_main does, without the TLS and
- * auxiliary vector a kernel would have made, then exit(main(...)) so atexit handlers run
- * and stdio's buffers are flushed. */
-void __symex_start(int argc, char **argv, char **envp)
+/* What __libc_start_main does before main, without the TLS and auxiliary vector a kernel
+ * would have made. */
+static void start_up(int argc, char **argv, char **envp)
 {
 	__environ = envp;
 	libc.auxv = no_auxv;
@@ -82,7 +81,22 @@ void __symex_start(int argc, char **argv, char **envp)
 			if (*name == '/')
 				__progname = name + 1;
 	}
+}
+
+/* The entry symex starts the program at: start-up, then exit(main(...)) so atexit handlers
+ * run and stdio's buffers are flushed. */
+void __symex_start(int argc, char **argv, char **envp)
+{
+	start_up(argc, argv, envp);
 	exit(main(argc, argv, envp));
+}
+
+/* The entry of a program execve runs (symex/env/execve.py): its main is linked into the same
+ * module under another name, and the new process image starts here. */
+void __symex_exec_start(int (*entry)(int, char **, char **), int argc, char **argv, char **envp)
+{
+	start_up(argc, argv, envp);
+	exit(entry(argc, argv, envp));
 }
 
 static long vector_io(long fd, const struct iovec *vector, long count, int writing)
