@@ -110,6 +110,25 @@ def test_a_symbolic_file_under_sym_dir_is_served(tmp_path: Path, libc: str) -> N
     assert spec.words() == ("--sym-arg", "1", "--sym-files", "1", "4", "--sym-dir", "htdocs")
 
 
+def test_a_web_server_serves_its_file_under_htdocs_to_a_symbolic_request() -> None:
+    """network/web_server.c over a socket, as issue 44 asks: one symbolic packet, the
+    symbolic file under htdocs; the method is matched with musl's strncasecmp (auto picks
+    musl), and a request for A gets A's bytes."""
+    program = symex.compile(PROGRAMS / "network" / "web_server.c")
+    assert program.library == "musl"
+    spec = ArgvSpec.parse(["--sym-files", "1", "4", "--sym-dir", "htdocs"])
+    result = symex.explore(program, sym_packets=(1, 8), sym_args=spec)
+    assert all(t.status.value == "completed" and t.exit_code == 0 for t in result.tests)
+    served = [t for t in result.tests if t.stdout == b"200 htdocs/A 4\n"]
+    assert served
+    for test in served:
+        request = test.objects["packet-0"]
+        assert request[:5].upper() == b"GET /" and request[5:6] == b"A" and request[6:7] in b" \0"
+    missing = [t for t in result.tests if t.stdout.startswith(b"404 ")]
+    assert missing and all(t.objects["packet-0"][5:].split(b"\0")[0].split(b" ")[0] != b"A"
+                           for t in missing)
+
+
 def test_sym_dir_must_be_a_relative_directory() -> None:
     for bad in ("/srv", "../up", "a//b", ""):
         with pytest.raises(ConfigError, match="--sym-dir takes a relative directory"):
