@@ -145,3 +145,37 @@ def test_without_programs_named_the_module_is_the_programs_own() -> None:
     program = symex.compile(SHOUT)
     assert program.exec_entries == {}
     assert os.path.basename(program.path) == "exec_shout.c"
+
+
+SPAWNS = r'''
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+int main(void) {
+  int status = system("echo hi");
+  printf("system: %d exited %d\n", WIFEXITED(status), WEXITSTATUS(status));
+  fflush(stdout);
+  FILE *p = popen("say two", "r");
+  char line[64] = {0};
+  if (p && fgets(line, sizeof line, p)) printf("popen read: %s", line);
+  if (p) printf("pclose: %d\n", WEXITSTATUS(pclose(p)));
+  return 0;
+}
+'''
+
+
+def test_system_and_popen_run_the_named_shell(tmp_path: Path) -> None:
+    """musl's system and popen spawn /bin/sh -c COMMAND (posix_spawn, made of fork and
+    execve under symex): with a shell named, it runs, its output read through popen's pipe
+    and its status returned; without, the child exits 127 as a shell that cannot be found."""
+    source = tmp_path / "spawns.c"
+    source.write_text(SPAWNS)
+    program = symex.compile(source, programs={"/bin/sh": PROGRAMS / "exec_fake_sh.c"})
+    [test] = symex.explore(program).tests
+    assert (test.status.value, test.exit_code) == ("completed", 0), test.reason
+    assert test.stdout == (b"sh [-c] [echo hi]\nsystem: 1 exited 3\n"
+                           b"popen read: sh [-c] [say two]\npclose: 3\n")
+    result = symex.explore(symex.compile(source))
+    [test] = result.tests
+    assert test.stdout == b"system: 1 exited 127\npclose: 127\n"
+    assert sum(s.count for s in result.shortfalls if s.kind is ShortfallKind.UNKNOWN_PROGRAM) == 2

@@ -129,6 +129,10 @@ def handlers() -> dict[str, ExternalHandler]:
         "calloc": _calloc,
         "realloc": _realloc,
         "free": _free,
+        # musl's own code calls these where an application may have replaced malloc
+        "__libc_malloc": _malloc,
+        "__libc_calloc": _calloc,
+        "__libc_free": _free,
         "exit": _exit,
         "_exit": _exit_now,
         "_Exit": _exit_now,

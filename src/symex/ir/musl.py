@@ -92,6 +92,7 @@ _LEFT_OUT = frozenset({
     "time/timer_getoverrun.c", "time/timer_gettime.c", "time/timer_settime.c",
     "misc/dl_iterate_phdr.c", "misc/syscall.c", "unistd/sleep.c", "unistd/usleep.c", "time/nanosleep.c",
     "stdlib/abs.c", "stdlib/labs.c", "stdlib/llabs.c", "unistd/getpid.c", "unistd/getppid.c",
+    "process/posix_spawn.c",  # glue's spawn.c: fork and exec, not a clone sharing memory
 })
 #: thread files musl's own code needs in a program with one thread
 _THREAD_FILES = ("thread/__lock.c", "thread/__syscall_cp.c", "thread/__wait.c",
@@ -341,6 +342,8 @@ def _library_sources(tree: MuslTree) -> Iterator[tuple[str, Path]]:
 def _compile(compiler: Compiler, tree: MuslTree, name: str, source: Path, output: Path) -> str | None:
     """Compile one file to ``output``; the compiler's complaint, or None."""
     includes = [f"-I{directory}" for directory in (*tree.library_includes, header_dir(default_cache_dir()))]
+    if name.startswith("symex/"):
+        includes.append(f"-I{tree.source / 'src' / 'process'}")  # spawn.c's fdop.h
     if name.startswith(_BYTEWISE):
         includes.append("-U__GNUC__")
     temporary = output.with_name(f".{output.name}.{os.getpid()}.tmp")
