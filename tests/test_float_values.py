@@ -71,6 +71,13 @@ def test_binary_operations_agree_with_folding(width: int, name: str, data: st.Da
                "frem": FB.frem}[name]
     expected = builder(E.const(x, width), E.const(y, width))  # constant operands fold
     assert expected.op is E.Op.CONST
+    f = BINARY32 if width == 32 else BINARY64
+    if floats.is_nan(f, x) and floats.is_nan(f, y):
+        # which NaN two NaNs give is unspecified (C, IEEE 754): the processor returns its
+        # first source operand's, and compilers (CPython's own float add among them, once
+        # its interpreter specialises the addition) swap the operands of a commutative one
+        assert bits(concrete, width) in (x, y) and expected.value in (x, y), (hex(x), hex(y))
+        return
     assert bits(concrete, width) == expected.value, (hex(x), hex(y))
 
 
