@@ -1,5 +1,5 @@
 """``symex cc`` as build systems use it: musl by default for both the native build and the
-IR, symex's headers on the include path, harnesses that link natively, CMake, the library
+IR, symex's headers on the include path, harnesses that link natively, CMake and Meson, the library
 ``auto`` picks, and parts built for two libraries refused (issue 44)."""
 
 from __future__ import annotations
@@ -69,6 +69,23 @@ def test_a_cmake_project_builds_with_cc_set_and_replays(tmp_path: Path) -> None:
     build = tmp_path / "build"
     run(["cmake", "-S", str(source), "-B", str(build)], tmp_path, CC=f"{SYMEX} cc")
     run(["cmake", "--build", str(build)], tmp_path)
+    assert explore_and_replay_natively(build / "harness", tmp_path) == [0, 1, 2]
+
+
+@pytest.mark.skipif(shutil.which("meson") is None or shutil.which("ninja") is None,
+                    reason="needs meson and ninja (pip install 'symex[test]')")
+def test_a_meson_project_builds_with_cc_set_and_replays(tmp_path: Path) -> None:
+    """Meson's compiler checks identify symex cc (clang beneath, zig's linker) and the build
+    explores and replays as CMake's does."""
+    source = tmp_path / "source"
+    shutil.copytree(PROGRAMS / "cmake_project" / "src", source / "src")
+    (source / "meson.build").write_text(
+        "project('sign', 'c')\n"
+        "sign = static_library('sign', 'src/sign.c')\n"
+        "executable('harness', 'src/main.c', link_with: sign)\n")
+    build = tmp_path / "build"
+    run(["meson", "setup", str(build), str(source)], tmp_path, CC=f"{SYMEX} cc")
+    run(["ninja", "-C", str(build)], tmp_path)
     assert explore_and_replay_natively(build / "harness", tmp_path) == [0, 1, 2]
 
 
