@@ -56,3 +56,28 @@ def test_an_instruction_in_the_template_is_unsupported(tmp_path: Path) -> None:
     result = symex.explore(symex.compile(source))
     (test,) = result.tests
     assert test.status is PathStatus.PARTIAL and "inline assembly" in test.reason
+
+
+CPUID = r"""
+#include <cpuid.h>
+#include <stdio.h>
+int main(void) {
+    unsigned a = 7, b = 7, c = 7, d = 7;
+    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0));
+    unsigned e = 7, f = 7, g = 7, h = 7;
+    int leaf1 = __get_cpuid(1, &e, &f, &g, &h);
+    printf("%u %u %u %u leaf 1: %d\n", a, b, c, d, leaf1);
+    return 0;
+}
+"""
+
+
+def test_cpuid_answers_as_a_processor_without_feature_leaves(tmp_path: Path) -> None:
+    """``cpuid`` (plain, and cpuid.h's with %rbx saved around it) answers zeros: the highest
+    leaf is 0, so feature probes (coreutils' cksum, gcc's __get_cpuid) take their portable
+    code instead of ending the path."""
+    source = tmp_path / "cpuid.c"
+    source.write_text(CPUID)
+    (test,) = symex.explore(symex.compile(source)).tests
+    assert test.status is PathStatus.COMPLETED, test.reason
+    assert test.stdout == b"0 0 0 0 leaf 1: 0\n"

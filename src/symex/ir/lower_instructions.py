@@ -112,6 +112,8 @@ def intrinsic_base(name: str) -> str:
 
 #: an inline assembly callee as llvmlite prints it: its template and constraint string
 _INLINE_ASM = re.compile(r'^\S+ asm (?:sideeffect )?(?:alignstack )?(?:inteldialect )?(?:unwind )?"(.*)", "(.*)"$')
+#: ``cpuid`` alone, or between the two exchanges that save %rbx (cpuid.h's, for PIC code)
+_CPUID = re.compile(r"\s*(?:xchg\S*\s+\S+\s*(?:\\0A)?\s*)?cpuid\s*(?:\\0A\s*xchg\S*\s+\S+\s*)?(?:\\0A)?\s*")
 
 
 
@@ -367,12 +369,20 @@ class FunctionLowering:
         """An inline assembly statement with an empty template: a compiler barrier
         (``asm volatile("" ::: "memory")``, musl's explicit_bzero) does nothing, and one whose
         single output is tied to an input (``asm("" : "+r"(x))``, a value hidden from the
-        optimizer) is a copy. Any real instruction stays unsupported."""
+        optimizer) is a copy. ``cpuid`` answers zeros. Any other instruction stays
+        unsupported."""
         match = _INLINE_ASM.match(text)
-        if match is None or match.group(1).strip():
+        if match is None:
             raise UnsupportedInstruction("inline assembly is not supported")
         constraints = [c for c in match.group(2).split(",") if not c.startswith("~")]
         outputs = [c for c in constraints if c.startswith("=")]
+        if _CPUID.fullmatch(match.group(1)) and outputs:
+            # a processor answering leaf 0 with 0 has no feature leaves: callers (gcc's
+            # __get_cpuid, gnulib's cksum, ...) take their portable code
+            value: Any = 0 if len(outputs) == 1 else (0,) * len(outputs)
+            return Opcode.COPY, [self.constant_slot(("cpuid", len(outputs)), value)], width, None
+        if match.group(1).strip():
+            raise UnsupportedInstruction("inline assembly is not supported")
         if void and not outputs:
             return Opcode.NOP, [], 0, None
         inputs = constraints[len(outputs):]
