@@ -1,14 +1,19 @@
 """Inline assembly with an empty template is common in real C libraries and programs: a
 compiler barrier (musl's explicit_bzero, ``asm volatile("" ::: "memory")``) and a value hidden
 from the optimizer (``asm("" : "+r"(x))``). They do nothing at run time, so a path goes on
-through them; an instruction in the template still ends the path as unsupported."""
+through them. cpuid answers zeros, longlong.h's 128-bit arithmetic and bit scans are
+executed; any other instruction in the template still ends the path as unsupported."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import symex
 from symex.core.outcome import PathStatus
+from symex.output.ktest import KTest, KTestObject, write_ktest
+from symex.replay import build_native
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -81,3 +86,21 @@ def test_cpuid_answers_as_a_processor_without_feature_leaves(tmp_path: Path) -> 
     (test,) = symex.explore(symex.compile(source)).tests
     assert test.status is PathStatus.COMPLETED, test.reason
     assert test.stdout == b"0 0 0 0 leaf 1: 0\n"
+
+
+def test_longlong_h_arithmetic_runs_as_natively(tmp_path: Path) -> None:
+    """mulq, addq/adcq, subq/sbbq and bsf/bsr (coreutils' factor ends no path on them): the
+    same results as the processor's on fixed values, every test replaying natively with the
+    same output, and the solver finds an x whose 128-bit product 3x is 2:1."""
+    source = Path(__file__).parent / "programs" / "longlong_asm.c"
+    result = symex.explore(symex.compile(source))
+    assert result.paths.partial == 0 and result.paths.errors == 0
+    native = build_native(source, out_dir=tmp_path / "build")
+    for number, test in enumerate(result.tests):
+        ktest = tmp_path / f"{number}.ktest"
+        write_ktest(ktest, KTest(args=[], objects=[KTestObject("x", test.objects["x"])]))
+        ran = subprocess.run([str(native)], capture_output=True, timeout=60,
+                             env={**os.environ, "KTEST_FILE": str(ktest)})
+        assert (ran.returncode, ran.stdout) == (test.exit_code, test.stdout), ran.stderr
+    found = [t for t in result.tests if t.stdout.endswith(b"3x is 2:1\n")]
+    assert len(found) == 1 and int.from_bytes(found[0].objects["x"], "little") * 3 == 2 << 64 | 1

@@ -18,6 +18,7 @@ from symex.ir import constants as C
 from symex.ir import types as T
 from symex.ir.debuginfo import DebugInfo, SourceLocation
 from symex.ir.program import (
+    AssemblyKind,
     Access,
     CallInfo,
     CastInfo,
@@ -112,6 +113,24 @@ def intrinsic_base(name: str) -> str:
 
 #: an inline assembly callee as llvmlite prints it: its template and constraint string
 _INLINE_ASM = re.compile(r'^\S+ asm (?:sideeffect )?(?:alignstack )?(?:inteldialect )?(?:unwind )?"(.*)", "(.*)"$')
+#: the assembly statements symex executes, by template and output/input constraints (as
+#: :func:`_assembly_key` writes them: no spaces, tabs or newlines, ``${N:q}`` as ``$N``, no
+#: clobbers, ``%`` or ``&``)
+_KNOWN_ASSEMBLY = {
+    ("mulq$3", "={ax},={dx},0,rm"): AssemblyKind.MULQ,
+    ("addq$5,$1adcq$3,$0", "=r,=r,0,rme,1,rme"): AssemblyKind.ADD_PAIR,
+    ("subq$5,$1sbbq$3,$0", "=r,=r,0,rme,1,rme"): AssemblyKind.SUB_PAIR,
+    ("bsf$1,$0", "=r,rm"): AssemblyKind.BSF,
+    ("bsr$1,$0", "=r,rm"): AssemblyKind.BSR,
+}
+
+
+def _assembly_key(template: str, constraints: list[str]) -> tuple[str, str]:
+    text = re.sub(r"\\0[9A]|\s", "", template)
+    text = re.sub(r"\$\{(\d+):q\}", r"$\1", text)
+    return text, ",".join(c.replace("%", "").replace("&", "") for c in constraints)
+
+
 #: ``cpuid`` alone, or between the two exchanges that save %rbx (cpuid.h's, for PIC code)
 _CPUID = re.compile(r"\s*(?:xchg\S*\s+\S+\s*(?:\\0A)?\s*)?cpuid\s*(?:\\0A\s*xchg\S*\s+\S+\s*)?(?:\\0A)?\s*")
 
@@ -352,7 +371,7 @@ class FunctionLowering:
         ret = None if isinstance(ret_t, T.VoidType) else L.access(ret_t)
         width = L.width(ret_t)
         if kind == "inline_asm":
-            return self._empty_asm(str(callee), args, width, ret is None)
+            return self._empty_asm(str(callee), args, ret_t, width, ret is None)
         if kind == "function" and callee.name.startswith("llvm."):
             return self._intrinsic(callee.name, args, ret_t, width)
         arg_access = tuple(_access_or_int(L, L.type_of(a.type)) for a in args)
@@ -364,13 +383,13 @@ class FunctionLowering:
             slots.append(self.operand(callee))
         return Opcode.CALL, slots, width, info
 
-    def _empty_asm(self, text: str, args: list[Any], width: int,
+    def _empty_asm(self, text: str, args: list[Any], ret_t: Any, width: int,
                    void: bool) -> tuple[Opcode, list[int], int, Any]:
         """An inline assembly statement with an empty template: a compiler barrier
         (``asm volatile("" ::: "memory")``, musl's explicit_bzero) does nothing, and one whose
         single output is tied to an input (``asm("" : "+r"(x))``, a value hidden from the
-        optimizer) is a copy. ``cpuid`` answers zeros. Any other instruction stays
-        unsupported."""
+        optimizer) is a copy. ``cpuid`` answers zeros, and ``longlong.h``'s arithmetic
+        (``_KNOWN_ASSEMBLY``) is executed. Any other instruction stays unsupported."""
         match = _INLINE_ASM.match(text)
         if match is None:
             raise UnsupportedInstruction("inline assembly is not supported")
@@ -381,6 +400,12 @@ class FunctionLowering:
             # __get_cpuid, gnulib's cksum, ...) take their portable code
             value: Any = 0 if len(outputs) == 1 else (0,) * len(outputs)
             return Opcode.COPY, [self.constant_slot(("cpuid", len(outputs)), value)], width, None
+        kind = _KNOWN_ASSEMBLY.get(_assembly_key(match.group(1), constraints))
+        # 64-bit operands; one output of any width (an int count), or two 64-bit ones
+        pair = isinstance(ret_t, T.StructType) and [self.L.width(f) for f in ret_t.fields] == [64, 64]
+        if kind is not None and all(self.L.width(self.L.type_of(a.type)) == 64 for a in args) \
+                and (0 < width <= 64 if len(outputs) == 1 else pair):
+            return Opcode.ASSEMBLY, [self.operand(a) for a in args], width, kind
         if match.group(1).strip():
             raise UnsupportedInstruction("inline assembly is not supported")
         if void and not outputs:

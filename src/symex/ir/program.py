@@ -115,8 +115,25 @@ class Opcode(enum.IntEnum):
     VAEND = enum.auto()
     VACOPY = enum.auto()
     FLOATMATH = enum.auto()  # concrete float intrinsic; aux: (name, kind)
+    ASSEMBLY = enum.auto()  # a known x86-64 inline assembly statement; aux: its AssemblyKind
     NOP = enum.auto()  # lifetime markers, debug intrinsics, ...
     UNSUPPORTED = enum.auto()  # aux: reason; executing it ends the path as unsupported
+
+
+class AssemblyKind(enum.Enum):
+    """The inline assembly statements symex executes (GMP's and gnulib's ``longlong.h``:
+    128-bit arithmetic on two 64-bit halves, bit scans), by what they compute."""
+
+    MULQ = "mulq"
+    """``mulq``: (low, high) halves of the 128-bit product of two 64-bit values."""
+    ADD_PAIR = "addq/adcq"
+    """``addq``/``adcq``: (high, low) of the sum of two (high, low) pairs."""
+    SUB_PAIR = "subq/sbbq"
+    """``subq``/``sbbq``: (high, low) of the difference of two (high, low) pairs."""
+    BSF = "bsf"
+    """``bsf``: the index of the lowest set bit."""
+    BSR = "bsr"
+    """``bsr``: the index of the highest set bit."""
 
 
 class ValueKind(enum.IntEnum):

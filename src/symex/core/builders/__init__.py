@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from symex.core.builders import aggregate, control, floating, integer, memory  # noqa: F401  (register)
+from symex.core.builders import aggregate, assembly, control, floating, integer, memory  # noqa: F401  (register)
 from symex.core.builders.registry import BUILDERS, unsupported_step
 
 if TYPE_CHECKING:
