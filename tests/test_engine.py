@@ -505,3 +505,24 @@ def test_a_run_leaves_the_embedding_programs_collector_as_it_was(tmp_path: Path)
         assert gc.get_freeze_count() == 0
     finally:
         gc.set_threshold(*before)
+
+
+def test_ptrmask_aligns_down_within_the_object(tmp_path: Path) -> None:
+    """``llvm.ptrmask`` (``__builtin_align_down``; clang 22's va_arg of a long double, in
+    musl's printf: coreutils' printf ended 61 paths on it): the pointer stays in its object,
+    aligned, and musl prints a long double through it."""
+    source = write(tmp_path, "align.c", r'''
+#include <stdint.h>
+#include <stdio.h>
+int main(void) {
+  _Alignas(16) char buffer[64];
+  char *p = __builtin_align_down(buffer + 37, 16);
+  p[0] = 'x';
+  printf("%ld %d %Lg\n", (long)(p - buffer), (int)((uintptr_t)p % 16), 1.5L);
+  return 0;
+}
+''')
+    program = symex.compile(source, libc="musl")
+    assert "llvm.ptrmask" in program.ir_text
+    [test] = symex.explore(program).tests
+    assert (test.status, test.stdout) == (PathStatus.COMPLETED, b"32 0 1.5\n"), test.reason

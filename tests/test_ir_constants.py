@@ -75,6 +75,11 @@ def test_float_forms() -> None:
     assert typed("fp128 0xL00000000000000003FFF800000000000").value == 1.5
     assert typed("half 0xH3E00").value == 1.5
     assert typed("bfloat 0xR3FC0").value == 1.5
+    # beyond the double's range (LDBL_MAX, numfmt compares with it): infinite, as C's
+    # conversion to double makes it
+    assert typed("x86_fp80 0xK7FFEFFFFFFFFFFFFFFFF").value == float("inf")
+    assert typed("x86_fp80 0xKFFFEFFFFFFFFFFFFFFFF").value == float("-inf")
+    assert typed("fp128 0xLFFFFFFFFFFFFFFFF7FFEFFFFFFFFFFFF").value == float("inf")
 
 
 def test_pointers_and_special_values() -> None:

@@ -271,16 +271,27 @@ def _parse_c_string(text: str, pos: int) -> tuple[bytes, int]:
 
 
 def fp80_to_float(bits: int) -> float:
+    """The double nearest an x86_fp80 bit pattern (infinite beyond the double's range)."""
     sign = -1.0 if bits >> 79 else 1.0
     exponent = (bits >> 64) & 0x7FFF
     mantissa = bits & ((1 << 64) - 1)
     if exponent == 0x7FFF:
         return sign * math.inf if (mantissa << 1) & ((1 << 64) - 1) == 0 else math.nan
-    # The explicit integer bit is part of the mantissa, hence the extra 63.
-    return sign * math.ldexp(float(mantissa), (exponent or 1) - 16383 - 63)
+    # The explicit integer bit is part of the mantissa, hence the extra 63. A value beyond
+    # the double's range (LDBL_MAX) is infinite, as C's conversion to double makes it
+    return sign * _scaled(float(mantissa), (exponent or 1) - 16383 - 63)
+
+
+def _scaled(value: float, exponent: int) -> float:
+    """``value * 2**exponent``, infinite when that is beyond the double's range."""
+    try:
+        return math.ldexp(value, exponent)
+    except OverflowError:
+        return math.inf
 
 
 def quad_to_float(bits: int) -> float:
+    """The double nearest an fp128 bit pattern (infinite beyond the double's range)."""
     sign = -1.0 if bits >> 127 else 1.0
     exponent = (bits >> 112) & 0x7FFF
     fraction = bits & ((1 << 112) - 1)
@@ -288,7 +299,7 @@ def quad_to_float(bits: int) -> float:
         return sign * math.inf if fraction == 0 else math.nan
     if exponent == 0:
         return sign * math.ldexp(float(fraction), 1 - 16383 - 112)
-    return sign * math.ldexp(float(fraction | (1 << 112)), exponent - 16383 - 112)
+    return sign * _scaled(float(fraction | (1 << 112)), exponent - 16383 - 112)
 
 
 def float_to_fp80(value: float) -> int:

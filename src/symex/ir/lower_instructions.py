@@ -442,6 +442,10 @@ class FunctionLowering:
             return Opcode.ABS, slots[:1], width, vector
         if short in ("scmp", "ucmp"):
             return Opcode.THREEWAY, slots, width, (short == "scmp", L.width(L.type_of(args[0].type)))
+        if short == "ptrmask" and not vector:
+            # align a pointer down (clang 22's va_arg of a 16-byte value): an object's
+            # address has its low SEGMENT_SHIFT bits clear, so the mask keeps it in its object
+            return Opcode.AND, slots[:2], 64, None
         if short in ("fshl", "fshr"):
             return (Opcode.FSHL if short == "fshl" else Opcode.FSHR), slots, width, vector
         simple = {"bswap": Opcode.BSWAP, "bitreverse": Opcode.BITREVERSE, "ctpop": Opcode.CTPOP,
