@@ -27,7 +27,10 @@ class BuildWithMusl(build_py):
         from symex.ir.musl import SHIPPED_DIR  # the one place the directory is named
 
         destination = Path(self.build_lib) / "symex" / SHIPPED_DIR
-        environment = dict(os.environ, PYTHONPATH=str(Path("src").resolve()))
+        # src first; pip's build isolation puts its build requirements (attrs, llvmlite,
+        # ziglang) on PYTHONPATH too, which must stay
+        search = [str(Path("src").resolve()), *filter(None, [os.environ.get("PYTHONPATH")])]
+        environment = dict(os.environ, PYTHONPATH=os.pathsep.join(search))
         subprocess.run([sys.executable, "-m", "symex.ir.musl", "ship", str(destination)],
                        env=environment, check=True)
 
