@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from symex.core.collection import fewer_collections
 from symex.core.coverage import reach_targets, reached_location
 from symex.core.executor import Executor
-from symex.core.memory import ObjectKind
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, Searcher, make_searcher
 from symex.core.seeding import SeededSearcher, SeedFollowing
@@ -26,7 +25,7 @@ from symex.core.machine import ExternalHandler
 from symex.env import default_externals
 from symex.description import RunDescription, error_kinds_to_exit_on
 from symex.env.world import PosixSetup, install_world
-from symex.env.posix_args import build_argv_strings
+from symex.env.posix_args import build_argv_strings, place_environment, pointer_array
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.ir.musl import LIBC_START
 from symex.memo.opening import TreeIdentity, describe_inputs, open_recorder
@@ -38,7 +37,6 @@ from symex.solvers.chain import ChainStatistics
 from symex.results import (Coverage, Hooks, PathCounts, ProgressSnapshot,
                            Result, Statistics)
 from symex.symargs import ArgvSpec
-from symex.env.execve import ENVIRON_GLOBAL
 
 #: instructions a state may run before the engine checks limits and asks the searcher again
 TIME_SLICE = 10_000
@@ -585,28 +583,15 @@ class Exploration:
             envp = self._environment(s)
             if not entry.params:
                 continue
-            array = s.allocate(8 * (len(pointers) + 1), ObjectKind.ARGUMENT, "argv")
-            array.write_bytes(0, b"".join(p.to_bytes(8, "little") for p in pointers) + bytes(8))
-            values: list[Any] = [len(pointers), array.obj.address, envp]
+            values: list[Any] = [len(pointers), pointer_array(s, pointers, "argv"), envp]
             s.frame.regs[:len(entry.params)] = values[:len(entry.params)]
         return [s for s, _ in built]
 
     def _environment(self, state: State) -> int:
-        """The environment's strings and ``envp`` array in ``state``'s memory; its address.
-        A program defining ``__environ`` (musl, symex's library) gets it there too, so
-        ``getenv`` finds the variables whatever main's parameters are."""
-        pointers = []
-        for variable in self.environment:
-            data = variable.encode("utf-8", "surrogateescape") + b"\0"
-            string = state.allocate(len(data), ObjectKind.ARGUMENT, "environ")
-            string.write_bytes(0, data)
-            pointers.append(string.obj.address)
-        envp = state.allocate(8 * (len(pointers) + 1), ObjectKind.ARGUMENT, "envp")
-        envp.write_bytes(0, b"".join(p.to_bytes(8, "little") for p in pointers) + bytes(8))
-        variable_object = self.program.globals.get(ENVIRON_GLOBAL)
-        if variable_object is not None and variable_object.size == 8:
-            self.executor.write_bytes(state, variable_object.address, envp.obj.address.to_bytes(8, "little"))
-        return envp.obj.address
+        """The environment's strings and ``envp`` array in ``state``'s memory (and
+        ``__environ``: :func:`~symex.env.posix_args.place_environment`); its address."""
+        return place_environment(self.executor, state,
+                                 [v.encode("utf-8", "surrogateescape") for v in self.environment])
 
     # -- path ends ----------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from symex.core.outcome import (
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import Frame, State
 from symex.ir.program import (
+    POINTER_ACCESS,
     Access,
     Function,
     Instruction,
@@ -51,7 +52,6 @@ _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
 #: first word of a jmp_buf that setjmp filled (ASCII "symexjmp"), then 5 words: see set_jump
 JMP_BUF_MAGIC = 0x706D6A78656D7973
 _WORD = Access(ValueKind.INT, 8, 64)
-_POINTER_ACCESS = Access(ValueKind.PTR, 8, 64)
 
 
 class Calls(Machine):
@@ -149,7 +149,7 @@ class Calls(Machine):
             return False
         count -= 1
         self.write(state, count_object.address, _ATEXIT_COUNT_ACCESS, count)
-        target = self.read(state, table.address + 8 * count, _POINTER_ACCESS)
+        target = self.read(state, table.address + 8 * count, POINTER_ACCESS)
         if type(target) is not int:
             target = self.concretize(state, target, 64, "atexit handler")
         fn = self.program.functions_by_address.get(target)

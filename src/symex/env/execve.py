@@ -24,20 +24,16 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from symex import expr as E
 from symex.core.machine import ExternalHandler, Machine
 from symex.core.memory import ObjectKind
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
 from symex.env.world import EACCES, ENOENT, resolve, world_of
 from symex.ir.musl import EXEC_START
-from symex.ir.program import Function, Instruction
+from symex.env.posix_args import place_environment, place_strings
+from symex.ir.program import POINTER_ACCESS, Function, Instruction
 
-__all__ = ["ENVIRON_GLOBAL", "HANDLERS", "find_program"]
-
-#: the C library's pointer to the environment (musl's, and symex's library's): a new image's
-#: points at its envp, as the first one's does
-ENVIRON_GLOBAL = "__environ"
+__all__ = ["HANDLERS", "find_program"]
 
 E2BIG, EFAULT = 7, 14
 #: the most argument and environment strings one execve passes (Linux's limit is by bytes)
@@ -57,13 +53,8 @@ def find_program(entries: dict[str, Function], cwd: str, path: str) -> Function 
 
 
 def _pointer(ex: Machine, state: State, address: int) -> int:
-    data = ex.read_bytes(state, address, 8)
-    if all(type(b) is int for b in data):
-        return int.from_bytes(bytes(data), "little")
-    word = E.const(data[0], 8) if type(data[0]) is int else data[0]
-    for b in data[1:]:
-        word = E.concat(E.const(b, 8) if type(b) is int else b, word)
-    return ex.concretize(state, word, 64, "execve argument pointer")
+    pointer = ex.read(state, address, POINTER_ACCESS)
+    return pointer if type(pointer) is int else ex.concretize(state, pointer, 64, "execve argument pointer")
 
 
 def _strings(ex: Machine, state: State, array: Any) -> list[list[Any]] | int:
@@ -88,18 +79,6 @@ def _strings(ex: Machine, state: State, array: Any) -> list[list[Any]] | int:
         # copied as it is, so the new program's strlen forks where this one's would
         end = next((i for i, b in enumerate(data) if type(b) is int and b == 0), len(data))
         strings.append(data[:end])
-
-
-def _place(state: State, strings: list[list[Any]]) -> int:
-    """Copies of ``strings`` in the new image and a NULL-terminated array of them: its address."""
-    pointers = []
-    for text in strings:
-        os = state.allocate(len(text) + 1, ObjectKind.ARGUMENT, "argv")
-        os.write_bytes(0, [*text, 0])
-        pointers.append(os.obj.address)
-    array = state.allocate(8 * (len(pointers) + 1), ObjectKind.ARGUMENT, "argv")
-    array.write_bytes(0, b"".join(p.to_bytes(8, "little") for p in pointers) + bytes(8))
-    return array.obj.address
 
 
 def _execve(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
@@ -128,15 +107,12 @@ def _execve(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
             objects = objects.set(segment, os)
     state.objects = objects
     state.frames = []
-    argv_address = _place(state, argv)
-    envp_address = _place(state, envp)
+    argv_address = place_strings(state, argv, "argv", "argv")
+    envp_address = place_environment(ex, state, envp)
     start = ex.program.functions.get(EXEC_START)
     if start is not None and not start.is_declaration:
         ex.push_frame(state, start, [entry.address, len(argv), argv_address, envp_address], -1, None)
     else:
-        environ = ex.program.globals.get(ENVIRON_GLOBAL)
-        if environ is not None and environ.size == 8:
-            ex.write_bytes(state, environ.address, envp_address.to_bytes(8, "little"))
         ex.push_frame(state, entry, [len(argv), argv_address, envp_address][:len(entry.params)], -1, None)
     return 0  # lands in the old image's frame, which is gone
 

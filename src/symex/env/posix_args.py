@@ -7,9 +7,16 @@ unconstrained, as in KLEE's tests). ``SymArgs(MIN, MAX, N)`` creates an ``n_args
 (4 bytes) with MIN <= n_args <= MAX and forks one state per count, each with that many
 ``argNN`` objects: KLEE's loop over ``n_args`` forks the same way, so every test lists only
 the arguments its path used.
+
+The strings and arrays of a process's start (``argv``, ``envp``, ``__environ``) are placed by
+:func:`place_strings`, :func:`pointer_array` and :func:`place_environment`, for the first
+process and for one ``execve`` starts (env.execve).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 from symex import expr as E
 from symex.core.forks import ForkKind
@@ -19,7 +26,11 @@ from symex.core.state import State
 from symex.env.klee import fresh_value, make_symbolic
 from symex.symargs import ArgvSpec, SymArg, SymArgs
 
-__all__ = ["build_argv_strings"]
+__all__ = ["ENVIRON_GLOBAL", "build_argv_strings", "place_environment", "place_strings",
+           "pointer_array"]
+
+#: the C library's pointer to the environment (musl's, and symex's library's)
+ENVIRON_GLOBAL = "__environ"
 
 
 def _symbolic_argument(ex: Machine, state: State, max_len: int, number: int) -> int:
@@ -31,10 +42,36 @@ def _symbolic_argument(ex: Machine, state: State, max_len: int, number: int) -> 
     return os.obj.address
 
 
-def _concrete_argument(state: State, text: bytes) -> int:
-    os = state.allocate(len(text) + 1, ObjectKind.ARGUMENT, "argv")
-    os.write_bytes(0, text + b"\0")
+def _concrete_argument(state: State, text: bytes | Sequence[Any], name: str = "argv") -> int:
+    os = state.allocate(len(text) + 1, ObjectKind.ARGUMENT, name)
+    os.write_bytes(0, text + b"\0" if isinstance(text, bytes) else [*text, 0])
     return os.obj.address
+
+
+def pointer_array(state: State, pointers: Sequence[int], name: str) -> int:
+    """A NULL-terminated array of ``pointers`` in a new object (``argv``, ``envp``): its address."""
+    array = state.allocate(8 * (len(pointers) + 1), ObjectKind.ARGUMENT, name)
+    array.write_bytes(0, b"".join(p.to_bytes(8, "little") for p in pointers) + bytes(8))
+    return array.obj.address
+
+
+def place_strings(state: State, strings: Sequence[bytes | Sequence[Any]], string_name: str,
+                  array_name: str) -> int:
+    """Each string (bytes, or bytes as ints and 8-bit expressions) NUL-terminated in an object
+    of its own, and the NULL-terminated array of them: the array's address."""
+    return pointer_array(state, [_concrete_argument(state, text, string_name) for text in strings],
+                         array_name)
+
+
+def place_environment(ex: Machine, state: State, variables: Sequence[bytes | Sequence[Any]]) -> int:
+    """The ``envp`` of a process's start (``NAME=VALUE`` strings): its address. A program
+    defining ``__environ`` (musl, symex's library) gets it there too, so ``getenv`` finds the
+    variables whatever main's parameters are."""
+    envp = place_strings(state, variables, "environ", "envp")
+    environ = ex.program.globals.get(ENVIRON_GLOBAL)
+    if environ is not None and environ.size == 8:
+        ex.write_bytes(state, environ.address, envp.to_bytes(8, "little"))
+    return envp
 
 
 def build_argv_strings(ex: Machine, state: State, program_name: bytes,

@@ -19,12 +19,11 @@ from symex.core.machine import ExternalHandler, Machine
 from symex.core.memory import ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
-from symex.ir.program import Access, Instruction, Opcode, ValueKind
+from symex.ir.program import POINTER_ACCESS, Access, Instruction, Opcode, ValueKind
 
 #: stands for the call instruction when this module calls another handler itself
 _NO_CALL = Instruction(Opcode.CALL, -1, (), 0, None, None, "")
 _U32 = Access(ValueKind.INT, 4, 32)
-_POINTER = Access(ValueKind.PTR, 8, 64)
 _DOUBLE = Access(ValueKind.FLOAT, 8, 64)
 _LONG_DOUBLE = Access(ValueKind.FLOAT, 10, 80)
 
@@ -92,9 +91,9 @@ class VaListArguments:
         return value
 
     def _overflow_slot(self, size: int, align: int) -> int:
-        area = self._field(8, _POINTER)
+        area = self._field(8, POINTER_ACCESS)
         area = (area + align - 1) // align * align
-        self.ex.write(self.state, self.address + 8, _POINTER, area + (size + 7) // 8 * 8)
+        self.ex.write(self.state, self.address + 8, POINTER_ACCESS, area + (size + 7) // 8 * 8)
         return area
 
     def next_int(self, bits: int) -> Any:
@@ -103,7 +102,7 @@ class VaListArguments:
         gp = self._field(0, _U32)
         if gp + 8 <= _GP_AREA_END:
             self.ex.write(self.state, self.address, _U32, gp + 8)
-            return self.ex.read(self.state, self._field(16, _POINTER) + gp, access)
+            return self.ex.read(self.state, self._field(16, POINTER_ACCESS) + gp, access)
         return self.ex.read(self.state, self._overflow_slot(8, 8), access)
 
     def next_float(self, long_double: bool) -> Any:
@@ -115,7 +114,7 @@ class VaListArguments:
             fp = self._field(4, _U32)
             if fp + 16 <= _FP_AREA_END:
                 self.ex.write(self.state, self.address + 4, _U32, fp + 16)
-                value = self.ex.read(self.state, self._field(16, _POINTER) + fp, _DOUBLE)
+                value = self.ex.read(self.state, self._field(16, POINTER_ACCESS) + fp, _DOUBLE)
             else:
                 value = self.ex.read(self.state, self._overflow_slot(8, 8), _DOUBLE)
         return value
@@ -362,7 +361,7 @@ def _stream_fd(ex: Machine, state: State, stream: Any) -> int:
     for name in ("stdout", "stderr", "stdin"):
         g = ex.program.globals.get(name)
         if g is not None and g.size == 8:
-            value = ex.read(state, g.address, _POINTER)
+            value = ex.read(state, g.address, POINTER_ACCESS)
             defined = defined or type(value) is not int or value != 0
     if stream == 0:
         if defined:

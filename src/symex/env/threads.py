@@ -20,13 +20,12 @@ from symex.core.scheduling import FIRST_PID, threads_of
 from symex.core.state import State
 from symex.env.posix import concrete_int
 from symex.env.world import world_of
-from symex.ir.program import Access, Instruction, ValueKind
+from symex.ir.program import POINTER_ACCESS, Access, Instruction, ValueKind
 
 __all__ = ["handlers"]
 
 ECHILD, ESRCH, EINVAL, EDEADLK, ETIMEDOUT = 10, 3, 22, 35, 110
 WNOHANG = 1
-_POINTER = Access(ValueKind.PTR, 8, 64)
 _INT = Access(ValueKind.INT, 4, 32)
 
 
@@ -88,7 +87,7 @@ def _function_at(ex: Machine, state: State, pointer: Any, what: str) -> Any:
 def _pthread_create(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     fn = _function_at(ex, state, args[2], "pthread_create start routine")
     tid = scheduling.spawn_thread(ex, state, fn, [args[3]])
-    ex.write(state, args[0], _POINTER, tid)
+    ex.write(state, args[0], POINTER_ACCESS, tid)
     return 0
 
 
@@ -114,7 +113,7 @@ def _pthread_join(ex: Machine, state: State, args: list[Any], ins: Instruction) 
     if thread.finished:
         out = args[1]
         if not (type(out) is int and out == 0):
-            ex.write(state, out, _POINTER, thread.result)
+            ex.write(state, out, POINTER_ACCESS, thread.result)
         thread.detached = True  # joined: a second join is an error
         return 0
 

@@ -160,6 +160,10 @@ class Access:
     parts: tuple[tuple[int, Access], ...] = ()
 
 
+#: a pointer in memory (8 bytes): the one layout every model reads and writes pointers with
+POINTER_ACCESS = Access(ValueKind.PTR, 8, 64)
+
+
 @attrs.frozen(slots=True)
 class CastInfo:
     """Widths of a cast; ``from_kind``/``to_kind`` name float kinds where floats are involved."""

@@ -20,6 +20,7 @@ from symex.core.memory import (
 )
 from symex.core.state import Frame, State
 from symex.ir.program import (
+    POINTER_ACCESS,
     SEGMENT_SHIFT,
     Access,
     Function,
@@ -250,17 +251,16 @@ def _build_vaarg(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> An
     d = ins.dest
     (a,) = ins.operands
     access = ins.aux
-    pointer_access = Access(ValueKind.PTR, 8, 64)
 
     def step(state: State, frame: Frame, regs: list) -> None:
         va_list = regs[a]
         area_field = va_list + 8 if type(va_list) is int else E.add(E.const(8, 64), va_list)
-        area = ex.read(state, area_field, pointer_access)
+        area = ex.read(state, area_field, POINTER_ACCESS)
         if access.size > 8:
             area = (area + 15) // 16 * 16 if type(area) is int else area
         regs[d] = ex.read(state, area, access)
         step_size = (access.size + 7) // 8 * 8
-        ex.write(state, area_field, pointer_access, V.binary("add", area, step_size, 64))
+        ex.write(state, area_field, POINTER_ACCESS, V.binary("add", area, step_size, 64))
     return step
 
 
