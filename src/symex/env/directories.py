@@ -15,14 +15,12 @@ from symex.core.machine import ExternalHandler, Machine
 from symex.core.state import State
 from symex.env.posix import concrete_int, open_directory, path_at, path_of, unlink_path
 from symex.env.world import (
-    EBADF, EBUSY, EEXIST, EINVAL, ENOENT, ENOTDIR, ENOTEMPTY, ERANGE, S_IFDIR, S_IFIFO, S_IFMT,
-    S_IFREG, FileNode, directory_entries, inode, parent_of, world_of)
+    DIRENT_TYPES, EBADF, EBUSY, EEXIST, EINVAL, ENOENT, ENOTDIR, ENOTEMPTY, ERANGE, S_IFDIR, S_IFMT,
+    FileNode, directory_entries, inode, parent_of, world_of)
 from symex.ir.program import Instruction
 
 __all__ = ["HANDLERS"]
 
-#: struct dirent64's d_type of each kind of node
-_DIRENT_TYPES = {S_IFIFO: 1, S_IFDIR: 4, S_IFREG: 8}
 #: the process's file-mode creation mask (the glue's umask answers the same)
 _UMASK = 0o022
 _AT_REMOVEDIR = 0x200
@@ -154,7 +152,7 @@ def _getdents64(ex: Machine, state: State, args: list[Any], ins: Instruction) ->
         if len(out) + length > count:
             break
         record = (number.to_bytes(8, "little") + (index + 1).to_bytes(8, "little")
-                  + length.to_bytes(2, "little") + bytes([_DIRENT_TYPES.get(kind, 0)]) + encoded)
+                  + length.to_bytes(2, "little") + bytes([DIRENT_TYPES.get(kind, 0)]) + encoded)
         out += record.ljust(length, b"\0")
         index += 1
     if not out and index < len(entries):

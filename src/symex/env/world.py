@@ -37,7 +37,7 @@ from symex.env.klee import make_symbolic
 from symex.errors import ConfigError
 from symex.symargs import FAILURE_OBJECTS, SYM_STDOUT_SIZE, ArgvSpec
 
-__all__ = ["MAX_FDS", "STAT_SIZE", "SYSTEM_FILES", "FileNode", "OpenFile", "PosixSetup", "PosixWorld",
+__all__ = ["DIRENT_TYPES", "MAX_FDS", "STAT_SIZE", "SYSTEM_FILES", "FileNode", "OpenFile", "PosixSetup", "PosixWorld",
            "directory_entries", "inode", "install_world", "lowest_free_fd", "parent_of", "resolve",
            "world_of"]
 
@@ -54,7 +54,7 @@ ENOTDIR, EISDIR = 20, 21
 EBUSY, ERANGE, ENOTEMPTY = 16, 34, 39
 S_IFMT = 0o170000
 #: struct dirent64's d_type of each kind of node
-_DIRENT_TYPES = {S_IFIFO: 1, S_IFCHR: 2, S_IFDIR: 4, S_IFREG: 8}
+DIRENT_TYPES = {S_IFIFO: 1, S_IFCHR: 2, S_IFDIR: 4, S_IFREG: 8}
 ENOSYS = 38
 
 #: descriptors a state may hold open at once
@@ -80,7 +80,8 @@ class FileNode:
     """A host file: opening it for writing fails with EACCES."""
 
 
-_WORKING_DIRECTORY = FileNode((), mode=S_IFDIR | 0o755)
+#: a directory as the world makes one (the root, a --sym-dir's, a host file's)
+_DIRECTORY = FileNode((), mode=S_IFDIR | 0o755)
 
 #: the system's own files every world has, the same on every machine: the user database with
 #: root alone, as on a minimal Linux (musl's getpwnam/getgrgid read them: `id root`, `groups
@@ -207,7 +208,7 @@ def _make_parents(nodes: dict[int, FileNode], names: dict[str, int], key: str) -
         parent = parent_of(parent)
     for directory in reversed(missing):
         node = len(nodes) + 1
-        nodes[node] = FileNode((), mode=S_IFDIR | 0o755)
+        nodes[node] = _DIRECTORY
         names[directory] = node
 
 
@@ -281,7 +282,7 @@ _STANDARD_FDS: immutables.Map[int, int] = immutables.Map({0: 0, 1: 1, 2: 2})
 def _add_standard_files(nodes: dict[int, FileNode], names: dict[str, int]) -> None:
     """What every world's file system has: the root (the starting working directory) and the
     system files, unless a host file of the same name came first."""
-    nodes[DIRECTORY_NODE] = _WORKING_DIRECTORY
+    nodes[DIRECTORY_NODE] = _DIRECTORY
     names["."] = DIRECTORY_NODE
     for path, text in SYSTEM_FILES.items():
         if resolve(".", path) not in names:
