@@ -371,7 +371,7 @@ class FunctionLowering:
         ret = None if isinstance(ret_t, T.VoidType) else L.access(ret_t)
         width = L.width(ret_t)
         if kind == "inline_asm":
-            return self._empty_asm(str(callee), args, ret_t, width, ret is None)
+            return self._inline_asm(str(callee), args, ret_t, width, ret is None)
         if kind == "function" and callee.name.startswith("llvm."):
             return self._intrinsic(callee.name, args, ret_t, width)
         arg_access = tuple(_access_or_int(L, L.type_of(a.type)) for a in args)
@@ -383,9 +383,9 @@ class FunctionLowering:
             slots.append(self.operand(callee))
         return Opcode.CALL, slots, width, info
 
-    def _empty_asm(self, text: str, args: list[Any], ret_t: Any, width: int,
-                   void: bool) -> tuple[Opcode, list[int], int, Any]:
-        """An inline assembly statement with an empty template: a compiler barrier
+    def _inline_asm(self, text: str, args: list[Any], ret_t: Any, width: int,
+                    void: bool) -> tuple[Opcode, list[int], int, Any]:
+        """An inline assembly statement. With an empty template, a compiler barrier
         (``asm volatile("" ::: "memory")``, musl's explicit_bzero) does nothing, and one whose
         single output is tied to an input (``asm("" : "+r"(x))``, a value hidden from the
         optimizer) is a copy. ``cpuid`` answers zeros, and ``longlong.h``'s arithmetic
