@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 #: KLEE's arguments for coreutils (OSDI'08; MoKlee's guide uses the same)
@@ -115,21 +116,27 @@ def _carries_bitcode(path: Path) -> bool:
         return False
 
 
-def line_hits(out: Path, own: str) -> dict[int, int]:
-    """Line -> times run, of a source file (a path ending in ``own``, e.g. src/wc.c) in the
-    run's lcov file (empty without one)."""
-    hits: dict[int, int] = {}
+def file_line_hits(out: Path, wanted: Callable[[str], bool]) -> dict[tuple[str, int], int]:
+    """(source file, line) -> times run, for the files ``wanted`` accepts, in the run's lcov
+    file (empty without one)."""
+    hits: dict[tuple[str, int], int] = {}
     current = None
     info = out / "coverage.info"
     if not info.is_file():
         return hits
     for line in info.read_text().splitlines():
         if line.startswith("SF:"):
-            current = line[3:]
-        elif line.startswith("DA:") and current is not None and current.endswith(own):
+            current = line[3:] if wanted(line[3:]) else None
+        elif line.startswith("DA:") and current is not None:
             number, count = line[3:].split(",")[:2]
-            hits[int(number)] = int(count)
+            hits[current, int(number)] = int(count)
     return hits
+
+
+def line_hits(out: Path, own: str) -> dict[int, int]:
+    """Line -> times run, of a source file (a path ending in ``own``, e.g. src/wc.c) in the
+    run's lcov file (empty without one)."""
+    return {number: count for (_, number), count in file_line_hits(out, lambda path: path.endswith(own)).items()}
 
 
 def own_coverage(out: Path, own: str) -> tuple[int, int]:
@@ -175,19 +182,11 @@ def run_tool(executable: Path, own: str, results: Path, seconds: float,
         row["failure"] = (proc.stderr.strip().splitlines() or ["no summary"])[-1]
         return row
     row.update(paths=int(summary[1]), completed=int(summary[2]), errors=int(summary[3]), partial=int(summary[4]))
-    unmodelled = 0
-    reasons: dict[str, int] = {}
-    index = out / "tests.csv"
-    if index.is_file():
-        with open(index, newline="") as handle:
-            for entry in csv.DictReader(handle):
-                reason = entry["reason"]
-                if entry["status"] == "partial" and reason.startswith("unsupported"):
-                    unmodelled += 1
-                    key = reason.split(" (")[0]
-                    reasons[key] = reasons.get(key, 0) + 1
-    row["unmodelled"] = unmodelled
-    row["unmodelled_reasons"] = dict(sorted(reasons.items(), key=lambda kv: -kv[1])[:3])
+    reasons = partial_reasons(out)
+    unsupported = {reason: count for reason, count in reasons.items() if reason.startswith("unsupported")}
+    row["unmodelled"] = sum(unsupported.values())
+    row["unmodelled_reasons"] = dict(list(unsupported.items())[:3])
+    row["partial_reasons"] = reasons
     covered, total = own_coverage(out, own)
     row["own_lines"] = f"{covered}/{total}"
     row["own_coverage"] = round(100 * covered / total, 1) if total else None
@@ -201,6 +200,20 @@ def run_tool(executable: Path, own: str, results: Path, seconds: float,
                                     capture_output=True, text=True, errors="replace", timeout=3600)
             row["reproduced_asan"] = _reproduced(replay.stdout)
     return row
+
+
+def partial_reasons(out: Path) -> dict[str, int]:
+    """Why the run's paths ended partial, by reason (without its place in the program), the
+    most frequent first."""
+    reasons: dict[str, int] = {}
+    index = out / "tests.csv"
+    if index.is_file():
+        with open(index, newline="") as handle:
+            for entry in csv.DictReader(handle):
+                if entry["status"] == "partial":
+                    key = entry["reason"].split(" (")[0]
+                    reasons[key] = reasons.get(key, 0) + 1
+    return dict(sorted(reasons.items(), key=lambda kv: -kv[1]))
 
 
 def _reproduced(replay_output: str) -> str:

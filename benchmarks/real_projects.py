@@ -26,7 +26,6 @@ nothing here is a test.
 from __future__ import annotations
 
 import argparse
-import csv
 import glob
 import json
 import os
@@ -44,7 +43,7 @@ from symex.ir.compile import zig_executable
 from symex.ir.musl import MUSL_TARGET
 
 sys.path.insert(0, str(Path(__file__).parent))
-from coreutils import KLEE_ARGUMENTS, run_tool  # noqa: E402  (the same runs as coreutils.py's)
+from coreutils import KLEE_ARGUMENTS, file_line_hits, run_tool  # noqa: E402  (the same runs as coreutils.py's)
 
 
 class Project:
@@ -115,32 +114,9 @@ def build_project(project: Project, tree: Path, jobs: int) -> tuple[Path, dict[s
 def project_coverage(out: Path, tree: Path, prefix: str = "") -> tuple[int, int]:
     """(covered, total) lines of the project's own files (under ``tree``, and there under
     ``prefix``) in the run's lcov file."""
-    info = out / "coverage.info"
-    covered = total = 0
-    if not info.is_file():
-        return 0, 0
-    own = False
     root = os.path.join(str(tree.resolve()), prefix)
-    for line in info.read_text().splitlines():
-        if line.startswith("SF:"):
-            own = line[3:].startswith(root)
-        elif line.startswith("DA:") and own:
-            total += 1
-            covered += int(line[3:].split(",")[1]) > 0
-    return covered, total
-
-
-def partial_reasons(out: Path) -> dict[str, int]:
-    """Why paths ended partial, by reason (without its place in the program), most first."""
-    reasons: dict[str, int] = {}
-    index = out / "tests.csv"
-    if index.is_file():
-        with open(index, newline="") as handle:
-            for entry in csv.DictReader(handle):
-                if entry["status"] == "partial":
-                    key = entry["reason"].split(" (")[0]
-                    reasons[key] = reasons.get(key, 0) + 1
-    return dict(sorted(reasons.items(), key=lambda kv: -kv[1]))
+    hits = file_line_hits(out, lambda path: path.startswith(root))
+    return sum(count > 0 for count in hits.values()), len(hits)
 
 
 def explore_projects(options: argparse.Namespace) -> None:
@@ -169,7 +145,7 @@ def explore_projects(options: argparse.Namespace) -> None:
                        project_coverage=round(100 * covered / total, 1) if total else None,
                        own=sources, own_lines=f"{own_covered}/{own_total}",
                        own_coverage=round(100 * own_covered / own_total, 1) if own_total else None,
-                       partial_reasons=partial_reasons(out), **facts)
+                       **facts)
             row.pop("unmodelled_reasons", None)
             rows.append(row)
             print(json.dumps(row), flush=True)
