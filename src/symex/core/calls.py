@@ -28,6 +28,7 @@ from symex.core.shortfalls import ShortfallKind
 from symex.core.state import Frame, State
 from symex.ir.program import (
     POINTER_ACCESS,
+    WORD_ACCESS,
     Access,
     Function,
     Instruction,
@@ -51,7 +52,6 @@ _INTERCEPTED = ALWAYS_INTERCEPTED | LIBRARY_INTERCEPTED  # one lookup per call o
 _ATEXIT_COUNT_ACCESS = Access(ValueKind.INT, 4, 32)
 #: first word of a jmp_buf that setjmp filled (ASCII "symexjmp"), then 5 words: see set_jump
 JMP_BUF_MAGIC = 0x706D6A78656D7973
-_WORD = Access(ValueKind.INT, 8, 64)
 
 
 class Calls(Machine):
@@ -184,7 +184,7 @@ class Calls(Machine):
         """Resume at the setjmp that filled ``env``, which then returns ``value`` (1 if 0)."""
         words = []
         for i in range(7):
-            word = self.read(state, env + 8 * i if type(env) is int else E.add(env, E.const(8 * i, 64)), _WORD)
+            word = self.read(state, env + 8 * i if type(env) is int else E.add(env, E.const(8 * i, 64)), WORD_ACCESS)
             words.append(word if type(word) is int else self.concretize(state, word, 64, "jmp_buf"))
         magic, depth, function, block, pc, dest, token = words
         if magic != JMP_BUF_MAGIC:

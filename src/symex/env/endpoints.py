@@ -35,7 +35,6 @@ FIRST_EPHEMERAL_PORT = 32768
 EXTERNAL_ADDRESS = ("inet", 40000, 0x0A000002)
 
 INT = Access(ValueKind.INT, 4, 32)
-WORD = Access(ValueKind.INT, 8, 64)
 EFD_SEMAPHORE = 1
 #: the most an eventfd counter holds (a write that would pass it blocks)
 EVENTFD_MAX = (1 << 64) - 2

@@ -37,7 +37,6 @@ from symex.env.endpoints import (
     POLLNVAL,
     POLLOUT,
     S_IFSOCK,
-    WORD,
     EndpointKind,
     autobind,
     is_null,
@@ -50,7 +49,7 @@ from symex.env.endpoints import (
 )
 from symex.env.posix import concrete_int
 from symex.env.world import MAX_FDS, S_IFIFO, STAT_SIZE, OpenFile, PosixWorld, lowest_free_fd, world_of
-from symex.ir.program import Instruction
+from symex.ir.program import WORD_ACCESS, Instruction
 
 # -- eventfds' counters ---------------------------------------------------------------------
 
@@ -76,7 +75,7 @@ def _eventfd_write(ex: Machine, state: State, opened: OpenFile, buffer: Any, cou
     eid = opened.endpoint
     if count < 8:
         return -EINVAL
-    value = concrete_int(ex, state, ex.read(state, buffer, WORD), 64, "eventfd value", signed=False)
+    value = concrete_int(ex, state, ex.read(state, buffer, WORD_ACCESS), 64, "eventfd value", signed=False)
     if value > EVENTFD_MAX:
         return -EINVAL
     if world.endpoints[eid].counter + value > EVENTFD_MAX:

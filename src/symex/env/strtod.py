@@ -16,11 +16,10 @@ from typing import Any
 
 from symex.core.machine import ExternalHandler, Machine
 from symex.core.state import State
-from symex.ir.program import Access, Instruction, ValueKind
+from symex.ir.program import WORD_ACCESS, Access, Instruction, ValueKind
 
 __all__ = ["handlers", "host_strtod"]
 
-_LONG = Access(ValueKind.INT, 8, 64)
 _INT = Access(ValueKind.INT, 4, 32)
 
 
@@ -52,7 +51,7 @@ def _host_strtod(ex: Machine, state: State, args: list[Any], ins: Instruction) -
     single = ex.concretize(state, args[1], 32, "strtod kind") if type(args[1]) is not int \
         else args[1]
     value, used, out_of_range = host_strtod(text, bool(single))
-    ex.write(state, args[2], _LONG, used)
+    ex.write(state, args[2], WORD_ACCESS, used)
     ex.write(state, args[3], _INT, int(out_of_range))
     return value
 

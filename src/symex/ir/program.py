@@ -162,6 +162,8 @@ class Access:
 
 #: a pointer in memory (8 bytes): the one layout every model reads and writes pointers with
 POINTER_ACCESS = Access(ValueKind.PTR, 8, 64)
+#: a 64-bit integer in memory (a size_t, a long): the layout the models read and write them with
+WORD_ACCESS = Access(ValueKind.INT, 8, 64)
 
 
 @attrs.frozen(slots=True)
