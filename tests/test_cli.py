@@ -177,7 +177,11 @@ def test_interrupt_keeps_what_was_found(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "--search", "bfs", "-D", "N=20",
                              "--output-dir", "out", branches], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)
+    # interrupted once exploring (its statistics file made), however loaded the machine is
+    deadline = time.monotonic() + 300
+    while not (tmp_path / "out" / "run.stats").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
