@@ -26,6 +26,7 @@ from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.core.seeding import Seed, seeds_from_mappings
 from symex.core.outcome import ErrorKind
+from symex.env.fuzz_input import DEFAULT_MAX_INPUT
 from symex.env.world import PosixSetup
 from symex.errors import ConfigError
 from symex.memory_cap import check_fits, default_max_memory_mb, worker_cap
@@ -60,6 +61,10 @@ class Inputs:
     environment: tuple[str, ...] = ()
     """The program's environment, ``NAME=VALUE`` strings (KLEE's ``-environ``): ``envp``,
     ``environ`` and what ``getenv`` finds."""
+    fuzz_target: bool = False
+    """The program is a libFuzzer fuzz target linked with symex's driver (env/fuzz_input.py)."""
+    max_input: int = DEFAULT_MAX_INPUT
+    """A fuzz target's longest input, in bytes."""
 
 
 @attrs.frozen
@@ -209,6 +214,8 @@ class RunDescription:
             environment += (SymFragments(sym_fragments),)
         if max_fail:
             environment += (MaxFail(max_fail),)
+        if o["max_input"] < 1:
+            raise ConfigError(f"max_input must be at least 1 byte, not {o['max_input']}")
         if schedule_forks < 0:
             raise ConfigError(f"schedule_forks must be 0 or more, not {schedule_forks}")
         if max_sym_array_size < 0:
@@ -246,7 +253,8 @@ class RunDescription:
             max_memory = None
         check_fits(max_memory, argv.input_bytes, workers)
         return cls(
-            inputs=Inputs(o["entry"], argv, PosixSetup.make(stdin, o["host_files"]), variables),
+            inputs=Inputs(o["entry"], argv, PosixSetup.make(stdin, o["host_files"]), variables,
+                          bool(o["fuzz_target"]), o["max_input"]),
             limits=Limits(_finite(o["max_time"]), o["max_instructions"], o["max_depth"], o["max_states"],
                           o["max_forks"], max_memory, o["max_stack_frames"],
                           _locations(o["stop_at"]), max_idle_time_outs, max_sym_array_size),

@@ -20,6 +20,7 @@ import attrs
 from symex.core.machine import ExternalHandler
 from symex.core.searchers import Searcher
 from symex.description import RunDescription
+from symex.env.fuzz_input import check_fuzz_target
 from symex.errors import ConfigError
 from symex.exploration import explore_alone, tree_identity
 from symex.ir.program import Program
@@ -83,6 +84,8 @@ def run_exploration(program: Program, description: RunDescription, *,
     if entry not in program.functions or program.functions[entry].is_declaration:
         raise ConfigError(f"the program has no function '{entry}' to start from; "
                           f"pass entry=NAME with a defined function")
+    if description.inputs.fuzz_target:
+        check_fuzz_target(program)
     hooks = hooks or Hooks()
     if description.parallel_wanted:
         if searcher is not None:
@@ -108,7 +111,7 @@ def check_continuation(program: Program, description: RunDescription, *,
     if where is None:
         return
     inputs = description.inputs
-    identity = tree_identity(program, inputs.entry, inputs.argv, inputs.posix, inputs.environment)
+    identity = tree_identity(program, inputs)
     if description.parallel_wanted:
         RunJournal.check(where, identity)
         if not extends_copy:

@@ -23,7 +23,7 @@ from symex.core.seeding import refresh as refresh_seeds
 from symex.core.state import State
 from symex.core.machine import ExternalHandler
 from symex.env import default_externals
-from symex.description import RunDescription, error_kinds_to_exit_on
+from symex.description import Inputs, RunDescription, error_kinds_to_exit_on
 from symex.env.world import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings, place_environment, pointer_array
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
@@ -105,6 +105,7 @@ class Exploration:
         self.executor.schedule_forks = search.schedule_forks
         self.executor.max_idle_time_outs = limits.max_idle_time_outs
         self.executor.max_sym_array_size = limits.max_sym_array_size
+        self.executor.max_input = description.inputs.max_input
         #: blocks whose first visit halts the run (limits.stop_at), with their location
         self.reach_targets = reach_targets(self.executor.coverage_map, limits.stop_at)
         self.tree = ExecutionTree()
@@ -706,13 +707,15 @@ class Exploration:
         )
 
 
-def tree_identity(program: Program, entry: str, argv: ArgvSpec,
-                  posix: PosixSetup, environment: Sequence[str] = ()) -> TreeIdentity:
+def tree_identity(program: Program, inputs: Inputs) -> TreeIdentity:
     """What an execution tree recorded by this run belongs to: the program and its inputs
-    spec (entry, command line in KLEE's syntax, stdin, host files, environment)."""
+    spec (entry, command line in KLEE's syntax, stdin, host files, environment, a fuzz
+    target's longest input)."""
+    posix = inputs.posix
     return TreeIdentity.of(program.path, program.ir_text,
-                           describe_inputs(entry, argv.words(), posix.stdin, posix.host_files,
-                                           environment))
+                           describe_inputs(inputs.entry, inputs.argv.words(), posix.stdin,
+                                           posix.host_files, inputs.environment,
+                                           inputs.max_input if inputs.fuzz_target else None))
 
 
 
@@ -725,7 +728,6 @@ def explore_alone(program: Program, description: RunDescription, *,
     (not closed here); ``searcher``: a searcher object instead of the description's names;
     ``externals``: handlers of external functions besides the environment's own."""
     inputs, spec, tree = description.inputs, description.solver, description.tree
-    entry = inputs.entry
     stack = assemble_solver(spec.config, timeout=spec.timeout, chain=spec.chain,
                             write_queries=spec.write_queries, core=solver,
                             float_config=spec.float_config)
@@ -733,7 +735,7 @@ def explore_alone(program: Program, description: RunDescription, *,
     try:
         if tree.used:
             recorder, memo_messages = open_recorder(
-                tree_identity(program, entry, inputs.argv, inputs.posix, inputs.environment),
+                tree_identity(program, inputs),
                 record_tree=tree.record_tree, continue_with=tree.continue_with,
                 hash_constants=tree.hash_constants, restart_all_states=tree.restart_all_states,
                 stop_after_replay=tree.stop_after_replay)

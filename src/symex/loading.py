@@ -7,6 +7,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from llvmlite.binding import Linkage
+
+from symex.env.fuzz_input import FUZZ_TARGET, fuzz_driver_source
 from symex.errors import CompilerNotFound, ConfigError, LoadError
 from symex.ir.compile import compile_c, compiler_of, describe_compiler, find_compiler
 from symex.ir.exec_programs import check_program_names, renamed_program
@@ -32,12 +35,14 @@ def _library(libc: bool | str) -> str:
 
 def _unresolved(module: Any) -> list[str]:
     """The functions ``module`` calls that nothing defines: neither the module (with the
-    libraries linked so far) nor one of the environment's handlers."""
+    libraries linked so far) nor one of the environment's handlers. A weak declaration
+    (a fuzz target's optional ``LLVMFuzzerInitialize``) may stay undefined: it is null."""
     from symex.env import default_externals  # noqa: PLC0415 (the handlers' names only)
 
     handled = default_externals()
     return sorted(f.name for f in module.functions
-                  if f.is_declaration and not f.name.startswith("llvm.") and f.name not in handled)
+                  if f.is_declaration and not f.name.startswith("llvm.") and f.name not in handled
+                  and f.linkage is not Linkage.external_weak)
 
 
 def _musl_defines(names: Sequence[str]) -> list[str]:
@@ -143,13 +148,26 @@ _NOT_WITH_MUSL = frozenset({"stdio"})
 Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
+def _with_fuzz_driver(sources: Sources) -> list[str | os.PathLike[str]]:
+    """``sources`` and the fuzz driver; a LoadError for a C++ target, which symex does not
+    compile."""
+    files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    cxx = [os.fspath(f) for f in files if Path(f).suffix in (".cc", ".cpp", ".cxx", ".C")]
+    if cxx:
+        raise LoadError(f"{cxx[0]} is C++: symex compiles C, and a fuzz target written in C++ "
+                        f"is out of its scope (a C target, or its library built with symex cc, "
+                        f"runs)")
+    return [*files, fuzz_driver_source()]
+
+
 def program_ir(sources: Sources, flags: Sequence[str] = (), *, libc: bool | str = "auto",
-               programs: Mapping[str, Sources] | None = None) -> Path:
+               programs: Mapping[str, Sources] | None = None, fuzz_target: bool = False) -> Path:
     """One IR file holding the whole program of ``sources``: each C file compiled (with
     ``flags``), ``.ll``/``.bc`` files and ``symex cc`` builds taken as they are, all linked
     into one module when there are several; with ``programs``, each of them built the same
-    way and linked in under its own names (:mod:`symex.ir.exec_programs`)."""
-    main = _one_program_ir(sources, flags, libc)
+    way and linked in under its own names (:mod:`symex.ir.exec_programs`); with
+    ``fuzz_target``, ``runtime/fuzz_driver.c`` as its main (:mod:`symex.env.fuzz_input`)."""
+    main = _one_program_ir(_with_fuzz_driver(sources) if fuzz_target else sources, flags, libc)
     if not programs:
         return main
     check_program_names(programs)
@@ -193,7 +211,8 @@ def _one_program_ir(sources: Sources, flags: Sequence[str], libc: bool | str) ->
 
 
 def compile(sources: Sources, flags: Sequence[str] = (), *,  # noqa: A001
-            libc: bool | str = "auto", programs: Mapping[str, Sources] | None = None) -> Program:
+            libc: bool | str = "auto", programs: Mapping[str, Sources] | None = None,
+            fuzz_target: bool = False) -> Program:
     """Compile a C program (one file or several, clang else zig cc) with symex's headers,
     link its parts and load the result.
 
@@ -204,20 +223,28 @@ def compile(sources: Sources, flags: Sequence[str] = (), *,  # noqa: A001
     files are compiled against musl's headers. ``programs``: the programs ``execve`` runs,
     by name (a command such as ``"diff"``, matching any directory, or a path such as
     ``"/usr/bin/diff"``), each given as ``sources`` are (``symex run --program NAME=PATH``);
-    they are built with the same flags and library."""
+    they are built with the same flags and library. ``fuzz_target``: ``sources`` are a
+    libFuzzer fuzz target (they define ``LLVMFuzzerTestOneInput`` and no ``main``), linked
+    with a driver that calls it once per path on an input of up to ``max_input`` symbolic
+    bytes (:func:`symex.explore`'s option; :mod:`symex.env.fuzz_input`)."""
     files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
     for other in (programs or {}).values():
         files += [other] if isinstance(other, (str, os.PathLike)) else list(other)
     compiled = any(Path(f).suffix == ".c" for f in files)
     try:
-        program = _load(program_ir(sources, flags, libc=libc, programs=programs), libc,
-                        may_recompile=compiled)
+        program = _load(program_ir(sources, flags, libc=libc, programs=programs,
+                                   fuzz_target=fuzz_target), libc, may_recompile=compiled)
     except _NeedsMusl as needs:
         # compiled again against musl's headers: its FILE, its struct layouts
-        program = _load(program_ir(sources, flags, libc="musl", programs=programs), "musl",
-                        may_recompile=False)
+        program = _load(program_ir(sources, flags, libc="musl", programs=programs,
+                                   fuzz_target=fuzz_target), "musl", may_recompile=False)
         program.library_reason = needs.reason
     first = sources if isinstance(sources, (str, os.PathLike)) else next(iter(sources))
+    target = program.functions.get(FUZZ_TARGET)
+    if fuzz_target and (target is None or target.is_declaration):
+        raise LoadError(f"{os.fspath(first)} defines no {FUZZ_TARGET}: it is not a libFuzzer "
+                        f"fuzz target (link the file that defines it, or run without "
+                        f"--fuzz-target)")
     program.path = str(Path(first))
     return program
 

@@ -30,6 +30,7 @@ from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.livelock import MAX_IDLE_TIME_OUTS
 from symex.core.searchers import SEARCHER_NAMES
 from symex.core.seeding import Seed
+from symex.env.fuzz_input import DEFAULT_MAX_INPUT, FUZZ_TARGET
 from symex.errors import ConfigError
 from symex.solvers.float_route import DEFAULT_FLOAT_SOLVER
 from symex.symargs import ArgvItem, ArgvSpec
@@ -154,6 +155,20 @@ OPTIONS: tuple[Option, ...] = (
     Option("sym_fragments", None,
            "K: up to K times per path, a ``recv`` may return part of what one ``send`` sent "
            "(one path per length)."),
+    Option("fuzz_target", False,
+           f"The program is a libFuzzer fuzz target (it defines ``{FUZZ_TARGET}``; compile it "
+           "with ``symex.compile(..., fuzz_target=True)``, which links a driver as its main): "
+           "each path calls the target once on an input of up to ``max_input`` symbolic "
+           "bytes (object ``fuzz-data``) with a symbolic length (object ``fuzz-size``, made "
+           "first); reading at or past the length is out of bounds. A program without the "
+           "driver is refused.",
+           Flag(("--fuzz-target",), INPUTS, f"PROGRAM is a libFuzzer fuzz target (defines "
+                f"{FUZZ_TARGET}, no main): run it on a symbolic input of up to --max-input "
+                f"bytes, as libFuzzer's driver does", action="store_true")),
+    Option("max_input", DEFAULT_MAX_INPUT,
+           "The longest input of a fuzz target, in bytes (libFuzzer's ``-max_len``).",
+           Flag(("--max-input",), INPUTS, "with --fuzz-target: the longest input, in bytes "
+                "(default %(default)s, as libFuzzer's -max_len)", "N", count)),
     Option("max_fail", 0,
            "N (KLEE's ``--max-fail N``): up to N ``read``/``write``/``close`` calls per path "
            "fail with EIO, each where the objects ``read_fail``/``write_fail``/``close_fail`` "
@@ -354,6 +369,8 @@ class ExploreOptions(TypedDict, total=False):
     environ: Sequence[str] | None
     sym_packets: tuple[int, int] | None
     sym_fragments: int | None
+    fuzz_target: bool
+    max_input: int
     max_fail: int
     seed: int
     seeds: Sequence[Mapping[str, bytes | str] | Seed]

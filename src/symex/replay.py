@@ -22,6 +22,7 @@ from pathlib import Path
 
 import attrs
 
+from symex.env.fuzz_input import fuzz_driver_source
 from symex.errors import CompileError, SymexError
 from symex.ir.build_cache import BuildCache, list_headers
 from symex.ir.compile import include_dir, shipped_headers_digest
@@ -89,6 +90,8 @@ _SANITIZER_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"runtime error: (?:integer )?division by zero"), "div"),
     (re.compile(r"runtime error: (?:shift exponent|left shift of)"), "overshift"),
     (re.compile(r"runtime error: execution reached (?:an )?unreachable program point"), "exec"),
+    # symex's fuzz driver (runtime/fuzz_driver.c), as libFuzzer's says it
+    (re.compile(r"fuzz target overwrites its const input"), "readonly"),
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSERTION_FAILED = re.compile(r"Assertion [`'].*[`'] failed")
@@ -153,6 +156,7 @@ def build_native(
     out_dir: os.PathLike[str] | None = None,
     sandbox: NativeSandbox | None = None,
     entry: str = "main",
+    fuzz_target: bool = False,
 ) -> Path:
     """Build ``source`` with gcc, sanitizers and the replay runtime; return the executable.
 
@@ -161,7 +165,9 @@ def build_native(
     ``sandbox``, gcc runs in it (seeing the source's directory and the ``-I`` directories of
     ``flags``, read-only, and writing a scratch directory), since building reads files the
     source names. A program run from another ``entry`` than main gets the runtime's main,
-    which calls that function with no arguments. Raises
+    which calls that function with no arguments; a ``fuzz_target`` (it defines
+    ``LLVMFuzzerTestOneInput``) gets symex's fuzz driver, which runs it on the test's input
+    in a heap buffer of exactly its size. Raises
     :class:`~symex.errors.CompileError` with gcc's diagnostics on failure.
     """
     source_path = Path(source).expanduser()
@@ -176,6 +182,8 @@ def build_native(
         if not _IDENTIFIER.fullmatch(entry):
             raise CompileError(f"entry {entry!r} is not a C function's name")
         user_flags.append(f"-DSYMEX_REPLAY_ENTRY={entry}")
+    if fuzz_target:
+        user_flags += ["-DSYMEX_FUZZ_REPLAY", str(fuzz_driver_source())]
 
     digest = hashlib.sha256()
     fields = [
@@ -186,6 +194,7 @@ def build_native(
         version.encode(),
         shipped_headers_digest().encode(),
         runtime.read_bytes(),
+        fuzz_driver_source().read_bytes() if fuzz_target else b"",
     ]
     for field in fields:
         digest.update(len(field).to_bytes(8, "little"))

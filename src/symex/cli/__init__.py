@@ -59,6 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_cc(arguments[1:])
     parser, modules = _parser()
     options = parser.parse_args(arguments)
+    if options.command == "run" and "--fuzz-target" in options.args:
+        # a fuzz target takes no arguments: symex's options may follow it as they follow a
+        # fuzzer's (symex run target.c lib.a --fuzz-target --max-input 256)
+        arguments = modules["run"].fuzz_target_arguments(arguments, options)
+        options = parser.parse_args(arguments)
     # `symex run a.c -- b.c`: argparse drops the `--`; run needs to know where it was
     options.command_line = arguments
     if options.command is None:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from symex.env.fuzz_input import FUZZ_SIZE
 from symex.errors import SymexError, error_text
 from symex.ir.whole_program import is_native_build
 from symex.output.ktest import read_ktest
@@ -93,7 +94,10 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
             # built by symex cc: the executable itself is what runs natively
             executable = Path(options.program).resolve()
         else:
-            executable = build_native(options.program, flags, sandbox=sandbox)
+            # tests of a fuzz target (symex run --fuzz-target) run through symex's driver
+            fuzz_target = any(obj.name == FUZZ_SIZE for ktest in ktests for obj in ktest.objects)
+            executable = build_native(options.program, flags, sandbox=sandbox,
+                                      fuzz_target=fuzz_target)
     except SymexError as exc:
         sys.stderr.write(error_text("symex replay", exc))
         return 2

@@ -27,10 +27,12 @@ from symex.core.searchers import SEARCHER_NAMES
 from symex.core.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
 from symex.engine import check_continuation, run_exploration, writing_into
+from symex.env.fuzz_input import FUZZ_TARGET
 from symex.errors import ConfigError, SymexError, error_text
 from symex.loading import LIBRARIES, compile, compiler_used
 from symex.memo.format import TREE_FILE
 from symex.options import ERRORS, FLAG_GROUPS, INPUTS, MEMO, OPTIONS, OUTPUT, SEARCH, SOLVER, seconds
+from symex.output.corpus import read_corpus
 from symex.output.directory import OutputDirectory
 from symex.output.ktest import read_seeds
 from symex.output.progress import ProgressDisplay, ProgressMode
@@ -116,6 +118,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "repeatable)")
     search.add_argument("--seed-dir", action="append", default=[], metavar="DIR",
                         help="every .ktest file in DIR is a seed (e.g. an earlier run's output)")
+    search.add_argument("--seed-corpus", action="append", default=[], metavar="DIR",
+                        help="with --fuzz-target: every file in DIR (a fuzzer's corpus, one raw "
+                        "input a file) is a seed")
     errors = groups[ERRORS]
     errors.add_argument("--exit-on-error", action="store_true", help="stop at the first error")
     errors.add_argument("--exit-on-error-type", type=_error_kinds, action="append", default=[],
@@ -127,6 +132,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="write outputs into DIR (new or empty) instead of ./symex-out-N")
     output.add_argument("--write-cov", action="store_true",
                         help="write testNNNNNN.cov with the source lines each test covers")
+    output.add_argument("--corpus-out", metavar="DIR",
+                        help="with --fuzz-target: also write each test's input into DIR as a "
+                        "raw file named by its SHA-1, as fuzzers keep a corpus (crash-SHA1 for "
+                        "an input that fails)")
     output.add_argument("--test-format", choices=("ktest", "testcomp"), default="ktest",
                         help="testcomp: also write a Test-Comp suite into OUTDIR/test-suite")
     output.add_argument("-q", "--quiet", action="store_true",
@@ -293,6 +302,9 @@ MAX_TEST_LINES = 50
 MAX_WARNING_LINES = 10
 def _validate(options: argparse.Namespace) -> None:
     """Reject bad option values before anything is compiled or created."""
+    if (options.seed_corpus or options.corpus_out) and not options.fuzz_target:
+        raise ConfigError("--seed-corpus and --corpus-out hold a fuzz target's inputs: add "
+                          "--fuzz-target (the program defines LLVMFuzzerTestOneInput)")
     for spec in options.searcher or []:
         for name in (n.strip() for n in spec.split("+")):
             if name not in SEARCHER_NAMES and name != "covnew":
@@ -354,6 +366,17 @@ def _split_program_files(options: argparse.Namespace) -> None:
     options.args = args
 
 
+def fuzz_target_arguments(arguments: list[str], options: argparse.Namespace) -> list[str]:
+    """``symex run``'s command line with the options that follow a fuzz target's files
+    (PROGRAM and the files after it) moved before them."""
+    start = arguments.index(options.program, 1)
+    rest = arguments[start + 1:]
+    files = 0
+    while files < len(rest) and rest[files].endswith(PROGRAM_SUFFIXES) and os.path.isfile(rest[files]):
+        files += 1
+    return [*arguments[:start], *rest[files:], options.program, *rest[:files]]
+
+
 def _warn_of_flags_after_the_program(options: argparse.Namespace) -> None:
     """Say so when one of symex's flags follows PROGRAM: KLEE's syntax gives it to the
     program, which is seldom what was meant (``symex run p.c --max-time 60``)."""
@@ -393,9 +416,11 @@ def _stdin_bytes(options: argparse.Namespace) -> bytes | None:
 
 
 def _seeds(options: argparse.Namespace) -> list[Seed]:
-    """The seeds of ``--seed-file`` and ``--seed-dir``, in the order given (a directory's
-    tests in name order)."""
-    return read_seeds(options.seed_file, options.seed_dir)
+    """The seeds of ``--seed-file``, ``--seed-dir`` and ``--seed-corpus``, in the order
+    given (a directory's files in name order)."""
+    corpus = [seed for directory in options.seed_corpus
+              for seed in read_corpus(directory, options.max_input)]
+    return read_seeds(options.seed_file, options.seed_dir) + corpus
 
 
 def _command_line(options: argparse.Namespace) -> ArgvSpec:
@@ -431,11 +456,14 @@ def main(options: argparse.Namespace) -> int:
         _validate(options)
         argv = _command_line(options)
         program = compile(options.programs, flags, libc=options.libc or True,
-                          programs=dict(options.exec_programs))
+                          programs=dict(options.exec_programs), fuzz_target=options.fuzz_target)
         entry = program.functions.get("main")
         if entry is None or entry.is_declaration:
+            target = program.functions.get(FUZZ_TARGET)
+            hint = (f" (it defines {FUZZ_TARGET}: add --fuzz-target to run it as a libFuzzer "
+                    f"fuzz target)" if target is not None and not target.is_declaration else "")
             raise ConfigError(f"{options.program} has no main function to start from; "
-                              f"symex runs a whole program from its main")
+                              f"symex runs a whole program from its main{hint}")
         # every check before the output directory exists: bad input leaves nothing behind
         description = RunDescription.build(
             **_flag_options(options), exit_on_error=_exit_on_error(options),
@@ -483,7 +511,7 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
     writer = RunWriter(out, default_command_line(),
                        stats_interval=min(2.0, max(options.progress_interval, 0.1)),
                        test_comp=options.test_format == "testcomp", program_name=options.program,
-                       compiler=compiler, library=library)
+                       compiler=compiler, library=library, corpus_out=options.corpus_out)
     display = ProgressDisplay(mode, plain_interval=max(options.progress_interval, 0.1))
     interrupt = DeferredInterrupt()
     hooks = writer.hooks(interrupt, display)

@@ -59,6 +59,8 @@ class MemoryAccess(Machine):
                 self.bad_pointer(state, address, size, what)
             if offset < 0 or offset + size > os.obj.size:
                 self.fail(state, ErrorKind.PTR, _out_of_bounds(what, size, offset, os.obj))
+            if os.obj.limit is not None:
+                self.check_limit(state, os.obj, offset, size, what)
             return os, offset
         value = self.get_value(state, address)
         segment, value_offset = locate(value)
@@ -96,6 +98,8 @@ class MemoryAccess(Machine):
             if seeded_sides is not None:
                 child.unchecked = ()
         offset = V.simplify(E.extract(offset64, 0, 32))
+        if os.obj.limit is not None:
+            self.check_limit(state, os.obj, offset, size, what)
         if self.max_sym_array_size and os.obj.size > self.max_sym_array_size:
             # KLEE's --max-sym-array-size: a symbolic offset into a big object (a hash table
             # at hash(key)) makes every later query reason about the whole object
@@ -103,6 +107,23 @@ class MemoryAccess(Machine):
                 state, offset, 32,
                 f"offset into a {os.obj.size:,}-byte object (with the inputs it is computed from)")
         return os, offset
+
+    def check_limit(self, state: State, obj: MemoryObject, offset: Any, size: int, what: str) -> None:
+        """An access of ``size`` bytes at ``offset`` (in the object's bytes) to an object
+        whose size the program sees as a symbolic value (``MemoryObject.limit``): where it
+        may reach past that size, a sibling state reports it out of bounds and this one
+        goes on knowing it does not."""
+        assert obj.limit is not None
+        if type(offset) is int:
+            end = E.const(offset + size, 64)
+            at = str(offset)
+        else:
+            end = E.add(E.zext(offset, 64), E.const(size, 64))
+            at = "(symbolic)"
+        noun = f"{size} byte{'s' if size != 1 else ''}"
+        self.check_fault(state, E.ult(obj.limit, end), ErrorKind.PTR,
+                         f"out-of-bounds {what} of {noun} at offset {at} of the {obj.name}, at "
+                         f"or past its length (of at most {obj.size} bytes)")
 
     def concretize_inputs(self, state: State, value: Any, width: int, why: str) -> int:
         """Fix a symbolic value by fixing the input bytes it is computed from to their values

@@ -92,6 +92,8 @@ class Executor(Decisions, MemoryAccess, Calls):
         #: symbolic offsets into objects of more bytes than this are fixed to one value
         #: (KLEE's --max-sym-array-size; 0: never)
         self.max_sym_array_size = 0
+        #: the longest input of a fuzz target (--max-input; set by the run)
+        self.max_input = 0
         #: a branch of a state following a seed leaves the other side unchecked until it is
         #: picked (see branch; off: both sides are checked at the fork, for an A/B)
         self.defer_seeded_forks = True

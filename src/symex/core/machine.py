@@ -78,6 +78,8 @@ class Machine(Protocol):
     """Nested calls a path may make."""
     max_sym_array_size: int
     """Symbolic offsets into bigger objects are fixed (KLEE's --max-sym-array-size; 0: never)."""
+    max_input: int
+    """The longest input of a fuzz target (``--max-input``; env/fuzz_input.py)."""
     max_idle_time_outs: int
     """Time-outs in a row with nothing else happening that end a path as idle (0: never)."""
     schedule_forks: int

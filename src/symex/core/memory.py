@@ -66,6 +66,11 @@ class MemoryObject:
     read_only: bool = False
     #: where it was made, "file:line": a variable's declaration, malloc's call; "" if unknown
     site: str = ""
+    #: the object's size as the program sees it where that is symbolic (a fuzz target's
+    #: input: ``size`` bytes are there, the first ``limit`` of them are the program's); an
+    #: access reaching past it is out of bounds. Such an object is all symbolic bytes and
+    #: read-only, so it is never ``flat`` and the interpreter's flat fast paths never take it.
+    limit: E.Expr | None = None
 
     @property
     def address(self) -> int:

@@ -8,7 +8,8 @@ package fills it. See docs/architecture.md.
 from __future__ import annotations
 
 from symex.core.machine import ExternalHandler
-from symex.env import directories, execve, klee, libm, network, posix, process, strtod, threads
+from symex.env import (directories, execve, fuzz_input, klee, libm, network, posix, process, strtod,
+                       threads)
 from symex.errors import SymexError
 from symex.ir.system_calls import SYSTEM_CALLS
 
@@ -32,6 +33,7 @@ def default_externals() -> dict[str, ExternalHandler]:
     table: dict[str, ExternalHandler] = {}
     table.update(process.handlers())
     table.update(klee.handlers())
+    table.update(fuzz_input.handlers())
     table.update(system_call_handlers())
     table.update(posix.handlers())
     table.update(network.handlers(table))

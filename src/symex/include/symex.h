@@ -7,7 +7,8 @@
  *   - the KLEE intrinsics (klee_make_symbolic, klee_assume, klee_range, klee_int,
  *     klee_assert, ...) from <klee/klee.h>, so KLEE programs run unchanged;
  *   - the SV-COMP / Test-Comp input and property functions (__VERIFIER_nondet_*,
- *     __VERIFIER_assume, __VERIFIER_error), so benchmark programs run unchanged.
+ *     __VERIFIER_assume, __VERIFIER_error), so benchmark programs run unchanged;
+ *   - symex_fuzz_input, the input of a libFuzzer fuzz target.
  *
  * Each __VERIFIER_nondet_* call returns a fresh unconstrained symbolic value (one
  * .ktest object per call); __VERIFIER_assume(c) behaves like klee_assume(c);
@@ -47,6 +48,12 @@ void __VERIFIER_assume(int cond);
 
 /* Report that an error location was reached (SV-COMP's unreach-call property). */
 void __VERIFIER_error(void);
+
+/* The input of a libFuzzer fuzz target (symex run --fuzz-target; runtime/fuzz_driver.c
+ * calls it): up to --max-input bytes (object "fuzz-data"), their number stored in *size
+ * (object "fuzz-size", made first). Reading at or past *size is out of bounds. Natively
+ * (symex replay) the test's bytes, in a heap buffer of exactly *size bytes. */
+const unsigned char *symex_fuzz_input(size_t *size);
 
 #ifdef __cplusplus
 }

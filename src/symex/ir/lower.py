@@ -163,6 +163,10 @@ class Lowering:
         for f in fn_refs:
             self.addresses[f.name] = segment << SEGMENT_SHIFT
             segment += 1
+            if f.is_declaration and f.linkage == llvm.Linkage.external_weak:
+                # a weak function nothing defines is null, as a static link makes it (a
+                # fuzz target's optional LLVMFuzzerInitialize, tested before it is called)
+                self.addresses[f.name] = 0
         global_defs = G.parse_globals(self.text, self.types)
         for g in global_defs:
             self.addresses[g.name] = segment << SEGMENT_SHIFT
@@ -205,7 +209,7 @@ class Lowering:
             path=self.path,
             functions=self.functions,
             globals=self.globals,
-            functions_by_address={fn.address: fn for fn in self.functions.values()},
+            functions_by_address={fn.address: fn for fn in self.functions.values() if fn.address},
             data_layout=self.module.data_layout,
             source_files=tuple(files),
             ir_text=self.text,

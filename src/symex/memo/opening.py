@@ -53,9 +53,13 @@ class TreeIdentity:
 
 
 def describe_inputs(entry: str, arguments: Sequence[str], stdin: bytes,
-                    host_files: Sequence[tuple[str, bytes]], environment: Sequence[str] = ()) -> str:
-    """The inputs spec of a run, as people read it (and as trees compare it)."""
+                    host_files: Sequence[tuple[str, bytes]], environment: Sequence[str] = (),
+                    max_input: int | None = None) -> str:
+    """The inputs spec of a run, as people read it (and as trees compare it); ``max_input``:
+    a fuzz target's longest input."""
     parts = [f"entry {entry}", "arguments: " + (" ".join(arguments) if arguments else "none")]
+    if max_input is not None:
+        parts.append(f"fuzz target input: at most {max_input} bytes")
     if environment:
         parts.append("environment: " + " ".join(environment))
     if stdin:

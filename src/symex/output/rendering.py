@@ -7,7 +7,8 @@ are printable; other objects of 1, 2, 4 or 8 bytes as the integer they hold (an 
 symbolic with ``klee_make_symbolic`` is a number, even when its bytes happen to be
 printable), with the unsigned hexadecimal beside large ones, but the results of
 ``__VERIFIER_nondet_float``/``double`` as the float they hold (as Test-Comp writes them); any other buffer as text when
-it is a printable C string, else as hex, cut after :data:`MAX_OBJECT_BYTES` bytes.
+it is a printable C string, else as hex, cut after :data:`MAX_OBJECT_BYTES` bytes. A fuzz
+target's input (``fuzz-size``, ``fuzz-data``) is one ``input``: the bytes the target got.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from symex.env.fuzz_input import FUZZ_DATA, FUZZ_SIZE, raw_input
 from symex.output.testcomp import nondet_kind, render_nondet
 from symex.symargs import FAILURE_OBJECTS
 
@@ -72,6 +74,16 @@ def _as_hex(data: bytes) -> str:
     return data.hex()
 
 
+def _show_raw(data: bytes) -> str:
+    """A fuzz target's input, every byte of it counting: quoted when all printable, else
+    hex, with its length."""
+    if data and _printable(data):
+        return f"{_as_text(data)} ({counted(len(data), 'byte')})"
+    if not data:
+        return '"" (0 bytes)'
+    return _as_hex(data) if len(data) > MAX_OBJECT_BYTES else f"{data.hex()} ({counted(len(data), 'byte')})"
+
+
 def _as_number(data: bytes) -> str:
     value = int.from_bytes(data, "little", signed=True)
     if len(data) == 1 and 32 <= data[0] < 127:
@@ -100,7 +112,12 @@ def show_object(name: str, data: bytes) -> str:
 def shown_objects(objects: Mapping[str, bytes]) -> dict[str, str]:
     """A test's objects as a person reads them, name -> value, in order, without those that
     only describe the environment (``A-data-stat``, ``stdin-stat``, ``model_version``) and
-    ``--max-fail`` objects that are 0 (calls are numbered from 1: none of that kind fails)."""
+    ``--max-fail`` objects that are 0 (calls are numbered from 1: none of that kind fails).
+    A fuzz target's input is shown as one ``input``: the bytes the target got."""
+    fuzz_input = raw_input(objects)
+    if fuzz_input is not None:
+        rest = {name: data for name, data in objects.items() if name not in (FUZZ_SIZE, FUZZ_DATA)}
+        return {"input": _show_raw(fuzz_input), **shown_objects(rest)}
     return {name: show_value(name, data) for name, data in objects.items()
             if not name.endswith("-stat") and name != "model_version"
             and not (name in FAILURE_OBJECTS and not any(data))}

@@ -27,6 +27,7 @@ from typing import Any
 
 from symex.core.outcome import TestCase
 from symex.errors import SymexError
+from symex.output.corpus import CorpusWriter
 from symex.output.directory import OutputDirectory, RunSummary
 from symex.output.runstats import RunStatsWriter
 from symex.results import Hooks, ProgressSnapshot, Result
@@ -91,11 +92,13 @@ class RunWriter:
     """Writes one run into ``out`` (see the module docstring). ``command_line`` is what
     ``info`` says ran, ``compiler`` what compiled the program; ``stats_interval`` the least
     seconds between two ``run.stats`` rows;
-    ``test_comp``: also a Test-Comp suite of the tests, for the program ``program_name``."""
+    ``test_comp``: also a Test-Comp suite of the tests, for the program ``program_name``;
+    ``corpus_out``: also each fuzz target input as a raw file there (output/corpus.py)."""
 
     def __init__(self, out: OutputDirectory, command_line: Sequence[str], *,
                  stats_interval: float = 2.0, test_comp: bool = False,
-                 program_name: str = "", compiler: str = "", library: str = "") -> None:
+                 program_name: str = "", compiler: str = "", library: str = "",
+                 corpus_out: str | os.PathLike[str] | None = None) -> None:
         self.out = out
         self.command_line = tuple(command_line)
         #: what compiled the program, and the C library linked in, as ``info`` says them
@@ -113,6 +116,7 @@ class RunWriter:
                 self.suite = TestCompWriter(out.path / "test-suite", Path(program_name))
             except (ImportError, SymexError) as exc:
                 self.warnings.append(f"symex: warning: no Test-Comp suite written: {exc}")
+        self.corpus = CorpusWriter(corpus_out) if corpus_out is not None else None
         #: the last progress snapshot (what ``info`` says after a second Ctrl-C)
         self.last: ProgressSnapshot | None = None
         #: why the output could not be written on (a full disk): the run stops
@@ -126,6 +130,8 @@ class RunWriter:
             self.out.add_test(test)
             if self.suite is not None:
                 self.suite.add(test)
+            if self.corpus is not None:
+                self.corpus.add(test)
         except OSError as exc:
             self._cut_short(exc, f"test{self.out.tests + 1:06d}")
 
@@ -189,7 +195,13 @@ class RunWriter:
             except (SymexError, OSError) as exc:
                 self.warnings.append(f"symex: warning: coverage report incomplete: {exc}")
         try:
-            out.write_messages([*result.messages,
+            if self.corpus is not None:
+                result_messages = [*result.messages, f"symex: {self.corpus.written} fuzz "
+                                   f"input{'s' if self.corpus.written != 1 else ''} written to "
+                                   f"{os.fspath(self.corpus.directory)}"]
+            else:
+                result_messages = list(result.messages)
+            out.write_messages([*result_messages,
                                 *(shortfall.describe() for shortfall in result.shortfalls),
                                 *self.warnings])
         except OSError as exc:

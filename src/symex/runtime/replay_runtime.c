@@ -158,6 +158,28 @@ static void replay_fill(void *addr, size_t nbytes, const char *name) {
 
 void klee_make_symbolic(void *addr, size_t nbytes, const char *name) { replay_fill(addr, nbytes, name); }
 
+/* A fuzz target's input (runtime/fuzz_driver.c): the objects fuzz-size and fuzz-data, the
+ * first fuzz-size bytes of the data copied into a heap buffer of exactly that size, so that
+ * AddressSanitizer reports a read past it, as under libFuzzer. */
+const unsigned char *symex_fuzz_input(size_t *size) {
+  uint64_t wanted = 0;
+  size_t n = 0;
+  unsigned char *data;
+  const struct replay_object *obj = NULL;
+  replay_fill(&wanted, sizeof wanted, "fuzz-size");
+  if (replay_next < replay_count)
+    obj = &replay_objects[replay_next++];
+  if (obj)
+    n = wanted < obj->size ? (size_t)wanted : obj->size;
+  data = malloc(n ? n : 1);
+  if (!data)
+    replay_fatal("out of memory for the fuzz input");
+  if (n)
+    memcpy(data, obj->data, n);
+  *size = n;
+  return data;
+}
+
 #ifndef SYMEX_REPLAY_INTRINSICS_ONLY
 /* (left out of the archive symex cc links into native executables: there the C library's
  * close and accept stay the program's own) */

@@ -97,7 +97,7 @@ def _build_load(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> Any
                 if type(pointer) is int:
                     os = state.objects.get(pointer >> SEGMENT_SHIFT)
                     offset = pointer & OFFSET_MASK
-                    if os is not None and offset < os.obj.size:
+                    if os is not None and offset < os.obj.size and os.obj.limit is None:
                         regs[d] = os.read_byte(offset)
                         return
                 regs[d] = ex.read(state, pointer, access)
