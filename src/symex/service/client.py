@@ -38,6 +38,8 @@ class JobResults:
     """lcov ``.info`` text (None when the run wrote none)."""
     reports: dict[str, str] = attrs.field(factory=dict)
     """The ``.err`` reports by name (``testNNNNNN.KIND.err``: message, location, stack)."""
+    sarif: dict[str, Any] | None = None
+    """The errors as a SARIF 2.1.0 log (None when the run wrote none)."""
 
 
 class RemoteJob:
@@ -69,7 +71,7 @@ class RemoteJob:
         return self.client._json("POST", f"/api/jobs/{self.id}/cancel")
 
     def results(self) -> JobResults:
-        """Crashes, tests and coverage of the job (as far as it got)."""
+        """Crashes, tests, coverage and the SARIF log of the job (as far as it got)."""
         crashes = self.client._json("GET", f"/api/jobs/{self.id}/crashes")
         archive = zipfile.ZipFile(io.BytesIO(
             self.client._request("GET", f"/api/jobs/{self.id}/tests.zip").content))
@@ -80,7 +82,10 @@ class RemoteJob:
         response = self.client._request("GET", f"/api/jobs/{self.id}/coverage.info",
                                         allowed=(404,))
         coverage = response.text if response.status_code == 200 else None
-        return JobResults(self.status(), crashes, tests, coverage, reports)
+        response = self.client._request("GET", f"/api/jobs/{self.id}/results.sarif",
+                                        allowed=(404,))
+        sarif = response.json() if response.status_code == 200 else None
+        return JobResults(self.status(), crashes, tests, coverage, reports, sarif)
 
 
 class Client:

@@ -38,6 +38,8 @@ __all__ = ["CRASHES_FILE", "REPLAY_SECONDS", "main", "replay_crashes", "run_job"
 
 #: where the run's crashes, with their native replay, are written (in the output directory)
 CRASHES_FILE = "crashes.json"
+#: the run's errors as a SARIF log (in the output directory, kept up to date as it runs)
+SARIF_FILE = "results.sarif"
 #: seconds one native replay of a crash may take
 REPLAY_SECONDS = 10.0
 
@@ -104,7 +106,10 @@ def run_job(order: JobOrder) -> int:
     out.write_assembly(program.ir_text)
     writer = RunWriter(out, ("symex-job", order.program, order.out_dir),
                        stats_interval=min(2.0, description.progress_interval),
-                       compiler=compiler_used(order.program, program.ir_text))
+                       compiler=compiler_used(order.program, program.ir_text),
+                       # paths relative to the upload; the server's own directories unnamed
+                       sarif=Path(order.out_dir) / SARIF_FILE,
+                       sarif_root=Path(order.program).parent, sarif_private=True)
     interrupt = DeferredInterrupt()
     interrupt.install()
     result: Result | None = None

@@ -1,5 +1,5 @@
-"""The routes of a job's results: crashes, tests (one, all, as a Test-Comp suite), coverage
-(lcov and a page) and progress rows."""
+"""The routes of a job's results: crashes (also as a SARIF log), tests (one, all, as a
+Test-Comp suite), coverage (lcov and a page) and progress rows."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 
 from symex.service.access import ServiceContext, context, last_run, own_job
 from symex.service.job_files import JobRun, read_job_text
+from symex.service.job_process import SARIF_FILE
 from symex.service.jobs import progress, test_suite_zip, tests_zip, without_job_paths
 from symex.service.scheduler import JOB_CRASHES_FILE, job_dir
 from symex.service.store import JobRecord
@@ -36,6 +37,19 @@ def get_crashes(job: JobRecord = Depends(own_job),
     except ValueError:
         found = []
     return found if isinstance(found, list) else []
+
+
+@router.get("/api/jobs/{job_id}/results.sarif")
+def get_sarif(job: JobRecord = Depends(own_job), ctx: ServiceContext = Depends(context)) -> Response:
+    """The job's errors as a SARIF 2.1.0 log (one result per distinct error, paths relative
+    to the upload), for a CI system to show; it grows as the job runs (404 before its run
+    starts)."""
+    where = job_dir(ctx.storage, job)
+    out = last_run(where)
+    text = out.read_text(SARIF_FILE) if out is not None else None
+    if text is None:
+        raise HTTPException(404, "no SARIF log yet: the job's run has not started")
+    return Response(without_job_paths(text, where), media_type="application/sarif+json")
 
 
 @router.get("/api/jobs/{job_id}/tests.zip")
