@@ -8,7 +8,6 @@ corpus seeds a run."""
 from __future__ import annotations
 
 import hashlib
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from symex.core.outcome import ErrorKind, PathStatus
 from symex.env.fuzz_input import FUZZ_DATA, FUZZ_SIZE, raw_input
 from symex.errors import ConfigError, LoadError
 from symex.output.corpus import corpus_name
+from symex.replay import libfuzzer_clang
 
 FUZZ = Path(__file__).parent / "programs" / "fuzz"
 MAGIC, HEADER, OVERWRITE = FUZZ / "magic_hash.c", FUZZ / "header.c", FUZZ / "overwrite.c"
@@ -32,16 +32,7 @@ def _symex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def _libfuzzer_clang() -> str | None:
     """A clang that links libFuzzer (``-fsanitize=fuzzer``): Debian's clang packages do."""
-    for name in ("clang", "clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14"):
-        path = shutil.which(name)
-        if path is None:
-            continue
-        probe = subprocess.run([path, "-fsanitize=fuzzer", "-x", "c", "-", "-o", "/dev/null"],
-                               input="int LLVMFuzzerTestOneInput(const char *d, unsigned long n)"
-                                     "{ return 0; }", capture_output=True, text=True, check=False)
-        if probe.returncode == 0:
-            return path
-    return None
+    return libfuzzer_clang()
 
 
 def test_the_magic_value_behind_a_hash_is_found_and_reproduces_everywhere(tmp_path: Path) -> None:
@@ -75,6 +66,9 @@ def test_the_magic_value_behind_a_hash_is_found_and_reproduces_everywhere(tmp_pa
     for clean in sorted(p for p in corpus.iterdir() if not p.name.startswith("crash-")):
         passed = subprocess.run([str(fuzzer), str(clean)], capture_output=True, text=True, timeout=120)
         assert passed.returncode == 0, passed.stderr
+    # symex replay builds the same and says so per test
+    through = _symex("replay", "--libfuzzer", str(MAGIC), str(out), cwd=tmp_path)
+    assert through.returncode == 0 and "1 of 1 error reproduced" in through.stdout, through.stdout
 
 
 def test_reads_past_the_length_are_reported_where_asan_reports_them(tmp_path: Path) -> None:
@@ -120,6 +114,9 @@ def test_writing_to_the_const_input_is_an_error_that_reproduces(tmp_path: Path) 
     assert [p.name.split(".", 1)[1] for p in out.glob("*.err")] == ["readonly.err"]
     replayed = _symex("replay", str(OVERWRITE), str(out), cwd=tmp_path)
     assert replayed.returncode == 0 and "reproduces readonly error" in replayed.stdout, replayed.stdout
+    if _libfuzzer_clang() is not None:  # libFuzzer checks its const input too
+        through = _symex("replay", "--libfuzzer", str(OVERWRITE), str(out), cwd=tmp_path)
+        assert "reproduces readonly error" in through.stdout, through.stdout
 
 
 def test_a_fuzzers_corpus_seeds_the_run(tmp_path: Path) -> None:

@@ -563,3 +563,97 @@ def find_replay_targets(path: str | os.PathLike[str]) -> list[ReplayTarget]:
         raise SymexError(f"no such file or directory: {target} (pass a .ktest file or a symex-out-N directory)")
     index = read_test_index(files[0].parent)
     return [ReplayTarget(path=f, expected=expected_error_kind(f, index)) for f in files]
+
+
+# -- libFuzzer's own driver ---------------------------------------------------------------
+
+#: clangs that may link libFuzzer, tried in order (Debian's clang packages ship it)
+_LIBFUZZER_CLANGS = ("clang", *(f"clang-{v}" for v in range(22, 13, -1)))
+#: libFuzzer leaves fatal signals to the process, so the classification by signal holds
+_LIBFUZZER_FLAGS = ("-handle_abrt=0", "-handle_fpe=0", "-handle_ill=0", "-handle_bus=0",
+                    "-handle_segv=0", "-handle_int=0", "-handle_term=0", "-handle_xfsz=0")
+_libfuzzer_clang: list[str | None] = []
+
+
+def libfuzzer_clang() -> str | None:
+    """A clang that links a fuzz target with libFuzzer (``-fsanitize=fuzzer``), or None."""
+    if not _libfuzzer_clang:
+        found = None
+        for name in _LIBFUZZER_CLANGS:
+            path = shutil.which(name)
+            if path is None:
+                continue
+            probe = subprocess.run(
+                [path, "-fsanitize=fuzzer", "-x", "c", "-", "-o", os.devnull],
+                input="int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }",
+                capture_output=True, text=True, check=False)
+            if probe.returncode == 0:
+                found = path
+                break
+        _libfuzzer_clang.append(found)
+    return _libfuzzer_clang[0]
+
+
+def build_libfuzzer(sources: Sequence[str | os.PathLike[str]], flags: Sequence[str] = (), *,
+                    out_dir: os.PathLike[str] | None = None) -> Path:
+    """Build a fuzz target as its users run it: clang ``-fsanitize=fuzzer,address,undefined``
+    (libFuzzer's own driver), cached by the sources, flags, clang and the headers the sources
+    include. A CompileError without such a clang, or with the compiler's diagnostics."""
+    clang = libfuzzer_clang()
+    if clang is None:
+        raise CompileError("no clang here links libFuzzer (-fsanitize=fuzzer): install Debian's "
+                           "clang (apt-get install clang), or replay with symex's own driver "
+                           "(symex replay without --libfuzzer)")
+    paths = [Path(s).expanduser().resolve() for s in sources]
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise CompileError(f"no such file: {missing[0]}")
+    command = [clang, "-g", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
+               *flags]
+    digest = hashlib.sha256(b"symex-libfuzzer-v1")
+    fields = [word.encode("utf-8", "surrogateescape") for word in command]
+    for data in [*fields, *(p.read_bytes() for p in paths)]:
+        digest.update(len(data).to_bytes(8, "little") + data)
+    directory = Path(out_dir).expanduser() if out_dir is not None else default_native_cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    cache = BuildCache(directory, paths[0].stem, digest.hexdigest(), ".libfuzzer")
+    cached = cache.lookup()
+    if cached is not None:
+        return cached
+    fd, name = tempfile.mkstemp(prefix=f".{paths[0].stem}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    target = Path(name)
+    try:
+        proc = subprocess.run([*command, *map(str, paths), "-o", str(target)],
+                              capture_output=True, text=True, errors="replace", check=False)
+        if proc.returncode != 0:
+            raise CompileError(f"building {paths[0]} with libFuzzer failed ({clang} exited with "
+                               f"{proc.returncode}); fix what it reports", proc.stderr.strip())
+        os.chmod(target, 0o755)
+        headers: list[str] | None = []
+        depfile = target.with_suffix(".d")
+        for path in paths:
+            if path.suffix == ".c" and headers is not None:
+                found = list_headers([clang, *flags], path, depfile)
+                headers = None if found is None else headers + found
+        depfile.unlink(missing_ok=True)
+        return cache.store(target, headers)
+    finally:
+        target.unlink(missing_ok=True)
+
+
+def run_libfuzzer(executable: Path, data: bytes, *, timeout: float = 10.0) -> NativeOutcome:
+    """Run one input through a target built by :func:`build_libfuzzer` (``./fuzzer FILE``):
+    how it ended, in symex's error kinds."""
+    with tempfile.TemporaryDirectory(prefix="symex-libfuzzer-") as scratch:
+        path = Path(scratch) / "input"
+        path.write_bytes(data)
+        command: list[str | bytes] = [str(Path(executable).resolve()), *_LIBFUZZER_FLAGS, str(path)]
+        variables = {**os.environ, "ASAN_OPTIONS": _ASAN_OPTIONS, "UBSAN_OPTIONS": _UBSAN_OPTIONS}
+        returncode, out, err, timed_out = _run_plainly(command, variables, Path(scratch), timeout, None)
+    exit_code = returncode if returncode >= 0 else None
+    signal = -returncode if returncode < 0 else None
+    stderr = err.decode("utf-8", "replace")
+    kind = None if timed_out else classify(exit_code, signal, stderr)
+    return NativeOutcome(exit_code=exit_code, signal=signal, stdout=out.decode("utf-8", "replace"),
+                         stderr=stderr, timed_out=timed_out, kind=kind)

@@ -18,11 +18,12 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from symex.env.fuzz_input import FUZZ_SIZE
-from symex.errors import SymexError, error_text
+from symex.env.fuzz_input import FUZZ_SIZE, raw_input
+from symex.errors import ConfigError, SymexError, error_text
 from symex.ir.whole_program import is_native_build
 from symex.output.ktest import read_ktest
-from symex.replay import NativeSandbox, build_native, describe_outcome, find_replay_targets, reproduces, run_test
+from symex.replay import (NativeSandbox, build_libfuzzer, build_native, describe_outcome, find_replay_targets,
+                          reproduces, run_libfuzzer, run_test)
 from symex.symargs import FAILURE_OBJECTS
 
 __all__ = ["add_parser", "main"]
@@ -54,6 +55,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--file-size-mb", type=int, metavar="MB",
                         help=f"with --sandbox: the largest file a native run may write "
                         f"(default {NativeSandbox().file_size_mb})")
+    parser.add_argument("--libfuzzer", action="store_true",
+                        help="tests of a fuzz target (symex run --fuzz-target): build it with "
+                        "libFuzzer's own driver (clang -fsanitize=fuzzer,address,undefined) and "
+                        "run each test's input through it, as ./fuzzer INPUT does")
     parser.add_argument("-O", dest="optimize", metavar="LEVEL", help="gcc optimisation level (e.g. -O2)")
     parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
     parser.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
@@ -78,6 +83,10 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
         sys.stderr.write("symex replay: --memory-mb and --file-size-mb are limits of the "
                          "sandbox: add --sandbox\n")
         return 2
+    if options.libfuzzer and options.sandbox:
+        sys.stderr.write("symex replay: --libfuzzer runs outside a sandbox; drop --sandbox or "
+                         "--libfuzzer\n")
+        return 2
     if options.program.endswith((".ll", ".bc")):
         sys.stderr.write(f"symex replay: {options.program} is LLVM IR; native replay needs the C source "
                          "(pass the .c file the IR was compiled from)\n")
@@ -96,8 +105,14 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
         else:
             # tests of a fuzz target (symex run --fuzz-target) run through symex's driver
             fuzz_target = any(obj.name == FUZZ_SIZE for ktest in ktests for obj in ktest.objects)
-            executable = build_native(options.program, flags, sandbox=sandbox,
-                                      fuzz_target=fuzz_target)
+            if options.libfuzzer:
+                if not fuzz_target:
+                    raise ConfigError("--libfuzzer replays a fuzz target's tests; these come from "
+                                      "a run without --fuzz-target")
+                executable = build_libfuzzer([options.program], flags)
+            else:
+                executable = build_native(options.program, flags, sandbox=sandbox,
+                                          fuzz_target=fuzz_target)
     except SymexError as exc:
         sys.stderr.write(error_text("symex replay", exc))
         return 2
@@ -106,8 +121,12 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     not_reproduced: list[str] = []
     for target, ktest in zip(targets, ktests):
         try:
-            outcome = run_test(executable, target.path, ktest, timeout=options.timeout,
-                               sandbox=sandbox)
+            if options.libfuzzer:
+                data = raw_input({obj.name: obj.data for obj in ktest.objects}) or b""
+                outcome = run_libfuzzer(executable, data, timeout=options.timeout)
+            else:
+                outcome = run_test(executable, target.path, ktest, timeout=options.timeout,
+                                   sandbox=sandbox)
         except SymexError as exc:
             sys.stderr.write(error_text("symex replay", exc))
             return 2
