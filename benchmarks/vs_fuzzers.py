@@ -172,7 +172,8 @@ def run_symex(target: Target, tree: Path, archive: Path, corpus: Path, seconds: 
                              capture_output=True, text=True)
     if ran.returncode != 0:
         sys.exit(f"symex run failed: {ran.stderr[-2000:]}")
-    return {"summary": ran.stderr.strip().splitlines()[0] if ran.stderr.strip() else ""}
+    explored = [line for line in ran.stderr.splitlines() if line.startswith("symex: explored")]
+    return {"summary": explored[0] if explored else ""}
 
 
 def coverage(replayer: Path, corpora: list[Path], measured: tuple[str, ...], tree: Path) -> dict[str, object]:

@@ -137,6 +137,30 @@ def test_a_fuzzers_corpus_seeds_the_run(tmp_path: Path) -> None:
     assert (out / "test000001.abort.err").is_file()
 
 
+def test_a_target_links_with_its_library_built_by_symex_cc(tmp_path: Path) -> None:
+    """``symex run target.c lib.a --fuzz-target``: the library built for musl by symex cc,
+    the target compiled against the same headers, the library's bug found through it."""
+    library = tmp_path / "parse.c"
+    library.write_text("#include <string.h>\n"
+                       "int parse(const unsigned char *p, unsigned long n) {\n"
+                       "  if (n >= 3 && memcmp(p, \"BAD\", 3) == 0)\n"
+                       "    return p[n];  /* one past the end */\n"
+                       "  return 0;\n}\n")
+    target = tmp_path / "target.c"
+    target.write_text("#include <stddef.h>\n#include <stdint.h>\n"
+                      "int parse(const unsigned char *p, unsigned long n);\n"
+                      "int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return parse(d, n); }\n")
+    built = _symex("cc", "-c", str(library), "-o", str(tmp_path / "parse.o"), cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    subprocess.run(["ar", "rcs", str(tmp_path / "libparse.a"), str(tmp_path / "parse.o")], check=True)
+    program = symex.compile([target, tmp_path / "libparse.a"], fuzz_target=True)
+    assert program.library == "musl"
+    result = symex.explore(program, fuzz_target=True, max_input=4)
+    errors = [t for t in result.tests if t.error is not None]
+    assert errors and all(raw_input(t.objects)[:3] == b"BAD" and t.error.kind is ErrorKind.PTR
+                          for t in errors if t.error is not None)
+
+
 def test_bad_fuzz_target_input_is_refused_with_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="defines no LLVMFuzzerTestOneInput"):
         symex.compile(FUZZ / "not_a_target.c", fuzz_target=True)

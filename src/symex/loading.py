@@ -184,6 +184,10 @@ def _first_name(sources: Sources) -> str:
 
 def _one_program_ir(sources: Sources, flags: Sequence[str], libc: bool | str) -> Path:
     files = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
+    if _library(libc) == "auto" and _prebuilt_for_musl(files):
+        # C files linked with a symex cc build (a fuzz target and its library's archive)
+        # see the headers that build saw: musl's
+        libc = "musl"
     if _library(libc) == "musl":
         # the program sees musl's headers (its FILE, its struct layouts), not the system's
         flags = [*program_flags(musl_tree()), *flags]
@@ -208,6 +212,22 @@ def _one_program_ir(sources: Sources, flags: Sequence[str], libc: bool | str) ->
     if len(parts) == 1:
         return parts[0]
     return link_modules(parts, name=Path(files[0]).stem, shown=shown)
+
+
+def _prebuilt_for_musl(files: Sequence[str | os.PathLike[str]]) -> bool:
+    """Whether C files are given with a part already built for musl (an ``.ll``/``.bc`` file
+    or a symex cc build whose triple names musl)."""
+    if not any(Path(f).suffix == ".c" for f in files):
+        return False
+    for file in files:
+        path = Path(file)
+        if path.suffix == ".c" or not path.is_file():
+            continue
+        parts = bitcode_paths(path) if path.suffix not in (".ll", ".bc") and is_native_build(path) \
+            else [path] if path.suffix in (".ll", ".bc") else []
+        if any("musl" in parse_module(part).triple for part in parts[:1]):
+            return True
+    return False
 
 
 def compile(sources: Sources, flags: Sequence[str] = (), *,  # noqa: A001
