@@ -40,6 +40,8 @@ from pathlib import Path
 
 import attrs
 
+from symex.replay import libfuzzer_clang
+
 SYMEX = [sys.executable, "-m", "symex.cli"]
 
 #: the driver of the coverage build: every file named on its command line, one after another
@@ -124,7 +126,9 @@ def build(target: Target, tree: Path, out: Path) -> tuple[Path, Path, Path]:
     archive.unlink(missing_ok=True)
     subprocess.run(["ar", "rcs", str(archive), *objects], check=True)
     fuzzer = out / "fuzzer"
-    clang = shutil.which("clang") or shutil.which("clang-19") or "clang"
+    clang = libfuzzer_clang()
+    if clang is None:
+        sys.exit("no clang here links libFuzzer (-fsanitize=fuzzer): apt-get install clang")
     subprocess.run([clang, "-g", "-O1", "-fsanitize=fuzzer,address", *includes, str(tree / target.target),
                     *(str(tree / s) for s in target.library), "-o", str(fuzzer)],
                    check=True, capture_output=True)

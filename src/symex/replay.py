@@ -25,7 +25,7 @@ import attrs
 from symex.env.fuzz_input import fuzz_driver_source
 from symex.errors import CompileError, SymexError
 from symex.ir.build_cache import BuildCache, list_headers
-from symex.ir.compile import include_dir, shipped_headers_digest
+from symex.ir.compile import clang_candidates, include_dir, shipped_headers_digest
 from symex.sandbox import NOBODY, Sandbox, SandboxLimits, hand_over
 from symex.output.ktest import KTest, read_ktest, write_ktest
 from symex.output.test_index import TestEntry, read_test_index
@@ -567,8 +567,6 @@ def find_replay_targets(path: str | os.PathLike[str]) -> list[ReplayTarget]:
 
 # -- libFuzzer's own driver ---------------------------------------------------------------
 
-#: clangs that may link libFuzzer, tried in order (Debian's clang packages ship it)
-_LIBFUZZER_CLANGS = ("clang", *(f"clang-{v}" for v in range(22, 13, -1)))
 #: libFuzzer leaves fatal signals to the process, so the classification by signal holds
 _LIBFUZZER_FLAGS = ("-handle_abrt=0", "-handle_fpe=0", "-handle_ill=0", "-handle_bus=0",
                     "-handle_segv=0", "-handle_int=0", "-handle_term=0", "-handle_xfsz=0")
@@ -576,13 +574,11 @@ _libfuzzer_clang: list[str | None] = []
 
 
 def libfuzzer_clang() -> str | None:
-    """A clang that links a fuzz target with libFuzzer (``-fsanitize=fuzzer``), or None."""
+    """A clang that links a fuzz target with libFuzzer (``-fsanitize=fuzzer``; Debian's clang
+    packages ship it), the first of the clangs symex compiles with, or None."""
     if not _libfuzzer_clang:
         found = None
-        for name in _LIBFUZZER_CLANGS:
-            path = shutil.which(name)
-            if path is None:
-                continue
+        for path in clang_candidates():
             probe = subprocess.run(
                 [path, "-fsanitize=fuzzer", "-x", "c", "-", "-o", os.devnull],
                 input="int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }",

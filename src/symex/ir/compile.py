@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_FLAGS",
     "Compiler",
     "builtin_header_dir",
+    "clang_candidates",
     "compile_c",
     "compiler_of",
     "describe_compiler",
@@ -111,7 +112,7 @@ def _first_version_line(command: Sequence[str]) -> str | None:
     return lines[0].strip() if lines else None
 
 
-def _clang_candidates() -> list[str]:
+def clang_candidates() -> list[str]:
     """Plain ``clang`` first, then ``clang-NN`` names on PATH, newest version first."""
     found: list[str] = []
     plain = shutil.which("clang")
@@ -203,7 +204,7 @@ def find_compiler() -> Compiler:
             raise CompilerNotFound(f"SYMEX_CC={choice!r} does not run as a compiler; "
                                    "set it to 'zig', 'clang' or a clang executable")
         compiler = Compiler(kind="clang", command=(choice,), version=version)
-    for candidate in ([] if compiler is not None or choice == "zig" else _clang_candidates()):
+    for candidate in ([] if compiler is not None or choice == "zig" else clang_candidates()):
         version = _first_version_line([candidate])
         if version is not None:
             compiler = Compiler(kind="clang", command=(candidate,), version=version)

@@ -130,6 +130,7 @@ class RunWriter:
         self.sarif_private = sarif_private
         #: the errors the SARIF log reports (each with the test that shows it)
         self.findings: list[Finding] = []
+        self.sarif_sites: set[tuple[str, str, int | None, str]] = set()
         if self.sarif is not None:
             self._write_sarif()  # an empty log from the start: a CI step always finds one
         #: the last progress snapshot (what ``info`` says after a second Ctrl-C)
@@ -144,7 +145,8 @@ class RunWriter:
         try:
             number = self.out.add_test(test)
             if self.sarif is not None and test.error is not None and \
-                    all(f.error.site != test.error.site for f in self.findings):
+                    test.error.site not in self.sarif_sites:
+                self.sarif_sites.add(test.error.site)
                 self.findings.append(Finding(test.error, f"test{number:06d}.ktest",
                                              raw_input(test.objects)))
                 self._write_sarif()
