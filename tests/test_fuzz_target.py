@@ -30,11 +30,6 @@ def _symex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=cwd, timeout=600)
 
 
-def _libfuzzer_clang() -> str | None:
-    """A clang that links libFuzzer (``-fsanitize=fuzzer``): Debian's clang packages do."""
-    return libfuzzer_clang()
-
-
 def test_the_magic_value_behind_a_hash_is_found_and_reproduces_everywhere(tmp_path: Path) -> None:
     """The crash needs the one 32-bit value whose multiplicative hash matches: symex solves
     for it, writes the input as crash-SHA1, and both symex replay and libFuzzer's driver
@@ -55,7 +50,7 @@ def test_the_magic_value_behind_a_hash_is_found_and_reproduces_everywhere(tmp_pa
     replayed = _symex("replay", str(MAGIC), str(out), cwd=tmp_path)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "1 of 1 error reproduced" in replayed.stdout
-    clang = _libfuzzer_clang()
+    clang = libfuzzer_clang()
     if clang is None:
         pytest.skip("no clang with libFuzzer (-fsanitize=fuzzer) here: Debian's clang has it")
     fuzzer = tmp_path / "fuzzer"
@@ -114,7 +109,7 @@ def test_writing_to_the_const_input_is_an_error_that_reproduces(tmp_path: Path) 
     assert [p.name.split(".", 1)[1] for p in out.glob("*.err")] == ["readonly.err"]
     replayed = _symex("replay", str(OVERWRITE), str(out), cwd=tmp_path)
     assert replayed.returncode == 0 and "reproduces readonly error" in replayed.stdout, replayed.stdout
-    if _libfuzzer_clang() is not None:  # libFuzzer checks its const input too
+    if libfuzzer_clang() is not None:  # libFuzzer checks its const input too
         through = _symex("replay", "--libfuzzer", str(OVERWRITE), str(out), cwd=tmp_path)
         assert "reproduces readonly error" in through.stdout, through.stdout
 
@@ -159,6 +154,26 @@ def test_a_target_links_with_its_library_built_by_symex_cc(tmp_path: Path) -> No
     errors = [t for t in result.tests if t.error is not None]
     assert errors and all(raw_input(t.objects)[:3] == b"BAD" and t.error.kind is ErrorKind.PTR
                           for t in errors if t.error is not None)
+
+
+def test_a_target_of_two_files_replays_with_both(tmp_path: Path) -> None:
+    """``symex replay target.c parse.c OUT``: the files after the target link with it, with
+    symex's driver and with libFuzzer's."""
+    (tmp_path / "parse.c").write_text("int parse(const unsigned char *p, unsigned long n) {\n"
+                                      "  return n == 2 && p[0] == 'Z' ? p[n] : 0;  /* past the end */\n}\n")
+    (tmp_path / "target.c").write_text("#include <stddef.h>\n#include <stdint.h>\n"
+                                       "int parse(const unsigned char *p, unsigned long n);\n"
+                                       "int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) "
+                                       "{ return parse(d, n); }\n")
+    ran = _symex("run", "--fuzz-target", "--max-input", "4", "--output-dir", "out", "target.c",
+                 "parse.c", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    replayed = _symex("replay", "target.c", "parse.c", "out", cwd=tmp_path)
+    assert replayed.returncode == 0 and "1 of 1 error reproduced" in replayed.stdout, \
+        replayed.stdout + replayed.stderr
+    if libfuzzer_clang() is not None:
+        through = _symex("replay", "--libfuzzer", "target.c", "parse.c", "out", cwd=tmp_path)
+        assert "1 of 1 error reproduced" in through.stdout, through.stdout + through.stderr
 
 
 def test_bad_fuzz_target_input_is_refused_with_what_to_do(tmp_path: Path) -> None:

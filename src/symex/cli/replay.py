@@ -40,7 +40,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         "executable symex cc built (run as it is)")
     parser.add_argument("tests", metavar="TEST", nargs="+",
                         help="a .ktest file or an output directory (symex-out-N); several may "
-                        "be given")
+                        "be given. C files, objects and archives before them are linked "
+                        "with PROGRAM (symex replay target.c lib.c symex-last)")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="time limit of each native run (default 10)")
     parser.add_argument("--sandbox", action="store_true",
@@ -92,6 +93,15 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
                          "(pass the .c file the IR was compiled from)\n")
         return 2
     flags = [f"-D{d}" for d in options.defines] + [f"-I{i}" for i in options.includes]
+    # the program's other parts, as symex run takes them: C files, objects, archives
+    parts = []
+    while options.tests and options.tests[0].endswith((".c", ".o", ".a")) and \
+            os.path.isfile(options.tests[0]):
+        parts.append(os.path.abspath(options.tests.pop(0)))
+    if not options.tests:
+        sys.stderr.write("symex replay: no test given after the program's files; name a .ktest "
+                         "file or an output directory\n")
+        return 2
     if options.optimize:
         flags.append(f"-O{options.optimize}")
     try:
@@ -109,9 +119,9 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
                 if not fuzz_target:
                     raise ConfigError("--libfuzzer replays a fuzz target's tests; these come from "
                                       "a run without --fuzz-target")
-                executable = build_libfuzzer([options.program], flags)
+                executable = build_libfuzzer([options.program, *parts], flags)
             else:
-                executable = build_native(options.program, flags, sandbox=sandbox,
+                executable = build_native(options.program, [*flags, *parts], sandbox=sandbox,
                                           fuzz_target=fuzz_target)
     except SymexError as exc:
         sys.stderr.write(error_text("symex replay", exc))
