@@ -87,6 +87,9 @@ class Limits:
     max_sym_array_size: int = 0
     """Symbolic offsets into objects of more bytes than this are fixed to one value (KLEE's
     ``--max-sym-array-size``; 0: never)."""
+    concretize_printed: bool = True
+    """Symbolic numbers musl's printf writes to a stream are fixed to one value instead of
+    forked on digit by digit (env.printed_values)."""
 
 
 @attrs.frozen
@@ -123,6 +126,8 @@ class SolverSpec:
     write_queries: str | None = None
     float_config: str = DEFAULT_FLOAT_SOLVER
     """The configuration for queries with floating-point terms (``same``: ``config``'s)."""
+    site_budgets: bool = True
+    """A branch site whose query timed out gets less time for its next (core.site_budgets)."""
 
 
 @attrs.frozen
@@ -257,12 +262,13 @@ class RunDescription:
                           bool(o["fuzz_target"]), o["max_input"]),
             limits=Limits(_finite(o["max_time"]), o["max_instructions"], o["max_depth"], o["max_states"],
                           o["max_forks"], max_memory, o["max_stack_frames"],
-                          _locations(o["stop_at"]), max_idle_time_outs, max_sym_array_size),
+                          _locations(o["stop_at"]), max_idle_time_outs, max_sym_array_size,
+                          bool(o["concretize_printed"])),
             search=Search(_names(searcher), seed, portfolio_strategies(o["portfolio"], workers,
                                                                        searcher),
                           _names(replay_searcher), schedule_forks, seed_values),
             solver=SolverSpec(o["solver"], _finite(o["solver_timeout"]), tuple(o["solver_chain"]),
-                              _path(o["write_queries"]), o["float_solver"]),
+                              _path(o["write_queries"]), o["float_solver"], bool(o["site_budgets"])),
             output=PathOutput(o["emit_all_errors"],
                               frozenset(k.value for k in exit_kinds) if exit_kinds
                               else frozenset(),

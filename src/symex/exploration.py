@@ -19,11 +19,13 @@ from symex.core.executor import Executor
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, Searcher, make_searcher
 from symex.core.seeding import SeededSearcher, SeedFollowing
+from symex.core.site_budgets import SiteBudgets
 from symex.core.seeding import refresh as refresh_seeds
 from symex.core.state import State
 from symex.core.machine import ExternalHandler
 from symex.env import default_externals
 from symex.description import Inputs, RunDescription, error_kinds_to_exit_on
+from symex.env.printed_values import printed_value_hooks
 from symex.env.world import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings, place_environment, pointer_array
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
@@ -106,6 +108,10 @@ class Exploration:
         self.executor.max_idle_time_outs = limits.max_idle_time_outs
         self.executor.max_sym_array_size = limits.max_sym_array_size
         self.executor.max_input = description.inputs.max_input
+        if limits.concretize_printed:
+            self.executor.entry_hooks.update(printed_value_hooks(program))
+        if description.solver.site_budgets and description.solver.timeout:
+            self.executor.site_budgets = SiteBudgets(description.solver.timeout)
         #: blocks whose first visit halts the run (limits.stop_at), with their location
         self.reach_targets = reach_targets(self.executor.coverage_map, limits.stop_at)
         self.tree = ExecutionTree()

@@ -230,6 +230,15 @@ OPTIONS: tuple[Option, ...] = (
            Flag(("--max-sym-array-size",), SEARCH, "fix a symbolic offset into an object of "
                 "more than N bytes to one value, by fixing the input bytes it is computed from "
                 "(KLEE's option; default 0: never)", "N", count)),
+    Option("concretize_printed", True,
+           "A symbolic number musl's printf writes to a stream (not ``snprintf``'s memory) is "
+           "fixed to the value the path's inputs give it, not forked on digit by digit "
+           "(env/printed_values.py; a digest's ``%02x`` asks preimage questions); ``False``: "
+           "fork, as KLEE does.",
+           Flag(("--concretize-printed",), SEARCH, "fix a symbolic number printf writes to a "
+                "stream to one value instead of forking on its digits (default: yes; "
+                "--no-concretize-printed: fork, as KLEE does)",
+                action=argparse.BooleanOptionalAction, default=True)),
     Option("max_memory", None,
            "The run's memory cap, MB of resident memory (KLEE's ``--max-memory``; default: "
            "three quarters of the machine's memory; 0: none): near it no state splits, above "
@@ -262,6 +271,14 @@ OPTIONS: tuple[Option, ...] = (
                 "option; default: only the run's own limit): a branch side not decided in time "
                 "is left unexplored, and the path goes on along the side its inputs take",
                 "TIME", seconds)),
+    Option("site_budgets", True,
+           "With ``solver_timeout``, a branch site whose query timed out gets an eighth of that "
+           "time for its next one, down to not being asked (the path follows its inputs' side; "
+           "core/site_budgets.py); ``False``: every query gets ``solver_timeout``.",
+           Flag(("--site-budgets",), SOLVER, "with --max-solver-time, a branch site whose "
+                "query timed out gets an eighth of that time for its next one, down to not "
+                "being asked (default: yes; --no-site-budgets: every query gets the limit)",
+                action=argparse.BooleanOptionalAction, default=True)),
     Option("solver_chain", DEFAULT_CHAIN,
            "KLEE-style layers in front of the solver (``trivial``, ``independence``, "
            "``cache``, ``cex``; all by default, ``()`` for none)."),
@@ -383,10 +400,12 @@ class ExploreOptions(TypedDict, total=False):
     schedule_forks: int
     max_idle_time_outs: int
     max_sym_array_size: int
+    concretize_printed: bool
     max_memory: float | None
     max_stack_frames: int
     float_solver: str
     solver_timeout: float | None
+    site_budgets: bool
     solver_chain: Sequence[str]
     write_queries: str | os.PathLike[str] | None
     emit_all_errors: bool

@@ -116,6 +116,10 @@ class Calls(Machine):
             if ins.dest >= 0:
                 frame.regs[ins.dest] = result if result is not None else 0
             return
+        if self.entry_hooks:
+            hook = self.entry_hooks.get(fn.name)
+            if hook is not None:
+                hook(self, state, args)  # it may fix arguments (env.printed_values)
         self.push_frame(state, fn, args, ins.dest, ins)
 
     def call_pointer(self, state: State, frame: Frame, ins: Instruction, target: Any,

@@ -27,6 +27,7 @@ from symex.core.outcome import (
     PathTerminated,
 )
 from symex.core.shortfalls import ShortfallKind
+from symex.core.site_budgets import SiteBudgets, site_key
 from symex.core.state import NO_MODEL, Frame, State
 from symex.core.constraints import substitute
 from symex.errors import SolverError, SolverUnknown
@@ -39,6 +40,8 @@ from symex.core.machine import Machine
 
 #: values concretize() fixes without counting a shortfall: the path ends with them
 _NOT_SHORTFALLS = frozenset({"exit code", "exit status"})
+#: Decisions._run_deadline while no site budget has brought the solver's deadline forward
+_NO_BUDGET: Any = object()
 #: rewrites a state remembers under one set of equalities (Executor.simplify)
 SIMPLIFIED_LIMIT = 4096
 #: Executor.split's answer for each replayed SPLIT answer (0 false only, 1 true only, 2 both)
@@ -49,6 +52,9 @@ class Decisions(Machine):
     """Conditions and values on a path: simplification under its equalities, the solver's
     questions (one per symbolic branch, about the constraint groups the condition reads),
     and the forks that follow."""
+
+    #: the run's deadline while a site's budget brought the solver's forward for one query
+    _run_deadline: Any = _NO_BUDGET
 
     # -- solver -------------------------------------------------------------------------
 
@@ -146,6 +152,12 @@ class Decisions(Machine):
     def unanswered(self, exc: SolverUnknown) -> PathTerminated:
         """How a path ends when the solver could not answer for it: at the run's time limit
         (the deadline cut the query; resumable later), else as partial, saying why."""
+        run_deadline = self._run_deadline
+        if run_deadline is not _NO_BUDGET:
+            # a site's budget cut the query: the run's own deadline says whether time is up
+            if run_deadline is not None and time.monotonic() >= run_deadline:
+                return PathTerminated(PathStatus.PARTIAL, TIME_LIMIT_REASON, limit=True)
+            return PathTerminated(PathStatus.PARTIAL, f"solver: {exc.reason}")
         past_deadline = getattr(self.solver, "past_deadline", None)
         if past_deadline is not None and past_deadline():
             return PathTerminated(PathStatus.PARTIAL, TIME_LIMIT_REASON, limit=True)
@@ -176,30 +188,71 @@ class Decisions(Machine):
         model = self.model_of(state)
         sides: tuple[Any, Any]
         holds = bool(E.Assignment(model).evaluate(condition))
-        try:
-            if holds:
-                sides = model, self.solve_beside(state, model, E.bool_not(condition))
-            else:
-                sides = self.solve_beside(state, model, condition), model
-        except PathTerminated as ended:
-            if ended.limit:
-                raise  # the run's own deadline: the path is cut, to be resumed
-            # the query's own limit (--max-solver-time): the side the inputs take is feasible,
-            # so the path goes on there, assuming it (callers treat a one-sided answer as
-            # implied); KLEE ends the whole path instead
-            state.add_constraint(condition if holds else E.bool_not(condition), model=model)
-            self.shortfalls.add(ShortfallKind.UNDECIDED, "branch", self.program_site(state))
-            # the chain's cex cache learns the inputs, or every later question of this path
-            # would ask the solver about the same undecidable constraint again
-            assume_model = getattr(self.solver, "assume_model", None)
-            if assume_model is not None:
-                assume_model(state.constraints, model)
-            sides = (model, None) if holds else (None, model)
+        other_side = E.bool_not(condition) if holds else condition
+        budgets = self.site_budgets
+        if budgets is None:
+            try:
+                other = self.solve_beside(state, model, other_side)
+            except PathTerminated as ended:
+                if ended.limit:
+                    raise  # the run's own deadline: the path is cut, to be resumed
+                self._undecided(state, condition, holds, model)
+                other = None
+        else:
+            other = self._solve_within_budget(state, model, condition, holds, other_side, budgets)
+        sides = (model, other) if holds else (other, model)
         if memo is not None:
             memo.note_answer(state, DecisionTag.SPLIT, condition,
                              SPLIT_BOTH if sides[0] is not None and sides[1] is not None
                              else SPLIT_TRUE_ONLY if sides[0] is not None else SPLIT_FALSE_ONLY)
         return sides
+
+    def _undecided(self, state: State, condition: E.Expr, holds: bool,
+                   model: dict[E.Array, bytes]) -> None:
+        """The other side of ``condition`` was not decided in time (``--max-solver-time`` or
+        its site's budget): the side the inputs take is feasible, so the path goes on there,
+        assuming it (callers treat a one-sided answer as implied); KLEE ends the whole path
+        instead."""
+        state.add_constraint(condition if holds else E.bool_not(condition), model=model)
+        self.shortfalls.add(ShortfallKind.UNDECIDED, "branch", self.program_site(state))
+        # the chain's cex cache learns the inputs, or every later question of this path
+        # would ask the solver about the same undecidable constraint again
+        assume_model = getattr(self.solver, "assume_model", None)
+        if assume_model is not None:
+            assume_model(state.constraints, model)
+
+    def _solve_within_budget(self, state: State, model: dict[E.Array, bytes], condition: E.Expr,
+                             holds: bool, other_side: E.Expr, budgets: SiteBudgets) -> Any:
+        """:meth:`solve_beside` for the side the inputs do not take, within the time its
+        branch site has left (core.site_budgets): the run's deadline is brought forward for
+        the one query, and put back after it."""
+        site = site_key(state)
+        budget = budgets.budget(site)
+        if budget == 0.0:
+            self._undecided(state, condition, holds, model)
+            return None
+        set_deadline: Callable[[float | None], None] | None = getattr(self.solver, "set_deadline", None)
+        run_deadline = getattr(self.solver, "deadline", None)
+        if set_deadline is None:
+            budget = None  # a solver object without deadlines: the run's limit only
+        elif budget is not None:
+            cut = time.monotonic() + budget
+            set_deadline(cut if run_deadline is None else min(cut, run_deadline))
+            self._run_deadline = run_deadline
+        try:
+            other = self.solve_beside(state, model, other_side)
+        except PathTerminated as ended:
+            if ended.limit:
+                raise  # the run's own deadline: the path is cut, to be resumed
+            budgets.timed_out(site, budget)
+            self._undecided(state, condition, holds, model)
+            return None
+        finally:
+            if budget is not None and set_deadline is not None:
+                set_deadline(run_deadline)
+                self._run_deadline = _NO_BUDGET
+        budgets.answered(site)
+        return other
 
     def evaluate(self, state: State, condition: E.Expr) -> Validity:
         """Validity of a width-1 condition on the state's path."""

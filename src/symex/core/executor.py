@@ -41,6 +41,7 @@ from symex.core.outcome import (
     StackEntry,
 )
 from symex.core.shortfalls import ShortfallTally
+from symex.core.site_budgets import SiteBudgets
 from symex.core.state import Frame, State
 from symex.ir.liveness import Liveness
 from symex.ir.program import (
@@ -55,7 +56,7 @@ from symex.core.access import MemoryAccess
 from symex.core.builders import build_step
 from symex.core.calls import Calls
 from symex.core.decisions import Decisions
-from symex.core.machine import ExternalHandler
+from symex.core.machine import ExternalHandler, Machine
 
 #: KLEE's default --max-stack-frames
 DEFAULT_MAX_STACK_FRAMES = 8192
@@ -100,6 +101,10 @@ class Executor(Decisions, MemoryAccess, Calls):
         #: a branch's question takes only the constraints its condition shares bytes with
         #: (core.independence; off: every constraint, for an A/B)
         self.independent_splits = splits_enabled()
+        #: the query time of branch sites that timed out (set by a run with a query limit)
+        self.site_budgets: SiteBudgets | None = None
+        #: library functions the environment looks at before they run (env.printed_values)
+        self.entry_hooks: dict[str, Callable[[Machine, State, list[Any]], None]] = {}
         #: rewrites and instructions' symbolic results remembered (simplify, casts,
         #: comparisons with a literal; off: made again each time, for an A/B)
         self.memos = os.environ.get(MEMOS_VARIABLE, "1") != "0"

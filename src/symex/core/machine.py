@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from symex.core.memory import ObjectKind, ObjectState
     from symex.core.outcome import ErrorKind, PathTerminated, ProgramError, StackEntry
     from symex.core.shortfalls import ShortfallTally
+    from symex.core.site_budgets import SiteBudgets
     from symex.core.state import Frame, State
     from symex.ir.liveness import Liveness
     from symex.ir.program import Access, Edge, Function, Instruction, Program
@@ -92,6 +93,11 @@ class Machine(Protocol):
     """A branch off a seed's path leaves the other side unchecked until it is picked."""
     independent_splits: bool
     """A branch's question takes only the constraint groups its condition reads."""
+    site_budgets: SiteBudgets | None
+    """The query time of branch sites that timed out (None: every query gets the run's limit)."""
+    entry_hooks: dict[str, Callable[[Machine, State, list[Any]], None]]
+    """Defined functions of the C library that the environment looks at before they run
+    (by name: env.printed_values), each called with the function's arguments."""
     memos: bool
     """Rewrites and instructions' symbolic results are remembered."""
     group_model: Callable[[tuple[E.Expr, ...]], dict[E.Array, bytes] | None] | None

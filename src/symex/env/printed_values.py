@@ -1,0 +1,61 @@
+"""Symbolic numbers that musl's printf only prints are fixed to one value, not forked on.
+
+musl's ``printf_core`` turns an integer into digits in ``fmt_x``, ``fmt_o`` and ``fmt_u``:
+a loop that asks, digit by digit, whether the rest of the number is zero. For a value the
+inputs decide, every such question is a query, and for a digest or a checksum it is a
+preimage problem: md5sum's ``printf ("%02x", bin_buffer[i])`` asks whether a byte of an MD5
+digest can be 0 (a query z3 does not answer in 30 s), 16 times a path; cksum's ``%u`` of a
+CRC asks ten. Those forks only choose how many digits the output has.
+
+So where a number reaches one of those functions on its way to a stream (``printf``,
+``fprintf``, ``dprintf``, ``err``, ...), it is fixed to the value the path's inputs give it,
+the choice is added to the path condition (the test reproduces exactly the output the path
+printed, as symex's own C library's printf does, env/printf.py), and it is counted in
+messages.txt as a concretization. Numbers formatted into memory (``snprintf``, ``sprintf``,
+``asprintf``: every one goes through ``vsnprintf``) are left symbolic: the program may read
+the digits back and branch on them. ``concretize_printed=False`` (``--no-concretize-printed``)
+keeps every fork, as KLEE does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symex.core.machine import Machine
+from symex.core.state import State
+from symex.ir.program import Program
+
+__all__ = ["DIGIT_FUNCTIONS", "STRING_FORMATTERS", "concretize_printed", "printed_value_hooks"]
+
+#: musl's vfprintf.c (and vfwprintf.c): the functions that turn an integer into digits;
+#: their first argument is the number
+DIGIT_FUNCTIONS = frozenset({"fmt_x", "fmt_o", "fmt_u"})
+#: musl's functions through which every printf into memory passes (the digits stay symbolic)
+STRING_FORMATTERS = frozenset({"vsnprintf", "vswprintf"})
+#: how concretizations are named in messages.txt
+WHY = "printed number"
+
+
+def _into_memory(state: State) -> bool:
+    """Whether the state is formatting into memory (a ``vsnprintf`` is on its stack)."""
+    return any(frame.function.name in STRING_FORMATTERS for frame in state.frames)
+
+
+def concretize_printed(ex: Machine, state: State, args: list[Any]) -> None:
+    """Before a digit function of musl runs: fix its number (``args[0]``) to the value the
+    path's inputs give it, unless it is formatted into memory."""
+    value = args[0]
+    if type(value) is int or _into_memory(state):
+        return
+    args[0] = ex.concretize(state, value, value.width, WHY)
+
+
+def printed_value_hooks(program: Program) -> dict[str, Any]:
+    """The entry hooks (``Executor.entry_hooks``) for ``program``'s C library: musl's digit
+    functions, by their linked names (a second copy of a static function is linked as
+    ``fmt_u.1``); none where the library is not musl (symex's own printf concretizes
+    anyway). A program's own function of such a name, compiled with debug information, is
+    not touched."""
+    return {name: concretize_printed for name, fn in program.functions.items()
+            if name.partition(".")[0] in DIGIT_FUNCTIONS and fn.file is None
+            and not fn.is_declaration}

@@ -1,0 +1,94 @@
+"""Queries where real programs spend their time: a branch site whose queries time out gets
+less time for its next (core/site_budgets.py), and numbers musl's printf writes to a stream
+are fixed instead of forked on digit by digit (env/printed_values.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import symex
+from symex.core.shortfalls import ShortfallKind
+from symex.core.site_budgets import MIN_BUDGET, PROBE_EVERY, SHRINK, SiteBudgets
+
+PROGRAMS = Path(__file__).parent / "programs"
+HARD_SITE = PROGRAMS / "hard_site.c"
+PRINTED = PROGRAMS / "printed_numbers.c"
+SITE = (1, 2, 3, 4)
+
+
+def test_a_timed_out_site_gets_an_eighth_then_nothing_then_probes() -> None:
+    budgets = SiteBudgets(1.0)
+    assert budgets.budget(SITE) is None  # no time-out yet: the run's limit
+    budgets.timed_out(SITE, None)
+    assert budgets.budget(SITE) == 1.0 / SHRINK
+    budgets.timed_out(SITE, 1.0 / SHRINK)
+    assert 1.0 / SHRINK**2 < MIN_BUDGET  # so the next step is: not asked
+    asked = [budgets.budget(SITE) for _ in range(2 * PROBE_EVERY)]
+    assert asked.count(MIN_BUDGET) == 2 and asked.count(0.0) == 2 * PROBE_EVERY - 2
+    assert budgets.budget((9, 9, 9, 9)) is None  # other sites keep the run's limit
+
+
+def test_an_answered_query_gives_the_site_its_time_back() -> None:
+    budgets = SiteBudgets(1.0)
+    budgets.timed_out(SITE, None)
+    budgets.timed_out(SITE, 1.0 / SHRINK)
+    budgets.answered(SITE)  # a probe answered in time
+    assert budgets.budget(SITE) == MIN_BUDGET * SHRINK
+    budgets.answered(SITE)  # 8 x 0.16 s is past the limit: the site is like any other
+    assert budgets.budget(SITE) is None
+
+
+def _hard_site_run(site_budgets: bool) -> symex.Result:
+    return symex.explore(symex.compile(HARD_SITE), solver_timeout=0.3, site_budgets=site_budgets)
+
+
+def test_a_hopeless_site_stops_holding_the_limit() -> None:
+    budgeted, every = _hard_site_run(True), _hard_site_run(False)
+    for result in (budgeted, every):
+        # one path, every question left undecided, its side assumed: nothing else changes
+        assert result.paths.completed == 1 and len(result.tests) == 1
+        assert result.tests[0].exit_code == 0
+        undecided = [s for s in result.shortfalls if s.kind is ShortfallKind.UNDECIDED]
+        assert [(s.site, s.count) for s in undecided] == [("hard_site.c:23", 12)]
+    assert budgeted.tests[0].objects.keys() == every.tests[0].objects.keys()
+    # every question reached z3 without budgets; with them, 0.3 s, then 0.0375 s, then none
+    assert every.statistics.solver_queries >= 12
+    assert budgeted.statistics.solver_queries <= 4
+
+
+def _printed(concretize: bool) -> symex.Result:
+    return symex.explore(symex.compile(PRINTED, libc="musl"), concretize_printed=concretize)
+
+
+def test_a_printed_number_is_fixed_and_one_formatted_into_memory_is_not() -> None:
+    result = _printed(True)
+    # snprintf's "%x" of y still forks on its digits: 1 to 8 of them, and 0 on its own
+    # (musl asks whether it is 0 apart); x was fixed once, before those forks
+    assert sorted(t.exit_code for t in result.tests) == [1, *range(1, 9)]
+    for test in result.tests:
+        x = int.from_bytes(test.objects["x"], "little")
+        y = int.from_bytes(test.objects["y"], "little")
+        assert test.exit_code == len(f"{y:x}")
+        assert test.stdout == f"{x}\n".encode()  # the output the test's input prints
+    fixed = [s for s in result.shortfalls if s.what == "printed number"]
+    assert [(s.kind, s.site, s.count) for s in fixed] == [(ShortfallKind.CONCRETIZED, "printed_numbers.c:13", 1)]
+
+
+def test_without_it_printf_forks_on_every_digit_count() -> None:
+    result = _printed(False)
+    # 0 and 1 to 10 decimal digits of x, times 0 and 1 to 8 hex digits of y
+    assert result.paths.completed == 11 * 9
+    digits = {len(str(int.from_bytes(t.objects["x"], "little"))) for t in result.tests}
+    assert digits == set(range(1, 11))
+    assert not [s for s in result.shortfalls if s.what == "printed number"]
+
+
+def test_the_command_line_switches(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "symex.cli", "run", "--libc", "musl",
+                           "--no-concretize-printed", "--max-solver-time", "5",
+                           "--no-site-budgets", "--output-dir", str(tmp_path / "out"), str(PRINTED)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "explored 99 paths: 99 completed" in proc.stdout
