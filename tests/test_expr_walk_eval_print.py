@@ -95,6 +95,21 @@ def test_postorder_shared_update_list_is_linear() -> None:
     assert _children_before_parents(order)
 
 
+def test_node_count_counts_shared_nodes_once_and_stops_at_its_limit() -> None:
+    from symex.expr.walk import node_count
+
+    a = E.Array("a", 4)
+    b0, b1 = rd(a, 0), rd(a, 1)
+    z0, z1 = E.zext(b0, 32), E.zext(b1, 32)
+    e = E.mul(E.add(z0, z1), E.add(z0, z1))  # add is one node, shared
+    assert node_count(e, 100) == 6  # b0, b1, z0, z1, add, mul: constants not counted
+    chain = z0
+    for k in range(1, 1001):
+        chain = E.add(E.mul(chain, c32(3)), c32(k))
+    assert node_count(chain, 1_000_000) == 2 + 2000
+    assert node_count(chain, 10) == 11  # the walk stops one past the limit
+
+
 def test_arrays_in_first_encounter_order() -> None:
     p, q, r = E.Array("p", 4), E.Array("q", 4), E.Array("r", 4)
     e = E.add(E.zext(rd(q, 0), 32), E.zext(rd(p, E.zext(rd(r, 1), 32)), 32))

@@ -58,29 +58,37 @@ def test_a_hopeless_site_stops_holding_the_limit() -> None:
     assert budgeted.statistics.solver_queries <= 4
 
 
+def _mix(v: int) -> int:
+    """What the program computes before printing."""
+    for _ in range(48):
+        v = ((v ^ (v << 3)) + 0x9E3779B9) & 0xFFFFFFFF
+    return v
+
+
 def _printed(concretize: bool) -> symex.Result:
     return symex.explore(symex.compile(PRINTED, libc="musl"), concretize_printed=concretize)
 
 
-def test_a_printed_number_is_fixed_and_one_formatted_into_memory_is_not() -> None:
+def test_a_computed_number_printed_is_fixed_and_the_others_are_not() -> None:
     result = _printed(True)
-    # snprintf's "%x" of y still forks on its digits: 1 to 8 of them, and 0 on its own
-    # (musl asks whether it is 0 apart); x was fixed once, before those forks
-    assert sorted(t.exit_code for t in result.tests) == [1, *range(1, 9)]
+    # y's "%x" forks on its digits (0 apart, 1, 2), and so does snprintf's "%x" of
+    # mix(z) & 0xfff (0 apart, 1, 2, 3: into memory); mix(x) was fixed once, before them
+    assert result.paths.completed == 3 * 4
+    assert sorted(t.exit_code for t in result.tests) == sorted([1, 1, 2, 3] * 3)
     for test in result.tests:
-        x = int.from_bytes(test.objects["x"], "little")
-        y = int.from_bytes(test.objects["y"], "little")
-        assert test.exit_code == len(f"{y:x}")
-        assert test.stdout == f"{x}\n".encode()  # the output the test's input prints
+        x, y, z = (int.from_bytes(test.objects[n], "little") for n in "xyz")
+        assert test.exit_code == len(f"{_mix(z) & 0xFFF:x}")
+        assert test.stdout == f"{_mix(x)}\n{y:x}\n".encode()  # what the test's input prints
+    assert {len(f"{int.from_bytes(t.objects['y'], 'little'):x}") for t in result.tests} == {1, 2}
     fixed = [s for s in result.shortfalls if s.what == "printed number"]
-    assert [(s.kind, s.site, s.count) for s in fixed] == [(ShortfallKind.CONCRETIZED, "printed_numbers.c:13", 1)]
+    assert [(s.kind, s.site, s.count) for s in fixed] == [(ShortfallKind.CONCRETIZED, "printed_numbers.c:23", 1)]
 
 
 def test_without_it_printf_forks_on_every_digit_count() -> None:
     result = _printed(False)
-    # 0 and 1 to 10 decimal digits of x, times 0 and 1 to 8 hex digits of y
-    assert result.paths.completed == 11 * 9
-    digits = {len(str(int.from_bytes(t.objects["x"], "little"))) for t in result.tests}
+    # 0 and 1 to 10 decimal digits of mix(x), times y's 3, times snprintf's 4
+    assert result.paths.completed == 11 * 3 * 4
+    digits = {len(str(_mix(int.from_bytes(t.objects["x"], "little")))) for t in result.tests}
     assert digits == set(range(1, 11))
     assert not [s for s in result.shortfalls if s.what == "printed number"]
 
@@ -91,4 +99,4 @@ def test_the_command_line_switches(tmp_path: Path) -> None:
                            "--no-site-budgets", "--output-dir", str(tmp_path / "out"), str(PRINTED)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert "explored 99 paths: 99 completed" in proc.stdout
+    assert "explored 132 paths: 132 completed" in proc.stdout

@@ -231,12 +231,13 @@ OPTIONS: tuple[Option, ...] = (
                 "more than N bytes to one value, by fixing the input bytes it is computed from "
                 "(KLEE's option; default 0: never)", "N", count)),
     Option("concretize_printed", True,
-           "A symbolic number musl's printf writes to a stream (not ``snprintf``'s memory) is "
-           "fixed to the value the path's inputs give it, not forked on digit by digit "
-           "(env/printed_values.py; a digest's ``%02x`` asks preimage questions); ``False``: "
-           "fork, as KLEE does.",
-           Flag(("--concretize-printed",), SEARCH, "fix a symbolic number printf writes to a "
-                "stream to one value instead of forking on its digits (default: yes; "
+           "A symbolic number computed from the inputs (a digest, a checksum) that musl's "
+           "printf writes to a stream (not ``snprintf``'s memory) is fixed to the value the "
+           "path's inputs give it, not forked on digit by digit (env/printed_values.py; a "
+           "digest's ``%02x`` asks preimage questions); ``False``: fork, as KLEE does.",
+           Flag(("--concretize-printed",), SEARCH, "fix a computed symbolic number (a digest, "
+                "a checksum) printf writes to a stream to one value instead of forking on its "
+                "digits (default: yes; "
                 "--no-concretize-printed: fork, as KLEE does)",
                 action=argparse.BooleanOptionalAction, default=True)),
     Option("max_memory", None,

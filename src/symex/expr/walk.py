@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable
 
 from symex.expr.nodes import Array, Expr, Op, UpdateNode
 
-__all__ = ["OpFinder", "postorder", "arrays_in", "is_const", "children"]
+__all__ = ["OpFinder", "postorder", "arrays_in", "is_const", "children", "node_count"]
 
 
 def is_const(e: Expr) -> bool:
@@ -27,6 +27,23 @@ def children(e: Expr) -> list[Expr]:
         result.append(node.value)
     result.append(e.args[0])
     return result
+
+
+def node_count(e: Expr, limit: int) -> int:
+    """The distinct operation and read nodes reachable from ``e`` (constants not counted),
+    counting no further than ``limit + 1``: the walk stops there, so a big DAG costs no
+    more than a small one."""
+    seen: set[Expr] = set()
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if node in seen or node.op is Op.CONST:
+            continue
+        seen.add(node)
+        if len(seen) > limit:
+            break
+        stack.extend(children(node))
+    return len(seen)
 
 
 def postorder(roots: Iterable[Expr]) -> list[Expr]:
