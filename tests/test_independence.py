@@ -95,3 +95,20 @@ def test_each_test_takes_its_path_and_every_score_is_found(enabled: str, tmp_pat
     # the inputs the merged models give reach the exit code the path stands for
     assert all(t.exit_code == outcome(t) for t in result.tests)
     assert len({t.path for t in result.tests}) == len(result.tests)
+
+
+def test_a_wrapper_reads_what_its_operand_reads_in_the_same_order() -> None:
+    # the order of a walk from scratch (nothing remembered about these arrays' reads)...
+    def value(array: E.Array) -> E.Expr:
+        mixed = E.add(E.zext(byte(array, 3), 32), E.mul(E.zext(byte(array, 1), 32), E.zext(byte(array, 2), 32)))
+        return E.zext(E.extract(mixed, 0, 8), 64)
+
+    fresh = E.Array("fresh", 4)
+    walked = read_elements(E.eq(E.const(9, 64), value(fresh)))
+    assert sorted(i for _, i in walked) == [1, 2, 3]
+    # ...is what an equality over a value already walked gets from the value's memo
+    other = E.Array("other", 4)
+    before = read_elements(value(other))
+    after = read_elements(E.eq(E.const(9, 64), value(other)))
+    assert after == before
+    assert [i for _, i in after] == [i for _, i in walked]

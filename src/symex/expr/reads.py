@@ -35,6 +35,19 @@ def read_elements(e: Expr) -> tuple[Element, ...]:
     found = _found(e)
     if found is not None:
         return found
+    # a wrapper of one operand (``c == digest_byte``, a cast, a negation) reads what the
+    # operand reads, in the same order: the walk from it would be the operand's walk, and
+    # the operand's may be remembered (a value fixed, then its equality added)
+    node = e
+    while node.op is not _READ:
+        operands = [a for a in node.args if a.args or a.op is _READ]
+        if len(operands) != 1:
+            break
+        node = operands[0]
+        found = _found(node)
+        if found is not None:
+            _memo[e] = found
+            return found
     keys: dict[Element, None] = {}
     seen: set[Expr] = set()
     seen_writes: set[UpdateNode] = set()
