@@ -27,7 +27,7 @@ from symex.core.outcome import (
     PathTerminated,
 )
 from symex.core.shortfalls import ShortfallKind
-from symex.core.site_budgets import SiteBudgets, site_key
+from symex.core.site_budgets import site_key
 from symex.core.state import NO_MODEL, Frame, State
 from symex.core.constraints import substitute
 from symex.errors import SolverError, SolverUnknown
@@ -188,18 +188,7 @@ class Decisions(Machine):
         model = self.model_of(state)
         sides: tuple[Any, Any]
         holds = bool(E.Assignment(model).evaluate(condition))
-        other_side = E.bool_not(condition) if holds else condition
-        budgets = self.site_budgets
-        if budgets is None:
-            try:
-                other = self.solve_beside(state, model, other_side)
-            except PathTerminated as ended:
-                if ended.limit:
-                    raise  # the run's own deadline: the path is cut, to be resumed
-                self._undecided(state, condition, holds, model)
-                other = None
-        else:
-            other = self._solve_within_budget(state, model, condition, holds, other_side, budgets)
+        other = self._other_side(state, model, condition, holds)
         sides = (model, other) if holds else (other, model)
         if memo is not None:
             memo.note_answer(state, DecisionTag.SPLIT, condition,
@@ -221,13 +210,16 @@ class Decisions(Machine):
         if assume_model is not None:
             assume_model(state.constraints, model)
 
-    def _solve_within_budget(self, state: State, model: dict[E.Array, bytes], condition: E.Expr,
-                             holds: bool, other_side: E.Expr, budgets: SiteBudgets) -> Any:
-        """:meth:`solve_beside` for the side the inputs do not take, within the time its
-        branch site has left (core.site_budgets): the run's deadline is brought forward for
-        the one query, and put back after it."""
-        site = site_key(state)
-        budget = budgets.budget(site)
+    def _other_side(self, state: State, model: dict[E.Array, bytes], condition: E.Expr,
+                    holds: bool) -> Any:
+        """Inputs taking the side of ``condition`` that ``model`` does not take (None: none,
+        or not decided in time: :meth:`_undecided`). With site budgets (core.site_budgets)
+        the query gets the time its branch site has left: the run's deadline is brought
+        forward for the one query, and put back after it."""
+        other_side = E.bool_not(condition) if holds else condition
+        budgets = self.site_budgets
+        site = site_key(state) if budgets is not None else None
+        budget = budgets.budget(site) if budgets is not None and site is not None else None
         if budget == 0.0:
             self._undecided(state, condition, holds, model)
             return None
@@ -244,14 +236,16 @@ class Decisions(Machine):
         except PathTerminated as ended:
             if ended.limit:
                 raise  # the run's own deadline: the path is cut, to be resumed
-            budgets.timed_out(site, budget)
+            if budgets is not None and site is not None:
+                budgets.timed_out(site, budget)
             self._undecided(state, condition, holds, model)
             return None
         finally:
             if budget is not None and set_deadline is not None:
                 set_deadline(run_deadline)
                 self._run_deadline = _NO_BUDGET
-        budgets.answered(site)
+        if budgets is not None and site is not None:
+            budgets.answered(site)
         return other
 
     def evaluate(self, state: State, condition: E.Expr) -> Validity:
