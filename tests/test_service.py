@@ -8,6 +8,7 @@ import io
 import json
 import textwrap
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -1070,3 +1071,72 @@ def test_a_job_stopped_past_its_time_limit_says_so(tmp_path: Path) -> None:
     failed = store.job(cut.id)
     assert failed is not None and failed.status is JobStatus.FAILED
     assert failed.reason is not None and failed.reason.startswith("stopped: still running 30 s")
+
+
+def test_a_job_interrupted_again_and_again_still_sums_up_what_it_explored(tmp_path: Path) -> None:
+    """However many SIGINTs a job's process gets while it ends its open paths and writes its
+    outputs (a loaded machine, a scheduler asking again), its ``info`` is written whole."""
+    from symex.sandbox import interrupt_process_tree
+    from symex.service.job_files import JobRun
+    from symex.service.jobs import JobSpec, job_order, latest_progress
+    source = tmp_path / "endless.c"
+    source.write_text(ENDLESS)
+    out = tmp_path / "run-1"
+    job_order(JobSpec.parse("all-paths", 600, 1, "", ""), source, out).write(tmp_path / "run-1.order")
+    process = subprocess.Popen([sys.executable, "-m", "symex.service.job_process",
+                                str(tmp_path / "run-1.order")], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not ((latest_progress(JobRun(tmp_path, "run-1")) if out.is_dir() else None)
+                   or {}).get("completed"):
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        sent = 0
+        while process.poll() is None and sent < 3000:
+            interrupt_process_tree(process.pid)
+            sent += 1
+            time.sleep(0.005)
+        log = process.communicate(timeout=120)[0].decode()
+    finally:
+        process.kill()
+    assert sent > 1, "stopped at the first SIGINT: nothing was checked"
+    assert "Traceback" not in log, log
+    info = (out / "info").read_text()
+    assert "stopped: interrupted" in info
+    paths = int(re.search(r"explored paths = (\d+)", info).group(1))  # type: ignore[union-attr]
+    assert paths > 0
+
+
+def test_the_scheduler_interrupts_a_job_it_stops_once(tmp_path: Path) -> None:
+    """A job being stopped is looked at every round (0.1 s); it gets one SIGINT (end the
+    open paths, write the outputs), not one a round."""
+    from symex.service.scheduler import INTERRUPT_AGAIN_SECONDS, POLL_SECONDS, Scheduler
+    from symex.service.store import ServiceStore
+    counter = tmp_path / "count"
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import signal, sys, time
+        count = 0
+        def heard(*_):
+            global count
+            count += 1
+        signal.signal(signal.SIGINT, heard)
+        def done(*_):
+            open({str(counter)!r}, "w").write(str(count))
+            sys.exit(0)
+        signal.signal(signal.SIGTERM, done)
+        print("ready", flush=True)
+        while True:
+            time.sleep(1)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        scheduler = Scheduler(ServiceStore(tmp_path / "s.db"), tmp_path / "files")
+        rounds = int(INTERRUPT_AGAIN_SECONDS / POLL_SECONDS) // 2   # well within the pause
+        for _ in range(rounds):
+            scheduler._interrupt(1, child)
+        child.terminate()
+        child.wait(60)
+    finally:
+        child.kill()
+    assert counter.read_text() == "1"

@@ -43,13 +43,16 @@ class DeferredInterrupt:
     which the run's loop asks between two time slices (``Hooks.should_stop``) and halts on
     ("interrupted"); raised from the signal handler instead, an interrupt landing in a weakref
     callback or a ``__del__`` was swallowed, and the run went on (2 runs in 12). A second
-    Ctrl-C, for a run slow to stop, is raised, but waits for the output file being written."""
+    Ctrl-C, for a run slow to stop, is raised, but waits for the output file being written;
+    any after it are ignored while the run writes what it has."""
 
     def __init__(self) -> None:
         self.depth = 0
         self.pending = False
         #: a Ctrl-C arrived: the run halts at its next look
         self.requested = False
+        #: a second one was raised: the run stops now, and later ones are ignored
+        self.raised = False
         self._previous: Any = None
 
     def install(self) -> None:
@@ -68,9 +71,12 @@ class DeferredInterrupt:
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if not self.requested:
             self.requested = True
+        elif self.raised:
+            pass  # the run is stopping at once: more Ctrl-Cs would cut its info short
         elif self.depth:
             self.pending = True
         else:
+            self.raised = True
             raise KeyboardInterrupt
 
     def should_stop(self) -> str | None:
@@ -87,6 +93,7 @@ class DeferredInterrupt:
                 self.depth -= 1
             if self.pending and not self.depth:
                 self.pending = False
+                self.raised = True
                 raise KeyboardInterrupt
         return guarded
 

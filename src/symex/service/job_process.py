@@ -16,6 +16,7 @@ job's log), 130 when interrupted before the run had a result.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,7 +127,13 @@ def run_job(order: JobOrder) -> int:
             return 130
         finally:
             interrupt.uninstall()
-        writer.finish(result)
+        # the run is over: a SIGINT now (the scheduler stopping a job slow to write its
+        # outputs) would leave the job without its info; it stops the replay that follows
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            writer.finish(result)
+        finally:
+            signal.signal(signal.SIGINT, previous)
         sys.stdout.write(f"symex: {result.paths.total} paths, {out.tests} tests in "
                          f"{order.out_dir}\n")
         return 130 if result.halted == "interrupted" else 0
@@ -145,7 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, SymexError) as exc:
         sys.stderr.write(f"symex: error: cannot read the job's order {words[0]}: {exc}\n")
         return 2
-    code = run_job(order)
+    try:
+        code = run_job(order)
+    except KeyboardInterrupt:
+        return 130  # a SIGINT on the way out (or in): what was written is whole
     out_dir = Path(order.out_dir)
     if (out_dir / "info").is_file():
         try:

@@ -46,6 +46,10 @@ __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir"]
 POLL_SECONDS = 0.1
 #: seconds a run may go past its budget (writing its outputs) before it is stopped
 BUDGET_GRACE = 30.0
+#: seconds between the SIGINT that stops a job (its open paths end, its tests are written)
+#: and a second one (stop at once, ``info`` from the last progress row): one SIGINT a round
+#: would cut a loaded run's outputs short
+INTERRUPT_AGAIN_SECONDS = 10.0
 #: seconds a job's program may take to compile, link, load and set up before its clock starts
 #: (the run's clock starts when it starts exploring: memcached whole, 1.7 MB of bitcode,
 #: takes 25 s to get there, and a job of 60 s was stopped while it wrote its tests)
@@ -102,6 +106,8 @@ class Scheduler:
         self._exploring: dict[int, float] = {}
         #: running jobs stopped for going on past their time limit and the grace
         self._stopped_late: set[int] = set()
+        #: running jobs sent SIGINT, and when they were last sent it
+        self._interrupted: dict[int, float] = {}
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -125,7 +131,7 @@ class Scheduler:
         if self._thread is not None:
             self._thread.join(5)
         for job_id, process in list(self._running.items()):
-            self._interrupt(process)
+            self._interrupt(job_id, process)
             try:
                 process.wait(10)
             except subprocess.TimeoutExpired:
@@ -183,6 +189,7 @@ class Scheduler:
             if process.poll() is not None:
                 del self._running[job_id]
                 self._exploring.pop(job_id, None)
+                self._interrupted.pop(job_id, None)
                 if job is not None:
                     try:
                         self._finished(job, process.returncode)
@@ -190,7 +197,7 @@ class Scheduler:
                         self._fail(job, "filing its results failed", exc)
                 continue
             if job is None or job_id in self._cancelled or job_id in self._reached:
-                self._interrupt(process)
+                self._interrupt(job_id, process)
                 continue
             if job_id not in self._over_memory and \
                     process_tree_rss(process.pid) > self.isolation.memory_mb << 20:
@@ -252,12 +259,12 @@ class Scheduler:
             reached = spec.goal_reached(row) if row is not None else None
             if reached is not None:
                 self._reached[job.id] = reached
-                self._interrupt(process)
+                self._interrupt(job.id, process)
                 return
         if job.started is not None and job.id not in self._stopped_late \
                 and self._overdue(job, spec):
             self._stopped_late.add(job.id)
-            self._interrupt(process)
+            self._interrupt(job.id, process)
 
     def _launch(self, job: JobRecord) -> None:
         where = job_dir(self.storage, job)
@@ -302,8 +309,14 @@ class Scheduler:
         self._running[job.id] = process
         self.store.set_status(job.id, JobStatus.RUNNING)
 
-    @staticmethod
-    def _interrupt(process: subprocess.Popen[bytes]) -> None:
+    def _interrupt(self, job_id: int, process: subprocess.Popen[bytes]) -> None:
+        """Ask a running job to stop: one SIGINT, and another only if it is still running
+        INTERRUPT_AGAIN_SECONDS later."""
+        now = time.monotonic()
+        last = self._interrupted.get(job_id)
+        if last is not None and now - last < INTERRUPT_AGAIN_SECONDS:
+            return
+        self._interrupted[job_id] = now
         # the job's process and its workers, not the sandbox's bwrap (it would die of it)
         interrupt_process_tree(process.pid, signal.SIGINT)
 
