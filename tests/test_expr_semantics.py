@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symex.expr as E
+from symex.expr.walk import postorder
 
 A = E.Array("a", 8)
 C = E.Array("c", 4, bytes([0x81, 0x02, 0xFF, 0x40]))
@@ -369,3 +370,44 @@ def test_constant_folding_matches_reference(op: str, w: int, data: st.DataObject
     e = fn(E.const(a, w), E.const(b, w))
     assert e.op is E.Op.CONST
     assert e.value == ref_binary(op, a, b, w)
+
+
+@settings(max_examples=300, deadline=None)
+@given(op=st.sampled_from(("udiv", "sdiv")), first=st.integers(0, 255), second=st.integers(0, 255))
+def test_a_division_of_a_division_by_constants_keeps_every_value(op: str, first: int, second: int) -> None:
+    """``(x / c1) / c2`` as the constructors build it (one division where the product fits)
+    gives SMT-LIB's value for every 8-bit x, divisors of zero and of either sign included."""
+    fn = getattr(E, op)
+    x = E.read(E.UpdateList(A), E.const(0, 32))
+    e = fn(fn(x, E.const(first, 8)), E.const(second, 8))
+    for value in range(256):
+        expected = ref_binary(op, ref_binary(op, value, first, 8), second, 8)
+        assert E.evaluate(e, {A: bytes([value])}) == expected, (op, first, second, value)
+
+
+def test_printing_a_number_divides_it_once_per_digit_not_in_a_chain() -> None:
+    """musl's digit loop divides by 10 again and again: the sixteenth quotient is one
+    division of the number by 10**16, not sixteen nested ones."""
+    x = E.read(E.UpdateList(A), E.const(0, 32))
+    for i in range(1, 8):
+        x = E.concat(E.read(E.UpdateList(A), E.const(i, 32)), x)
+    for op in ("udiv", "sdiv"):
+        q = x
+        for _ in range(16):
+            q = getattr(E, op)(q, E.const(10, 64))
+        assert q.args == (x, E.const(10 ** 16, 64))
+        # and "no digits left" is a comparison of the number, no division left in it
+        ops = {n.op for n in postorder([E.eq(q, E.const(0, 64))])}
+        assert not ops & {E.Op.UDIV, E.Op.SDIV}, ops
+
+
+@settings(max_examples=300, deadline=None)
+@given(op=st.sampled_from(("udiv", "sdiv")), divisor=st.integers(0, 255))
+def test_a_quotient_compared_with_zero_keeps_every_value(op: str, divisor: int) -> None:
+    """``x / d == 0`` (built as a comparison of x) holds for exactly the 8-bit x for which
+    SMT-LIB's quotient is 0, for every divisor, zero and negative ones included."""
+    x = E.read(E.UpdateList(A), E.const(0, 32))
+    e = E.eq(getattr(E, op)(x, E.const(divisor, 8)), E.const(0, 8))
+    for value in range(256):
+        expected = int(ref_binary(op, value, divisor, 8) == 0)
+        assert E.evaluate(e, {A: bytes([value])}) == expected, (op, divisor, value)

@@ -438,6 +438,14 @@ def udiv(a: Expr, b: Expr) -> Expr:
             return intern_expr(_CONST, w, (), _udiv(a.value, b.value, w))
         if b.value == 1:
             return a
+        if a.op is Op.UDIV and a.args[1].op is _CONST and a.args[1].value and b.value:
+            # (x / c1) / c2 is x / (c1 * c2): printing a number divides it by 10 once per
+            # digit, and one division is what the solver bit-blasts instead of sixteen; a
+            # product past the width leaves nothing (x / c1 < 2**w / c1 <= c2)
+            divisor = a.args[1].value * b.value
+            if divisor >> w:
+                return intern_expr(_CONST, w, (), 0)
+            return intern_expr(Op.UDIV, w, (a.args[0], intern_expr(_CONST, w, (), divisor)))
     return intern_expr(Op.UDIV, w, (a, b))
 
 
@@ -449,6 +457,13 @@ def sdiv(a: Expr, b: Expr) -> Expr:
             return intern_expr(_CONST, w, (), _sdiv(a.value, b.value, w))
         if b.value == 1:
             return a
+        if a.op is Op.SDIV and a.args[1].op is _CONST:
+            # truncation toward zero composes for positive divisors, as for udiv above; a
+            # product past the signed range is left alone (-2**(w-1) / 2**(w-1) is -1)
+            divisor = a.args[1].value * b.value
+            if divisor and not (a.args[1].value >> (w - 1) or b.value >> (w - 1)
+                                or divisor >> (w - 1)):
+                return intern_expr(Op.SDIV, w, (a.args[0], intern_expr(_CONST, w, (), divisor)))
     return intern_expr(Op.SDIV, w, (a, b))
 
 
@@ -591,6 +606,14 @@ def eq(a: Expr, b: Expr) -> Expr:
         if to_signed(low, xw) & ((1 << w) - 1) != c:
             return FALSE
         return eq(intern_expr(_CONST, xw, (), low), x)
+    if c == 0 and (bop is Op.UDIV or bop is Op.SDIV) and b.args[1].op is _CONST:
+        # "no digits left" in a number's digit loop: a comparison, not a division
+        x, d = b.args[0], b.args[1].value
+        if bop is Op.UDIV and d:
+            return ult(x, intern_expr(_CONST, w, (), d))
+        if bop is Op.SDIV and 0 < d < 1 << (w - 1):
+            # -d < x < d, as one unsigned comparison of x shifted by d - 1
+            return ult(add(intern_expr(_CONST, w, (), d - 1), x), intern_expr(_CONST, w, (), 2 * d - 1))
     return intern_expr(_EQ, 1, (a, b))
 
 
