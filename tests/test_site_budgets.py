@@ -4,6 +4,7 @@ are fixed instead of forked on digit by digit (env/printed_values.py)."""
 
 from __future__ import annotations
 
+import datetime
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from symex.core.site_budgets import MIN_BUDGET, PROBE_EVERY, SHRINK, SiteBudgets
 PROGRAMS = Path(__file__).parent / "programs"
 HARD_SITE = PROGRAMS / "hard_site.c"
 PRINTED = PROGRAMS / "printed_numbers.c"
+DATED = PROGRAMS / "dated.c"
 SITE = (1, 2, 3, 4)
 
 
@@ -82,6 +84,26 @@ def test_a_computed_number_printed_is_fixed_and_the_others_are_not() -> None:
     assert {len(f"{int.from_bytes(t.objects['y'], 'little'):x}") for t in result.tests} == {1, 2}
     fixed = [s for s in result.shortfalls if s.what == "printed number"]
     assert [(s.kind, s.site, s.count) for s in fixed] == [(ShortfallKind.CONCRETIZED, "printed_numbers.c:23", 1)]
+
+
+def test_a_time_turned_into_a_date_is_fixed_where_it_is_converted() -> None:
+    """gmtime's 64-bit divisions of a symbolic time are not asked about: the time is fixed
+    where musl converts it, after the program's own comparisons of it (which fork)."""
+    result = symex.explore(symex.compile(DATED, libc="musl"))
+    # t < 0 (2), t < 86400, and a later time: its date, or none past int's years (1)
+    assert len(result.tests) == 3 and {2, 0} <= {t.exit_code for t in result.tests}
+    for test in result.tests:
+        t = int.from_bytes(test.objects["t"], "little", signed=True)
+        if test.exit_code == 2:
+            assert t < 0
+        elif test.exit_code == 1:
+            assert t > (2**31 - 1) * 365 * 86400
+        else:
+            date = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=t)  # gmtime's
+            first = b"the first day\n" if t < 86400 else b""
+            assert test.stdout == first + date.strftime("%Y-%m-%d %H:%M:%S\n").encode()
+    fixed = [s for s in result.shortfalls if s.what == "time turned into a date"]
+    assert [(s.kind, s.count) for s in fixed] == [(ShortfallKind.CONCRETIZED, 2)]
 
 
 def test_without_it_printf_forks_on_every_digit_count() -> None:

@@ -234,10 +234,11 @@ OPTIONS: tuple[Option, ...] = (
            "A symbolic number computed from the inputs (a digest, a checksum) that musl's "
            "printf writes to a stream (not ``snprintf``'s memory) is fixed to the value the "
            "path's inputs give it, not forked on digit by digit (env/printed_values.py; a "
-           "digest's ``%02x`` asks preimage questions); ``False``: fork, as KLEE does.",
+           "digest's ``%02x`` asks preimage questions); so is a symbolic time musl turns into "
+           "a date (``__secs_to_tm``); ``False``: fork, as KLEE does.",
            Flag(("--concretize-printed",), SEARCH, "fix a computed symbolic number (a digest, "
-                "a checksum) printf writes to a stream to one value instead of forking on its "
-                "digits (default: yes; "
+                "a checksum) printf writes to a stream, and a symbolic time turned into a date, "
+                "to one value instead of forking on its digits and fields (default: yes; "
                 "--no-concretize-printed: fork, as KLEE does)",
                 action=argparse.BooleanOptionalAction, default=True)),
     Option("max_memory", None,

@@ -1,4 +1,5 @@
-"""Symbolic numbers that musl's printf only prints are fixed to one value, not forked on.
+"""Symbolic numbers that musl only prints (or turns into dates) are fixed to one value, not
+forked on.
 
 musl's ``printf_core`` turns an integer into digits in ``fmt_x``, ``fmt_o`` and ``fmt_u``:
 a loop that asks, digit by digit, whether the rest of the number is zero. For a value the
@@ -18,8 +19,15 @@ the digits back and branch on them. So are numbers read from the inputs almost a
 (stat's uid, a file's times): a program goes on using those (``stat`` looks the uid up,
 formats the times), and with ``--sym-stdout`` the bytes it writes stay symbolic, so fixing
 them would fix the rest of the path too (stat covered 29 % of its lines instead of 42 %
-when they were fixed). ``concretize_printed=False`` (``--no-concretize-printed``)
-keeps every fork, as KLEE does.
+when they were fixed).
+
+Times turned into dates are fixed the same way, computed or not: musl's ``__secs_to_tm``
+(under ``localtime``, ``gmtime``, ``mktime`` and ``strftime``'s callers) divides a time by
+86,400, 7 and 146,097 and asks the signs of the remainders, 64-bit divisions z3 takes from
+seconds to past any limit on (``ls -l``'s and ``stat``'s times of a symbolic file: 30 s,
+unanswered). The calendar fields of one time only choose what the date printed says.
+
+``concretize_printed=False`` (``--no-concretize-printed``) keeps every fork, as KLEE does.
 """
 
 from __future__ import annotations
@@ -31,7 +39,8 @@ from symex.core.state import State
 from symex.expr.walk import node_count
 from symex.ir.program import Program
 
-__all__ = ["COMPUTED_NODES", "DIGIT_FUNCTIONS", "STRING_FORMATTERS", "concretize_printed", "printed_value_hooks"]
+__all__ = ["CALENDAR_FUNCTIONS", "COMPUTED_NODES", "DIGIT_FUNCTIONS", "STRING_FORMATTERS", "concretize_printed",
+           "concretize_time", "printed_value_hooks"]
 
 #: musl's vfprintf.c (and vfwprintf.c): the functions that turn an integer into digits;
 #: their first argument is the number
@@ -42,8 +51,13 @@ STRING_FORMATTERS = frozenset({"vsnprintf", "vswprintf"})
 #: about 550; cksum's CRC of 8 bytes: 184); one of fewer is read almost as it is (stat's
 #: fields: 8 to 47)
 COMPUTED_NODES = 128
+#: musl's function that breaks a time (its first argument, seconds since the epoch) into
+#: calendar fields
+CALENDAR_FUNCTIONS = frozenset({"__secs_to_tm"})
 #: how concretizations are named in messages.txt
 WHY = "printed number"
+#: ... and those of times
+WHY_TIME = "time turned into a date"
 
 
 def _into_memory(state: State) -> bool:
@@ -62,12 +76,26 @@ def concretize_printed(ex: Machine, state: State, args: list[Any]) -> None:
     args[0] = ex.concretize(state, value, value.width, WHY)
 
 
+def concretize_time(ex: Machine, state: State, args: list[Any]) -> None:
+    """Before musl breaks a time into calendar fields: fix the time (``args[0]``) to the
+    value the path's inputs give it."""
+    value = args[0]
+    if type(value) is not int:
+        args[0] = ex.concretize(state, value, value.width, WHY_TIME)
+
+
 def printed_value_hooks(program: Program) -> dict[str, Any]:
     """The entry hooks (``Executor.entry_hooks``) for ``program``'s C library: musl's digit
-    functions, by their linked names (a second copy of a static function is linked as
-    ``fmt_u.1``); none where the library is not musl (symex's own printf concretizes
+    functions and its ``__secs_to_tm``, by their linked names (a second copy of a static
+    function is linked as ``fmt_u.1``); none where the library is not musl (symex's own printf concretizes
     anyway). A program's own function of such a name, compiled with debug information, is
     not touched."""
-    return {name: concretize_printed for name, fn in program.functions.items()
-            if name.partition(".")[0] in DIGIT_FUNCTIONS and fn.file is None
-            and not fn.is_declaration}
+    hooks: dict[str, Any] = {}
+    for name, fn in program.functions.items():
+        if fn.file is not None or fn.is_declaration:
+            continue
+        if name.partition(".")[0] in DIGIT_FUNCTIONS:
+            hooks[name] = concretize_printed
+        elif name in CALENDAR_FUNCTIONS:
+            hooks[name] = concretize_time
+    return hooks
