@@ -290,3 +290,14 @@ def test_linux_kernel_headers_are_on_the_include_path_with_either_compiler(
     result = symex.explore(symex.compile(source, libc="musl"))
     # Linux's values (include/uapi/linux/limits.h, asm-generic/ioctls.h on x86-64)
     assert [(t.exit_code, t.stdout) for t in result.tests] == [(0, b"65536 255\n")]
+
+
+def test_file_system_questions_are_answered_as_natively(tmp_path: Path) -> None:
+    """statfs/statvfs/fstatfs (``stat -f``; they returned ENOSYS): a file the model has lies on
+    a file system with blocks, free space and 255-byte names; a missing path is ENOENT, a
+    closed descriptor EBADF: what the same program prints natively."""
+    source = ROOT / "programs" / "file_systems.c"
+    (test,) = symex.explore(symex.compile(source, libc="musl")).tests
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
+                            timeout=60)
+    assert test.stdout == native.stdout == b"0 1 1\n0 1\n-1 1\n0 1\n-1 1\n"

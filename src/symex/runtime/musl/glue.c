@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -121,6 +122,24 @@ static long fstatat_call(long dirfd, const char *path, struct stat *buf, long fl
 	if (flags & AT_EMPTY_PATH && !*path)
 		return __symex_fstat(dirfd, buf);
 	return __symex_fstatat(dirfd, path, buf);
+}
+
+/* statfs and fstatfs: every file of the model lies on one ext4 file system of 1 GiB, half
+ * of it free (a path or descriptor the model has not: its stat error) */
+static long statfs_call(long stat_result, struct statfs *buf)
+{
+	if (stat_result < 0)
+		return stat_result;
+	memset(buf, 0, sizeof *buf);
+	buf->f_type = 0xEF53; /* EXT4_SUPER_MAGIC */
+	buf->f_bsize = buf->f_frsize = 4096;
+	buf->f_blocks = 262144;
+	buf->f_bfree = buf->f_bavail = 131072;
+	buf->f_files = 65536;
+	buf->f_ffree = 32768;
+	buf->f_namelen = 255;
+	buf->f_flags = 0x20; /* ST_VALID: the kernel says f_flags is filled in */
+	return 0;
 }
 
 static long uname_call(struct utsname *name)
@@ -274,6 +293,14 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_setgroups: return user_ids[1] ? -EPERM : 0;
 	case SYS_umask: return 022;
 	case SYS_uname: return uname_call((struct utsname *)a);
+	case SYS_statfs: {
+		struct stat st;
+		return statfs_call(__symex_fstatat(AT_FDCWD, (const char *)a, &st), (struct statfs *)b);
+	}
+	case SYS_fstatfs: {
+		struct stat st;
+		return statfs_call(__symex_fstat(a, &st), (struct statfs *)b);
+	}
 	case SYS_clock_gettime: {
 		struct timespec *now = (struct timespec *)b;
 		now->tv_sec = SYMEX_TIME;
