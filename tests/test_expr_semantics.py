@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symex.expr as E
+from symex.expr.value_sets import few_values
 from symex.expr.walk import postorder
 
 A = E.Array("a", 8)
@@ -411,3 +412,27 @@ def test_a_quotient_compared_with_zero_keeps_every_value(op: str, divisor: int) 
     for value in range(256):
         expected = int(ref_binary(op, value, divisor, 8) == 0)
         assert E.evaluate(e, {A: bytes([value])}) == expected, (op, divisor, value)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), width=st.sampled_from((8, 16, 32)), mem=st.binary(min_size=8, max_size=8))
+def test_the_few_values_found_include_every_value_the_expression_takes(
+        data: st.DataObject, width: int, mem: bytes) -> None:
+    """expr.value_sets.few_values: where it names a set, the expression's value for any
+    input is in it (core/access.py reads only at those offsets)."""
+    tree = data.draw(trees(width, 3))
+    e = build(tree)
+    found = few_values(e, 8)
+    if found is not None:
+        assert len(found) <= 8
+        assert ref_eval(tree, mem, 0) in found, (found, tree)
+
+
+def test_a_value_chosen_by_conditions_has_few_values_and_an_input_byte_many() -> None:
+    byte = E.read(E.UpdateList(A), E.const(0, 32))
+    first, second = E.eq(byte, E.const(43, 8)), E.ult(byte, E.const(9, 8))
+    cursor = E.add(E.mul(E.const(8, 64), E.zext(first, 64)), E.mul(E.const(8, 64), E.zext(second, 64)))
+    assert few_values(cursor, 8) == [0, 8, 16]
+    assert few_values(E.ite(first, E.const(0x1000, 64), E.const(0x2008, 64)), 8) == [0x1000, 0x2008]
+    assert few_values(E.zext(byte, 64), 8) is None  # 256 values
+    assert few_values(E.add(cursor, E.zext(E.extract(byte, 0, 4), 64)), 8) is None  # 16 x 3

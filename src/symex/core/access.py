@@ -32,6 +32,7 @@ from symex.core.outcome import (
 )
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import NO_MODEL, State
+from symex.expr.value_sets import few_values
 from symex.ir.program import (
     SEGMENT_SHIFT,
     Access,
@@ -213,6 +214,12 @@ class MemoryAccess(Machine):
         os, offset = self.resolve(state, address, size, "read")
         if type(offset) is int:
             return os.read_bytes(offset, size)
+        choices = few_values(offset, OFFSET_VALUES_LOOKED_AT)
+        if choices is not None:
+            # resolve() kept the offset in bounds on this path: the others cannot be
+            fitting = [o for o in choices if o <= os.obj.size - size]
+            if 0 < len(fitting) <= FEW_OFFSETS:
+                return _read_one_of(os, offset, fitting, size)
         os = state.writable(os)
         os.to_array_mode(state.next_array_name(f"mem{os.obj.segment}"))
         return [V.simplify(b) for b in os.read_symbolic(offset, size)]
@@ -273,6 +280,48 @@ class MemoryAccess(Machine):
 #: load sizes :meth:`MemoryAccess.partial_load` accepts past an object's end when aligned
 #: (the word sizes of word-at-a-time string code, vector registers included)
 _PARTIAL_LOAD_SIZES = frozenset({2, 4, 8, 16})
+#: a symbolic offset that can take at most this many values (expr.value_sets) is read as the
+#: choice between the reads at each, not as a read of a symbolic array
+FEW_OFFSETS = 8
+#: ... of those it may take before the object's bounds are applied (expr's argument cursor,
+#: ``args += matched`` a dozen times: 13 offsets, of which the 5 of argv's array are read)
+OFFSET_VALUES_LOOKED_AT = 64
+
+
+def _folded(byte: E.Expr) -> int | E.Expr:
+    """A constant byte as an int."""
+    return byte.value if byte.op is E.Op.CONST else byte
+
+
+def _read_one_of(os: ObjectState, offset: E.Expr, choices: list[int], size: int) -> list[Any]:
+    """``size`` bytes at ``offset``, which is one of ``choices``: an if-then-else over the
+    reads at each (of the object's bytes, or of its expression array where it has one).
+    Concrete candidates make one whole value (a pointer loaded this way is a choice between
+    addresses, which the next read through it can use again); bytes that differ
+    symbolically choose byte by byte."""
+    if os.updates is None:
+        columns = [os.read_bytes(o, size) for o in choices]
+    else:  # an expression array already: its reads at constant offsets, folded where they can
+        columns = [[_folded(V.simplify(b)) for b in os.read_symbolic(E.const(o, 32), size)]
+                   for o in choices]
+    width = offset.width
+    if all(type(b) is int for column in columns for b in column):
+        words = [E.const(int.from_bytes(bytes(column), "little"), 8 * size)  # type: ignore[arg-type]
+                 for column in columns]
+        value = words[-1]
+        for o, word in zip(reversed(choices[:-1]), reversed(words[:-1])):
+            value = E.ite(E.eq(offset, E.const(o, width)), word, value)
+        return [E.extract(value, 8 * i, 8) for i in range(size)]
+    out: list[Any] = []
+    for i in range(size):
+        byte = columns[-1][i]
+        chosen = byte if isinstance(byte, E.Expr) else E.const(byte, 8)
+        for o, column in zip(reversed(choices[:-1]), reversed(columns[:-1])):
+            byte = column[i]
+            chosen = E.ite(E.eq(offset, E.const(o, width)),
+                           byte if isinstance(byte, E.Expr) else E.const(byte, 8), chosen)
+        out.append(chosen)
+    return out
 
 
 def _out_of_bounds(what: str, size: int, offset: int, obj: MemoryObject) -> str:
