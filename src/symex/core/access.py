@@ -288,11 +288,6 @@ FEW_OFFSETS = 8
 OFFSET_VALUES_LOOKED_AT = 64
 
 
-def _folded(byte: E.Expr) -> int | E.Expr:
-    """A constant byte as an int."""
-    return byte.value if byte.op is E.Op.CONST else byte
-
-
 def _read_one_of(os: ObjectState, offset: E.Expr, choices: list[int], size: int) -> list[Any]:
     """``size`` bytes at ``offset``, which is one of ``choices``: an if-then-else over the
     reads at each (of the object's bytes, or of its expression array where it has one).
@@ -302,26 +297,22 @@ def _read_one_of(os: ObjectState, offset: E.Expr, choices: list[int], size: int)
     if os.updates is None:
         columns = [os.read_bytes(o, size) for o in choices]
     else:  # an expression array already: its reads at constant offsets, folded where they can
-        columns = [[_folded(V.simplify(b)) for b in os.read_symbolic(E.const(o, 32), size)]
-                   for o in choices]
-    width = offset.width
+        columns = [[V.simplify(b) for b in os.read_symbolic(E.const(o, 32), size)] for o in choices]
     if all(type(b) is int for column in columns for b in column):
-        words = [E.const(int.from_bytes(bytes(column), "little"), 8 * size)  # type: ignore[arg-type]
-                 for column in columns]
-        value = words[-1]
-        for o, word in zip(reversed(choices[:-1]), reversed(words[:-1])):
-            value = E.ite(E.eq(offset, E.const(o, width)), word, value)
+        words = [int.from_bytes(bytes(column), "little") for column in columns]  # type: ignore[arg-type]
+        value = _chosen(offset, choices, [E.const(word, 8 * size) for word in words])
         return [E.extract(value, 8 * i, 8) for i in range(size)]
-    out: list[Any] = []
-    for i in range(size):
-        byte = columns[-1][i]
-        chosen = byte if isinstance(byte, E.Expr) else E.const(byte, 8)
-        for o, column in zip(reversed(choices[:-1]), reversed(columns[:-1])):
-            byte = column[i]
-            chosen = E.ite(E.eq(offset, E.const(o, width)),
-                           byte if isinstance(byte, E.Expr) else E.const(byte, 8), chosen)
-        out.append(chosen)
-    return out
+    return [_chosen(offset, choices, [V.as_expr(column[i], 8) for column in columns])
+            for i in range(size)]
+
+
+def _chosen(offset: E.Expr, choices: list[int], values: list[E.Expr]) -> E.Expr:
+    """``values[k]`` where ``offset`` is ``choices[k]`` (the last where it is none of the
+    others: it is one of them)."""
+    value = values[-1]
+    for choice, candidate in zip(reversed(choices[:-1]), reversed(values[:-1])):
+        value = E.ite(E.eq(offset, E.const(choice, offset.width)), candidate, value)
+    return value
 
 
 def _out_of_bounds(what: str, size: int, offset: int, obj: MemoryObject) -> str:

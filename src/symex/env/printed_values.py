@@ -87,9 +87,9 @@ def concretize_time(ex: Machine, state: State, args: list[Any]) -> None:
 def printed_value_hooks(program: Program) -> dict[str, Any]:
     """The entry hooks (``Executor.entry_hooks``) for ``program``'s C library: musl's digit
     functions and its ``__secs_to_tm``, by their linked names (a second copy of a static
-    function is linked as ``fmt_u.1``); none where the library is not musl (symex's own printf concretizes
-    anyway). A program's own function of such a name, compiled with debug information, is
-    not touched."""
+    function is linked as ``fmt_u.1``); none where the library is not musl (symex's own
+    printf concretizes anyway). A program's own function of such a name, compiled with
+    debug information, is not touched."""
     hooks: dict[str, Any] = {}
     for name, fn in program.functions.items():
         if fn.file is not None or fn.is_declaration:

@@ -8,7 +8,7 @@ from symex.expr.build import BINARY_SEMANTICS, to_signed
 from symex.expr.float_build import FLOAT_OPS, node_value
 from symex.expr.nodes import Array, Expr, Op, UpdateNode
 
-__all__ = ["Assignment", "evaluate"]
+__all__ = ["Assignment", "apply_node", "evaluate"]
 
 _CONST = Op.CONST
 _READ = Op.READ
@@ -105,7 +105,7 @@ class Assignment:
                     missing = True
             if missing:
                 continue
-            memo[x] = _apply(x, [memo[a] for a in args])
+            memo[x] = apply_node(x, [memo[a] for a in args])
             stack.pop()
         return memo[e]
 
@@ -153,7 +153,9 @@ class Assignment:
         return True
 
 
-def _apply(x: Expr, vals: list[int]) -> int:
+def apply_node(x: Expr, vals: list[int]) -> int:
+    """The value of operation node ``x`` (not a constant or a read) for operand values
+    ``vals``: the one definition of each operation's semantics on constants."""
     op = x.op
     w = x.width
     if op is _CONCAT:

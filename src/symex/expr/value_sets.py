@@ -12,7 +12,8 @@ about the value into array theory (expr: the argument cursor, 2,400 queries of
 
 from __future__ import annotations
 
-from symex.expr.build import BINARY_SEMANTICS, to_signed
+from symex.expr.build import BINARY_SEMANTICS
+from symex.expr.evaluate import apply_node
 from symex.expr.nodes import Expr, Op
 
 __all__ = ["few_values"]
@@ -20,10 +21,6 @@ __all__ = ["few_values"]
 #: arithmetic skeletons (the nodes above the conditions) of more nodes than this are not
 #: looked at: the walk runs on every read at a symbolic offset and must stay cheap
 MAX_NODES = 48
-
-_BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.LSHR, Op.ASHR,
-                     Op.UDIV, Op.UREM, Op.SDIV, Op.SREM})
-
 
 def few_values(e: Expr, limit: int) -> list[int] | None:
     """Every value ``e`` can take, sorted, when its structure shows at most ``limit`` (a
@@ -56,7 +53,8 @@ def few_values(e: Expr, limit: int) -> list[int] | None:
 
 
 def _arithmetic(op: Op) -> bool:
-    return op in _BINARY or op is Op.SELECT or op is Op.ZEXT or op is Op.SEXT or op is Op.EXTRACT
+    # the binary operations' comparisons are width 1, conditions, and never get here
+    return op in BINARY_SEMANTICS or op is Op.SELECT or op is Op.ZEXT or op is Op.SEXT or op is Op.EXTRACT
 
 
 def _leaf(node: Expr) -> frozenset[int] | None:
@@ -71,28 +69,15 @@ def _leaf(node: Expr) -> frozenset[int] | None:
 
 def _combine(node: Expr, sets: dict[int, frozenset[int] | None], limit: int) -> frozenset[int] | None:
     """The values of an arithmetic ``node`` from its operands' (None: too many)."""
-    op = node.op
-    values: frozenset[int] | None = None
-    if op is Op.SELECT:
+    if node.op is Op.SELECT:
         then, other = sets[id(node.args[1])], sets[id(node.args[2])]
-        if then is not None and other is not None:
-            values = then | other
-    elif op in _BINARY:
+        values = then | other if then is not None and other is not None else None
+    elif node.op in BINARY_SEMANTICS:
         left, right = sets[id(node.args[0])], sets[id(node.args[1])]
-        if left is not None and right is not None and len(left) * len(right) <= limit * limit:
-            fold, width = BINARY_SEMANTICS[op], node.width  # the constructors' own folding
-            values = frozenset(fold(a, b, width) for a in left for b in right)
+        if left is None or right is None or len(left) * len(right) > limit * limit:
+            return None
+        values = frozenset(apply_node(node, [a, b]) for a in left for b in right)
     else:
         inner = sets[id(node.args[0])]
-        if inner is not None:
-            values = frozenset(_unary(node, v) for v in inner)
+        values = frozenset(apply_node(node, [v]) for v in inner) if inner is not None else None
     return values if values is not None and len(values) <= limit else None
-
-
-def _unary(node: Expr, value: int) -> int:
-    """``node`` (a zero or sign extension or an extraction) of the constant ``value``."""
-    if node.op is Op.ZEXT:
-        return value
-    if node.op is Op.SEXT:
-        return to_signed(value, node.args[0].width) & ((1 << node.width) - 1)
-    return (value >> node.value) & ((1 << node.width) - 1)
