@@ -391,3 +391,39 @@ def test_a_tree_continued_after_a_change_of_compiler_says_so(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     assert (f"branches.ll was compiled by {before} when symex-out-0/tree.db was recorded and "
             f"by {other} now, so its IR differs") in proc.stderr
+
+
+def test_an_interrupt_while_rows_are_written_loses_none_and_the_tree_still_closes(
+        tmp_path: Path) -> None:
+    """A Ctrl-C lands in the middle of a flush (a run's last statistics, a scheduler's
+    second SIGINT): the half-written transaction is rolled back, the rows stay queued, and
+    closing writes them; before, the open statement made closing fail ("database table is
+    locked") and the run ended in a traceback."""
+    from symex.memo.store import TreeStore
+
+    class InterruptedOnce:
+        """A column value whose conversion is where the interrupt lands."""
+        raised = False
+
+        def __conform__(self, protocol: object) -> int:
+            if not InterruptedOnce.raised:
+                InterruptedOnce.raised = True
+                raise KeyboardInterrupt
+            return 4
+
+    store = TreeStore.create(tmp_path / "tree.db", {"program": "p"})
+    completed = int(NodeStatus.COMPLETED)
+    store.write_node((1, None, 0, int(NodeStatus.FORK), int(ForkKind.BRANCH), None, None, 5,
+                      0, 0, 0, 2, None, None, None))
+    store.write_node((2, 1, 1, completed, None, 0, None, 3, 0, 0, 0, None, None, None, None))
+    store.write_node((3, 1, 0, completed, None, 0, None, InterruptedOnce(), 0, 0, 0, None,
+                      None, None, None))
+    with pytest.raises(KeyboardInterrupt):
+        store.flush()
+    store.close()
+    again = TreeStore.open(tmp_path / "tree.db", writable=False)
+    try:
+        rows = again._db.execute("SELECT id, instructions FROM node ORDER BY id").fetchall()
+    finally:
+        again.close()
+    assert rows == [(1, 5), (2, 3), (3, 4)]

@@ -271,9 +271,14 @@ class TreeStore:
             if nodes:
                 db.executemany(_INSERT, nodes)
             db.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except BaseException as exc:
+            # a Ctrl-C mid-write too: a transaction left open would make every later write
+            # and the closing checkpoint fail ("database table is locked")
             if db.in_transaction:
                 db.execute("ROLLBACK")
+            if not isinstance(exc, sqlite3.Error):
+                self._pending[:0] = pending  # queued again: the next flush (close) writes them
+                raise
             raise TreeFileError(f"cannot write the execution tree {os.fspath(self.path)}: {exc}; "
                                 f"check the disk space and permissions") from exc
         self.rows_written += sum(1 for what, _ in pending if what == "node")
