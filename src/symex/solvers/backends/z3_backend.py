@@ -9,6 +9,8 @@ thread.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 from collections.abc import Hashable
@@ -21,11 +23,34 @@ from symex.expr import Op
 from symex.solvers.backend import (MAX_CHECK_MS, CheckResult, ModelReading, array_contents,
                                    check_milliseconds, no_model_error)
 
-__all__ = ["Z3Backend", "Z3_MEMORY_LIMIT_MB"]
+__all__ = ["FRESH_AFTER_VARIABLE", "FRESH_AFTER_WORK", "Z3Backend", "Z3_MEMORY_LIMIT_MB",
+           "fresh_after_work"]
 
 #: z3's memory cap in megabytes: bit-blasting a deep arithmetic chain can take tens of GB within
 #: a second, and the cap turns that into an UNKNOWN/error instead of the machine swapping.
 Z3_MEMORY_LIMIT_MB = 6144
+
+#: Work (z3's deterministic resource units, ``rlimit``) an incremental check may spend before
+#: the query is asked again of a fresh non-incremental solver. Once a context has seen a
+#: ``push`` or assumptions, z3 answers with its incremental SMT core, which does not
+#: preprocess and bit-blast as its non-incremental tactics do: on constraint puzzles
+#: (SV-COMP's AllInterval: 66 all-different constraints) that core took 1.4-2.0 s where a
+#: fresh solver took 0.4-0.5 s. z3's own combined solver can fall back the same way after a
+#: time (``solver2_timeout``); a time would make the answering solver, and so the model and
+#: the test, differ from run to run, so the budget is counted in work: about 0.5 s of the
+#: incremental core's work (a fresh solver also loses where the incremental one was about to
+#: finish: at 700,000 units rle_adler, 35 such queries, took 1.25x as long; at 3,000,000 it
+#: asked 2 and took 1.03x; expr_parser 0.72x). An easy query takes under 10,000 units.
+FRESH_AFTER_WORK = 3_000_000
+#: Environment variable overriding :data:`FRESH_AFTER_WORK` for an A/B comparison ("0": never).
+FRESH_AFTER_VARIABLE = "SYMEX_Z3_FRESH_AFTER"
+
+
+def fresh_after_work() -> int:
+    """The work budget of an incremental check (``$SYMEX_Z3_FRESH_AFTER``, else the default);
+    0: never ask a fresh solver."""
+    given = os.environ.get(FRESH_AFTER_VARIABLE, "").strip()
+    return int(given) if given.isdigit() else FRESH_AFTER_WORK
 
 _BV_BINARY: dict[Op, Callable[..., Any]] = {
     Op.ADD: z3.Z3_mk_bvadd,
@@ -56,7 +81,8 @@ class Z3Backend(ModelReading):
     """One z3 solver context implementing :class:`symex.solvers.backend.Backend`."""
 
     __slots__ = ("_ctx", "_ref", "_lambdas", "_solver", "_model", "_sorts", "_array_sort", "_true",
-                 "_false", "_one1", "_zero1", "_last_reason", "_retained", "_fp_sorts")
+                 "_false", "_one1", "_zero1", "_last_reason", "_retained", "_fp_sorts", "_logic",
+                 "_incremental", "_interrupted", "fresh_after", "fresh_checks")
 
     name: str = "z3"
     can_interrupt: bool = True
@@ -68,6 +94,11 @@ class Z3Backend(ModelReading):
         # (the run stops and keeps its results), so z3 must let it through
         z3.set_param("ctrl_c", False)
         z3.set_param("memory_max_size", Z3_MEMORY_LIMIT_MB)
+        #: work budget of an incremental check before a fresh solver is asked (0: never)
+        self.fresh_after = fresh_after_work()
+        #: queries the incremental core gave up on and a fresh solver was asked
+        self.fresh_checks = 0
+        self._interrupted = False
         self._new_context()
 
     def _new_context(self) -> None:
@@ -91,6 +122,9 @@ class Z3Backend(ModelReading):
         self._ctx = z3.Context()
         self._ref = self._ctx.ref()
         self._solver = z3.Solver(ctx=self._ctx)
+        self._logic = ""
+        #: the solver has seen a push (z3 then answers with its incremental core, for good)
+        self._incremental = False
         self._array_sort = z3.ArraySort(z3.BitVecSort(32, self._ctx), z3.BitVecSort(8, self._ctx))
         self._true = z3.BoolVal(True, self._ctx)
         self._false = z3.BoolVal(False, self._ctx)
@@ -316,6 +350,8 @@ class Z3Backend(ModelReading):
     def set_logic(self, logic: str) -> None:
         """Replace the (fresh) solver by z3's solver specialised for ``logic``."""
         self._solver = z3.SolverFor(logic, ctx=self._ctx)
+        self._logic = logic
+        self._incremental = False
         self._model = None
 
     def assert_(self, term: Any) -> None:
@@ -325,6 +361,7 @@ class Z3Backend(ModelReading):
     def push(self) -> None:
         """Open a context level."""
         self._solver.push()
+        self._incremental = True
 
     def pop(self, levels: int = 1) -> None:
         """Drop ``levels`` context levels."""
@@ -332,25 +369,48 @@ class Z3Backend(ModelReading):
         self._model = None
 
     def check(self, assumptions: Sequence[Any] = (), timeout: float | None = None) -> CheckResult:
-        """Check satisfiability; a timeout, interrupt or resource limit gives UNKNOWN."""
+        """Check satisfiability; a timeout, interrupt or resource limit gives UNKNOWN. An
+        incremental check that spends :attr:`fresh_after` work is asked again of a fresh
+        non-incremental solver (see :data:`FRESH_AFTER_WORK`) within what is left of
+        ``timeout``."""
         solver = self._solver
         ms = check_milliseconds(timeout)
-        solver.set("timeout", MAX_CHECK_MS if ms is None else ms)
+        budget = self.fresh_after if (self._incremental or assumptions) else 0
+        solver.set("timeout", MAX_CHECK_MS if ms is None else ms, "rlimit", budget)
         self._model = None
+        self._interrupted = False
+        started = time.monotonic()
+        result = self._checked(solver, assumptions)
+        if result is None and budget and not self._interrupted:
+            spent_ms = (time.monotonic() - started) * 1000
+            if ms is None or spent_ms < ms - 1:  # the work ran out, not the time
+                self.fresh_checks += 1
+                fresh = z3.SolverFor(self._logic or "QF_ABV", ctx=self._ctx)
+                fresh.set("timeout", MAX_CHECK_MS if ms is None else max(1, int(ms - spent_ms)))
+                for term in solver.assertions():
+                    z3.Z3_solver_assert(self._ref, fresh.solver, term.as_ast())
+                for term in assumptions:
+                    z3.Z3_solver_assert(self._ref, fresh.solver, term.as_ast())
+                result = self._checked(fresh, ())
+        return CheckResult.UNKNOWN if result is None else result
+
+    def _checked(self, solver: Any, assumptions: Sequence[Any]) -> CheckResult | None:
+        """One z3 check: SAT (its model kept), UNSAT, or None for unknown."""
         try:
             result = solver.check(*assumptions)
         except z3.Z3Exception as exc:
             # z3 raises for out-of-memory and some cancellations; to the caller both are
             # "could not decide", which a path survives as partial.
             self._last_reason = f"z3 failed: {exc}"
-            return CheckResult.UNKNOWN
+            self._interrupted = True  # nothing to retry
+            return None
         if result == z3.sat:
             self._model = solver.model()
             return CheckResult.SAT
         if result == z3.unsat:
             return CheckResult.UNSAT
         self._last_reason = solver.reason_unknown() or "z3 gave no reason"
-        return CheckResult.UNKNOWN
+        return None
 
     def _require_model(self) -> Any:
         """The model of the last check, or a SolverError if it was not SAT."""
@@ -381,6 +441,7 @@ class Z3Backend(ModelReading):
 
     def interrupt(self) -> None:
         """Stop a check running in another thread (it answers UNKNOWN)."""
+        self._interrupted = True
         self._ctx.interrupt()
 
     def reset(self) -> None:
