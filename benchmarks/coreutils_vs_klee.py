@@ -6,6 +6,7 @@ test cases with KLEE's own klee-replay (symex writes KLEE's .ktest format).
     source ~/klee/ENV          # KLEE_BIN, KLEE_CLANG: from ../shared/tools/build-klee.sh
     python benchmarks/coreutils_vs_klee.py --source coreutils-9.1 --time 60
     python benchmarks/coreutils_vs_klee.py --source coreutils-9.1 --tools echo,wc --time 10
+    python benchmarks/coreutils_vs_klee.py --source coreutils-9.1 --tools od --seed 1 --seed 2 --seed 3
 
 --source is coreutils 9.1 as benchmarks/coreutils.py builds it (`apt-get source coreutils`,
 then `symex cc` on musl); the `.dsc` that `apt-get source` left beside it is unpacked twice
@@ -22,7 +23,10 @@ Both get an empty environment. Then each tool's tests are replayed on the gcov b
 unprivileged user (tools such as mkdir and mv act on the paths in their arguments), each
 engine's counters in their own directory (GCOV_PREFIX), and `gcov` reads the lines of
 src/TOOL.c they executed. symex's reported errors are also replayed on its own build (`symex
-replay`), as benchmarks/coreutils.py does. Not a test: figures go to docs/benchmarks.md.
+replay`), as benchmarks/coreutils.py does. With ``--seed`` (repeatable) each tool runs once
+per seed, KLEE with ``--rng-initial-seed`` and symex with ``--seed`` set to it, and a tool's
+figure is the median over its seeds (both searches are random: one run of od spread 8 points
+over two seeds). Not a test: figures go to docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -114,10 +118,12 @@ def build_for_gcov(tree: Path, jobs: int) -> None:
 
 
 def run_klee(klee: str, bitcode: Path, out: Path, seconds: float, sandbox: Path,
-             environment: Path) -> dict[str, object]:
-    """One KLEE run: its paths, tests and errors."""
+             environment: Path, seed: int | None = None) -> dict[str, object]:
+    """One KLEE run (``seed``: of its random searches, else KLEE's default): its paths, tests
+    and errors."""
     shutil.rmtree(out, ignore_errors=True)
-    command = [klee, *KLEE_OPTIONS, f"--max-time={seconds:g}s", f"--output-dir={out}",
+    seeded = [] if seed is None else [f"--rng-initial-seed={seed}"]
+    command = [klee, *KLEE_OPTIONS, *seeded, f"--max-time={seconds:g}s", f"--output-dir={out}",
                f"--run-in-dir={sandbox}", f"--env-file={environment}", str(bitcode), *KLEE_ARGUMENTS]
     started = time.monotonic()
     try:
@@ -188,8 +194,13 @@ def _gcov_lines(gcov_tree: Path, notes: Path, own: str) -> list[tuple[int, int]]
             if name.endswith(own)]
 
 
+def run_label(tool: str, seed: int | None) -> str:
+    """The name of a tool's run (its results and counters directories, after the engine's)."""
+    return tool if seed is None else f"{tool}-seed{seed}"
+
+
 def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: float,
-             klee: str) -> tuple[dict[str, object], dict[str, object]]:
+             klee: str, seed: int | None = None) -> tuple[dict[str, object], dict[str, object]]:
     """Both engines on one tool at once, one core each: KLEE's row and symex's."""
     own = f"src/{SOURCES.get(tool, tool)}.c"
     bitcode = klee_bitcode(klee_tree, tool, work / "bitcode")
@@ -199,44 +210,60 @@ def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: 
     environment.write_text("")
     results = work / "results"
     results.mkdir(exist_ok=True)
-    shutil.rmtree(results / f"symex-{tool}", ignore_errors=True)
+    label = run_label(tool, seed)
+    shutil.rmtree(results / f"symex-{label}", ignore_errors=True)
+    options = SYMEX_OPTIONS if seed is None else (*SYMEX_OPTIONS, "--seed", str(seed))
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        klee_run = pool.submit(run_klee, klee, bitcode, results / f"klee-{tool}", seconds, sandbox, environment)
+        klee_run = pool.submit(run_klee, klee, bitcode, results / f"klee-{label}", seconds, sandbox,
+                               environment, seed)
         symex_run = pool.submit(run_tool, symex_tree / "src" / tool, own, results, seconds,
-                                KLEE_ARGUMENTS, None, f"symex-{tool}", SYMEX_OPTIONS)
+                                KLEE_ARGUMENTS, None, f"symex-{label}", options)
         return klee_run.result(), symex_run.result()
 
 
 def measure(tool: str, rows: tuple[dict[str, object], dict[str, object]], gcov_tree: Path,
-            work: Path, replay: str) -> dict[str, object]:
+            work: Path, replay: str, seed: int | None = None) -> dict[str, object]:
     """Both engines' tests replayed on the gcov build: the tool's row."""
     own = f"src/{SOURCES.get(tool, tool)}.c"
     for engine, row in zip(("klee", "symex"), rows):
-        tests = sorted((work / "results" / f"{engine}-{tool}").glob("*.ktest"))
-        executed, total = gcov_coverage(gcov_tree, tool, own, tests, work / "gcda" / engine / tool, replay)
+        label = run_label(tool, seed)
+        tests = sorted((work / "results" / f"{engine}-{label}").glob("*.ktest"))
+        executed, total = gcov_coverage(gcov_tree, tool, own, tests, work / "gcda" / engine / label,
+                                        replay)
         row["gcov_lines"] = f"{executed}/{total}"
         row["gcov_coverage"] = round(100 * executed / total, 1) if total else None
-    return {"tool": tool, "klee": rows[0], "symex": rows[1]}
+    return {"tool": tool, "seed": seed, "klee": rows[0], "symex": rows[1]}
+
+
+def _median(values: list[float]) -> float:
+    values = sorted(values)
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
 
 
 def summarize(rows: list[dict[str, object]], results: Path) -> None:
-    """Medians of both engines' coverage, and on how many tools symex covers at least as much."""
-    pairs = [(r["klee"]["gcov_coverage"], r["symex"]["gcov_coverage"]) for r in rows  # type: ignore[index]
-             if r["klee"].get("gcov_coverage") is not None and r["symex"].get("gcov_coverage") is not None]  # type: ignore[attr-defined]
-
-    def median(values: list[float]) -> float:
-        values = sorted(values)
-        middle = len(values) // 2
-        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-
-    if not pairs:
+    """Medians of both engines' coverage, and on how many tools symex covers at least as much;
+    a tool run with several seeds counts with the median of its runs (and its spread shown)."""
+    per_tool: dict[str, tuple[list[float], list[float]]] = {}
+    for r in rows:
+        klee, ours = r["klee"].get("gcov_coverage"), r["symex"].get("gcov_coverage")  # type: ignore[attr-defined]
+        if klee is not None and ours is not None:
+            theirs_list, ours_list = per_tool.setdefault(str(r["tool"]), ([], []))
+            theirs_list.append(float(klee))
+            ours_list.append(float(ours))
+    if not per_tool:
         print("no tool measured")
         return
-    theirs = [float(k) for k, _ in pairs]
-    ours = [float(s) for _, s in pairs]
+    for tool, (theirs_list, ours_list) in per_tool.items():
+        if len(ours_list) > 1:
+            print(f"{tool}: symex median {_median(ours_list):.1f}% ({min(ours_list):.1f}-"
+                  f"{max(ours_list):.1f}), KLEE median {_median(theirs_list):.1f}% "
+                  f"({min(theirs_list):.1f}-{max(theirs_list):.1f}) over {len(ours_list)} seeds")
+    theirs = [_median(k) for k, _ in per_tool.values()]
+    ours = [_median(s) for _, s in per_tool.values()]
     at_least = sum(s >= k for k, s in zip(theirs, ours))
-    print(f"{len(pairs)} tools: median own-code line coverage (gcov) symex {median(ours):.1f}%, "
-          f"KLEE {median(theirs):.1f}%; mean symex {sum(ours) / len(ours):.1f}%, KLEE "
+    print(f"{len(per_tool)} tools: median own-code line coverage (gcov) symex {_median(ours):.1f}%, "
+          f"KLEE {_median(theirs):.1f}%; mean symex {sum(ours) / len(ours):.1f}%, KLEE "
           f"{sum(theirs) / len(theirs):.1f}%; symex covers at least KLEE's lines on {at_least}")
     (results / "summary.json").write_text(json.dumps(rows, indent=1))
 
@@ -250,6 +277,9 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "symex-vs-klee")
     parser.add_argument("--tools", help="comma-separated tools (default: all benchmarks/coreutils.py runs)")
     parser.add_argument("--time", type=float, default=60.0, help="seconds per tool and engine (60)")
+    parser.add_argument("--seed", type=int, action="append",
+                        help="seed of both engines' random searches; repeat to run each tool once "
+                             "per seed (default: one run, each engine's own default seed)")
     options = parser.parse_args()
     klee = os.environ.get("KLEE_BIN")
     if not klee:
@@ -266,18 +296,21 @@ def main() -> int:
     build_for_klee(klee_tree, clang, jobs)
     build_for_gcov(gcov_tree, jobs)
     chosen = tools(source, options.tools.split(",") if options.tools else None)
-    print(f"coreutils: {len(chosen)} tools, {options.time:g} s each in symex and in KLEE at once", flush=True)
+    seeds: list[int | None] = list(options.seed or [None])
+    print(f"coreutils: {len(chosen)} tools, {options.time:g} s each in symex and in KLEE at once"
+          f"{f', seeds {seeds}' if options.seed else ''}", flush=True)
     rows = []
+    runs: list[tuple[str, int | None] | None] = [(tool, seed) for tool in chosen for seed in seeds]
     # a tool's replays (mostly waiting on klee-replay's terminal) overlap the next tool's runs
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as measuring:
         pending: concurrent.futures.Future[dict[str, object]] | None = None
-        for tool in [*chosen, None]:
-            ran = run_both(tool, source, klee_tree, work, options.time, klee) if tool else None
+        for run in [*runs, None]:
+            ran = run_both(run[0], source, klee_tree, work, options.time, klee, run[1]) if run else None
             if pending is not None:
                 rows.append(pending.result())
                 print(json.dumps(rows[-1]), flush=True)
-            if tool is not None and ran is not None:
-                pending = measuring.submit(measure, tool, ran, gcov_tree, work, replay)
+            if run is not None and ran is not None:
+                pending = measuring.submit(measure, run[0], ran, gcov_tree, work, replay, run[1])
     summarize(rows, work / "results")
     return 0
 
