@@ -82,7 +82,7 @@ class Z3Backend(ModelReading):
 
     __slots__ = ("_ctx", "_ref", "_lambdas", "_solver", "_model", "_sorts", "_array_sort", "_true",
                  "_false", "_one1", "_zero1", "_last_reason", "_retained", "_fp_sorts", "_logic",
-                 "_incremental", "_interrupted", "fresh_after", "fresh_checks")
+                 "_incremental", "_stop_asking", "fresh_after", "fresh_checks")
 
     name: str = "z3"
     can_interrupt: bool = True
@@ -98,7 +98,8 @@ class Z3Backend(ModelReading):
         self.fresh_after = fresh_after_work()
         #: queries the incremental core gave up on and a fresh solver was asked
         self.fresh_checks = 0
-        self._interrupted = False
+        #: interrupted, or z3 failed: the check is not asked again of a fresh solver
+        self._stop_asking = False
         self._new_context()
 
     def _new_context(self) -> None:
@@ -378,10 +379,10 @@ class Z3Backend(ModelReading):
         budget = self.fresh_after if (self._incremental or assumptions) else 0
         solver.set("timeout", MAX_CHECK_MS if ms is None else ms, "rlimit", budget)
         self._model = None
-        self._interrupted = False
+        self._stop_asking = False
         started = time.monotonic()
         result = self._checked(solver, assumptions)
-        if result is None and budget and not self._interrupted:
+        if result is None and budget and not self._stop_asking:
             spent_ms = (time.monotonic() - started) * 1000
             if ms is None or spent_ms < ms - 1:  # the work ran out, not the time
                 self.fresh_checks += 1
@@ -402,7 +403,7 @@ class Z3Backend(ModelReading):
             # z3 raises for out-of-memory and some cancellations; to the caller both are
             # "could not decide", which a path survives as partial.
             self._last_reason = f"z3 failed: {exc}"
-            self._interrupted = True  # nothing to retry
+            self._stop_asking = True  # failed: a fresh solver would fail alike
             return None
         if result == z3.sat:
             self._model = solver.model()
@@ -441,7 +442,7 @@ class Z3Backend(ModelReading):
 
     def interrupt(self) -> None:
         """Stop a check running in another thread (it answers UNKNOWN)."""
-        self._interrupted = True
+        self._stop_asking = True
         self._ctx.interrupt()
 
     def reset(self) -> None:
