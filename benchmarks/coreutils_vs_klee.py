@@ -37,6 +37,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -235,12 +236,6 @@ def measure(tool: str, rows: tuple[dict[str, object], dict[str, object]], gcov_t
     return {"tool": tool, "seed": seed, "klee": rows[0], "symex": rows[1]}
 
 
-def _median(values: list[float]) -> float:
-    values = sorted(values)
-    middle = len(values) // 2
-    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-
-
 def summarize(rows: list[dict[str, object]], results: Path) -> None:
     """Medians of both engines' coverage, and on how many tools symex covers at least as much;
     a tool run with several seeds counts with the median of its runs (and its spread shown)."""
@@ -256,14 +251,14 @@ def summarize(rows: list[dict[str, object]], results: Path) -> None:
         return
     for tool, (theirs_list, ours_list) in per_tool.items():
         if len(ours_list) > 1:
-            print(f"{tool}: symex median {_median(ours_list):.1f}% ({min(ours_list):.1f}-"
-                  f"{max(ours_list):.1f}), KLEE median {_median(theirs_list):.1f}% "
+            print(f"{tool}: symex median {statistics.median(ours_list):.1f}% ({min(ours_list):.1f}-"
+                  f"{max(ours_list):.1f}), KLEE median {statistics.median(theirs_list):.1f}% "
                   f"({min(theirs_list):.1f}-{max(theirs_list):.1f}) over {len(ours_list)} seeds")
-    theirs = [_median(k) for k, _ in per_tool.values()]
-    ours = [_median(s) for _, s in per_tool.values()]
+    theirs = [statistics.median(k) for k, _ in per_tool.values()]
+    ours = [statistics.median(s) for _, s in per_tool.values()]
     at_least = sum(s >= k for k, s in zip(theirs, ours))
-    print(f"{len(per_tool)} tools: median own-code line coverage (gcov) symex {_median(ours):.1f}%, "
-          f"KLEE {_median(theirs):.1f}%; mean symex {sum(ours) / len(ours):.1f}%, KLEE "
+    print(f"{len(per_tool)} tools: median own-code line coverage (gcov) symex {statistics.median(ours):.1f}%, "
+          f"KLEE {statistics.median(theirs):.1f}%; mean symex {sum(ours) / len(ours):.1f}%, KLEE "
           f"{sum(theirs) / len(theirs):.1f}%; symex covers at least KLEE's lines on {at_least}")
     (results / "summary.json").write_text(json.dumps(rows, indent=1))
 

@@ -52,6 +52,7 @@ def fresh_after_work() -> int:
     given = os.environ.get(FRESH_AFTER_VARIABLE, "").strip()
     return int(given) if given.isdigit() else FRESH_AFTER_WORK
 
+
 _BV_BINARY: dict[Op, Callable[..., Any]] = {
     Op.ADD: z3.Z3_mk_bvadd,
     Op.SUB: z3.Z3_mk_bvsub,
@@ -388,9 +389,7 @@ class Z3Backend(ModelReading):
                 self.fresh_checks += 1
                 fresh = z3.SolverFor(self._logic or "QF_ABV", ctx=self._ctx)
                 fresh.set("timeout", MAX_CHECK_MS if ms is None else max(1, int(ms - spent_ms)))
-                for term in solver.assertions():
-                    z3.Z3_solver_assert(self._ref, fresh.solver, term.as_ast())
-                for term in assumptions:
+                for term in (*solver.assertions(), *assumptions):  # assumptions held as facts
                     z3.Z3_solver_assert(self._ref, fresh.solver, term.as_ast())
                 result = self._checked(fresh, ())
         return CheckResult.UNKNOWN if result is None else result
