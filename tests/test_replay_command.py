@@ -166,3 +166,24 @@ int main(void) {
     proc = symex("replay", str(source), str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1] == "symex replay: 3 tests: 2 of 2 errors reproduced; 1 clean"
+
+
+def test_a_partial_path_that_fails_past_where_symex_stopped_is_told_apart(
+        program: Path, tmp_path: Path) -> None:
+    """A test whose path symex cut short (tests.csv: partial, with the reason) runs on
+    natively and may fail later: said as such, not as a failure symex missed."""
+    out = tmp_path / "symex-out-1"
+    out.mkdir()
+    _test(out, 1, 4)  # aborts natively (k = 4)
+    _test(out, 2, 4)
+    (out / "tests.csv").write_text("test,status,error,exit_code,instructions,reason\n"
+                                   "1,partial,,,120,exit-on-error (assert)\n"
+                                   "2,completed,,0,300,\n")
+    proc = symex("replay", "-D", "OFFSET=0", str(program), str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [
+        "test000001.ktest: signal 6 (SIGABRT) (abort error natively, past where symex stopped "
+        "the path: exit-on-error (assert))",
+        "test000002.ktest: signal 6 (SIGABRT) (abort error natively; symex reported none)",
+        "symex replay: 2 tests: 0 of 0 errors reproduced; 0 clean, 1 failed natively without "
+        "a symex error, 1 partial path failed natively past where symex stopped it"]

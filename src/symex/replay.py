@@ -527,15 +527,22 @@ def expected_error_kind(ktest_path: Path,
     stem = ktest_path.name[: -len(".ktest")] if ktest_path.name.endswith(".ktest") else ktest_path.stem
     if index is None:
         index = read_test_index(ktest_path.parent)
-    number = stem[len("test"):]
-    if index is not None and stem.startswith("test") and number.isdigit() \
-            and int(number) in index:
-        return index[int(number)].error
+    entry = _index_entry(stem, index)
+    if entry is not None:
+        return entry.error
     kinds = sorted(
         p.name[len(stem) + 1 : -len(".err")]
         for p in ktest_path.parent.glob(f"{glob.escape(stem)}.*.err")
     )
     return kinds[0] if kinds else None
+
+
+def _index_entry(stem: str, index: dict[int, TestEntry] | None) -> TestEntry | None:
+    """``tests.csv``'s line of the test named ``stem`` (``test000007``), if it has one."""
+    number = stem[len("test"):]
+    if index is None or not stem.startswith("test") or not number.isdigit():
+        return None
+    return index.get(int(number))
 
 
 @attrs.frozen
@@ -544,6 +551,9 @@ class ReplayTarget:
 
     path: Path
     expected: str | None
+    cut_short: str | None = None
+    """Why symex stopped the test's path before its end (``tests.csv``'s reason of a
+    ``partial`` test): natively it runs on, and may fail past where symex looked."""
 
 
 def find_replay_targets(path: str | os.PathLike[str]) -> list[ReplayTarget]:
@@ -562,7 +572,12 @@ def find_replay_targets(path: str | os.PathLike[str]) -> list[ReplayTarget]:
     else:
         raise SymexError(f"no such file or directory: {target} (pass a .ktest file or a symex-out-N directory)")
     index = read_test_index(files[0].parent)
-    return [ReplayTarget(path=f, expected=expected_error_kind(f, index)) for f in files]
+    targets = []
+    for f in files:
+        entry = _index_entry(f.name[: -len(".ktest")], index)
+        cut_short = (entry.reason or "stopped") if entry is not None and entry.status == "partial" else None
+        targets.append(ReplayTarget(path=f, expected=expected_error_kind(f, index), cut_short=cut_short))
+    return targets
 
 
 # -- libFuzzer's own driver ---------------------------------------------------------------

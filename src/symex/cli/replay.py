@@ -127,7 +127,7 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
         sys.stderr.write(error_text("symex replay", exc))
         return 2
 
-    clean = crashed = reproduced = timeouts = 0
+    clean = crashed = cut_short = reproduced = timeouts = 0
     not_reproduced: list[str] = []
     for target, ktest in zip(targets, ktests):
         try:
@@ -151,6 +151,11 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
                 not_reproduced.append(name)
                 native = how if outcome.kind is None else f"{how}, {outcome.kind} error"
                 write(f"{name}: DOES NOT REPRODUCE (expected {target.expected}, native run: {native})\n")
+        elif outcome.kind is not None and target.cut_short is not None:
+            # symex stopped this path early (a limit, --exit-on-error): the native run goes on
+            cut_short += 1
+            write(f"{name}: {how} ({outcome.kind} error natively, past where symex stopped "
+                  f"the path: {target.cut_short})\n")
         elif outcome.kind is not None:
             # symex saw no error on this path but the native run fails: worth knowing, though
             # not a broken promise (e.g. a sanitizer stricter than symex's memory model)
@@ -169,6 +174,9 @@ def main(options: argparse.Namespace, out: TextIO | None = None) -> int:
     summary += f"; {clean} clean"
     if crashed:
         summary += f", {crashed} failed natively without a symex error"
+    if cut_short:
+        summary += (f", {cut_short} partial path{'s' if cut_short != 1 else ''} failed natively "
+                    f"past where symex stopped {'them' if cut_short != 1 else 'it'}")
     if timeouts:
         summary += f", {timeouts} timed out"
     write(summary + "\n")
