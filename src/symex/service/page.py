@@ -42,7 +42,7 @@ form>*{margin:.2em .6em .2em 0} form>label{display:inline-block;white-space:nowr
 <button type="submit">Submit</button></form>
 <p id="message" role="status"></p>
 <p id="error"></p>
-<table><thead><tr><th>job</th><th>program</th><th>status</th><th>paths</th><th>errors</th>
+<table><thead><tr><th>job</th><th>program</th><th>status</th><th>paths</th><th>error paths</th>
 <th>line coverage</th><th>reason</th></tr></thead><tbody id="jobs"></tbody></table>
 <div id="detail" hidden><h2 id="detail-title"></h2>
 <p id="solver-share"></p><svg id="plot" width="600" height="160"></svg>
