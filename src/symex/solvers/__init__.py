@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from symex.solvers.base import Query, Solver, SolverBase, SolverStatistics, Validity
-from symex.solvers.config import PortfolioConfig, SolverConfig, parse_config
+from symex.solvers.config import ChoiceConfig, PortfolioConfig, SolverConfig, parse_config
 
 if TYPE_CHECKING:
     from symex.solvers.shared import SharedSolutions
@@ -19,6 +19,7 @@ __all__ = [
     "create_core_solver",
     "with_chain",
     "KNOWN_SOLVERS",
+    "ChoiceConfig",
     "PortfolioConfig",
     "Query",
     "Solver",
@@ -35,12 +36,13 @@ KNOWN_SOLVERS: tuple[str, ...] = ("z3", "cvc5", "bitwuzla", "pysmt")
 
 
 def create_solver(
-    config: str | SolverConfig | PortfolioConfig = "z3", *, timeout: float | None = None,
+    config: str | SolverConfig | PortfolioConfig | ChoiceConfig = "z3", *, timeout: float | None = None,
     chain: Sequence[str] = (),
 ) -> Solver:
     """A new solver for a configuration string ``BACKEND[:ENCODING[:SESSION]]`` (e.g. ``"z3"``,
     ``"bitwuzla:ite"``, ``"z3:array-assert:assumptions(50)"``) or
-    ``portfolio(CONFIG, CONFIG, ...)``, with an optional time limit in seconds per query.
+    ``portfolio(CONFIG, CONFIG, ...)`` (raced) or ``choose(CONFIG, CONFIG, ...)`` (one per
+    query, by cost), with an optional time limit in seconds per query.
 
     ``chain`` names the KLEE-style layers to put in front of it (``trivial``,
     ``independence``, ``cache``, ``cex``; see :mod:`symex.solvers.chain`).
@@ -52,7 +54,7 @@ def create_solver(
 
 
 def create_core_solver(
-    config: str | SolverConfig | PortfolioConfig = "z3", *, timeout: float | None = None
+    config: str | SolverConfig | PortfolioConfig | ChoiceConfig = "z3", *, timeout: float | None = None
 ) -> SolverBase:
     """The solver a configuration names, without any chain layers in front."""
     parsed = parse_config(config)
@@ -61,6 +63,10 @@ def create_core_solver(
         from symex.solvers.portfolio import PortfolioSolver
 
         return PortfolioSolver(list(parsed.members), timeout=timeout, stagger=parsed.stagger)
+    if isinstance(parsed, ChoiceConfig):
+        from symex.solvers.choice import ChoosingSolver
+
+        return ChoosingSolver(list(parsed.members), timeout=timeout)
     # Imported here so that merely importing symex.solvers loads no solver package.
     from symex.solvers.configured import SessionSolver
 

@@ -1,4 +1,5 @@
-"""Solver configuration strings: ``BACKEND[:ENCODING[:SESSION]]`` and ``portfolio(CONFIG, ...)``.
+"""Solver configuration strings: ``BACKEND[:ENCODING[:SESSION]]``, ``portfolio(CONFIG, ...)``
+and ``choose(CONFIG, ...)``.
 
 Every place that takes a solver (the Python API, ``symex run --solver``) takes the same string,
 so it is parsed here once into frozen values that the solver factory and the portfolio racer
@@ -19,6 +20,7 @@ __all__ = [
     "DEFAULT_ENCODING",
     "DEFAULT_STAGGER",
     "GRAMMAR",
+    "ChoiceConfig",
     "KNOWN_ENCODINGS",
     "PortfolioConfig",
     "SessionKind",
@@ -43,12 +45,14 @@ DEFAULT_ENCODING = "hybrid"
 
 #: The grammar every configuration error quotes, so the user sees what is accepted.
 GRAMMAR = (
-    "BACKEND[:ENCODING[:SESSION]] or portfolio(CONFIG, CONFIG, ...[, stagger=SECONDS]), where BACKEND is one of "
+    "BACKEND[:ENCODING[:SESSION]], portfolio(CONFIG, CONFIG, ...[, stagger=SECONDS]) or "
+    "choose(CONFIG, CONFIG, ...), where BACKEND is one of "
     "z3, cvc5, bitwuzla, pysmt, pysmt-z3, pysmt-cvc5; ENCODING is one of "
     "hybrid (default), array-assert, nested-write, ite; SESSION is none, pushpop (default), "
     "assumptions or assumptions(N) with N >= 1 (default 50); "
     "e.g. 'z3', 'bitwuzla:ite', 'z3:array-assert:assumptions(50)', "
-    "'portfolio(z3, z3:array-assert:pushpop)', 'portfolio(z3, bitwuzla, stagger=0)'"
+    "'portfolio(z3, z3:array-assert:pushpop)', 'portfolio(z3, bitwuzla, stagger=0)', "
+    "'choose(z3, bitwuzla)'"
 )
 
 
@@ -112,8 +116,22 @@ class PortfolioConfig:
         return f"portfolio({members})"
 
 
+@attrs.frozen
+class ChoiceConfig:
+    """Several configurations, one of which answers each query: the one that has cost least on
+    this run's queries so far (:class:`symex.solvers.choice.ChoosingSolver`)."""
+
+    members: tuple[SolverConfig, ...]
+    """The configurations to choose from, in the order they were written (at least two; the
+    first answers first, while nothing is known yet)."""
+
+    def __str__(self) -> str:
+        """The canonical configuration string (parses back to an equal value)."""
+        return "choose(" + ", ".join(str(m) for m in self.members) + ")"
+
+
 _SESSION_RE = re.compile(r"^assumptions\s*\(\s*(\d+)\s*\)$")
-_PORTFOLIO_RE = re.compile(r"^portfolio\s*\((.*)\)$", re.DOTALL)
+_LIST_RE = re.compile(r"^(portfolio|choose)\s*\((.*)\)$", re.DOTALL)
 
 
 def _known_backends() -> tuple[str, ...]:
@@ -153,26 +171,54 @@ def _parse_single(text: str, whole: str) -> SolverConfig:
     return SolverConfig(backend, encoding, session, threshold)
 
 
-def parse_config(text: str | SolverConfig | PortfolioConfig) -> SolverConfig | PortfolioConfig:
+def parse_config(
+    text: str | SolverConfig | PortfolioConfig | ChoiceConfig,
+) -> SolverConfig | PortfolioConfig | ChoiceConfig:
     """The configuration a string names (values are returned unchanged).
 
     Raises :class:`symex.errors.ConfigError` quoting the grammar for anything else.
     """
-    if isinstance(text, (SolverConfig, PortfolioConfig)):
+    if isinstance(text, (SolverConfig, PortfolioConfig, ChoiceConfig)):
         return text
     if not isinstance(text, str):
         raise ConfigError(f"a solver configuration must be a string, got {type(text).__name__}; "
                           f"expected {GRAMMAR}")
     stripped = text.strip()
-    match = _PORTFOLIO_RE.match(stripped)
+    match = _LIST_RE.match(stripped)
     if match is None:
         if "," in stripped:
-            raise _bad(text, "only portfolio(...) takes a list of configurations")
+            raise _bad(text, "only portfolio(...) and choose(...) take a list of configurations")
         return _parse_single(stripped, text)
-    inner = match.group(1)
-    if "portfolio" in inner:
-        raise _bad(text, "a portfolio cannot contain another portfolio")
-    # Split on commas outside parentheses: assumptions(N) is the only nested form.
+    kind, inner = match.group(1), match.group(2)
+    if "portfolio" in inner or "choose" in inner:
+        raise _bad(text, f"a {kind}(...) cannot contain a portfolio(...) or choose(...)")
+    members = _split_members(inner)
+    if not any(m.strip() for m in members):
+        raise _bad(text, f"{kind}(...) needs at least one configuration")
+    if any(not m.strip() for m in members):
+        raise _bad(text, f"empty configuration in the {kind}(...) list")
+    if kind == "choose":
+        if len(members) < 2:
+            raise _bad(text, "choose(...) needs at least two configurations to choose from")
+        return ChoiceConfig(tuple(_parse_single(m.strip(), text) for m in members))
+    stagger = DEFAULT_STAGGER
+    if members[-1].strip().lower().startswith("stagger"):
+        option = members.pop().strip()
+        name, _, value = option.partition("=")
+        try:
+            stagger = float(value)
+        except ValueError:
+            stagger = -1.0
+        if name.strip().lower() != "stagger" or not 0 <= stagger < float("inf"):
+            raise _bad(text, f"'{option}' is not stagger=SECONDS with SECONDS >= 0")
+        if not members:
+            raise _bad(text, "a portfolio needs at least one configuration")
+    return PortfolioConfig(tuple(_parse_single(m.strip(), text) for m in members), stagger)
+
+
+def _split_members(inner: str) -> list[str]:
+    """``inner`` split on the commas outside parentheses (assumptions(N) is the only nested
+    form)."""
     members: list[str] = []
     depth = 0
     current: list[str] = []
@@ -187,20 +233,4 @@ def parse_config(text: str | SolverConfig | PortfolioConfig) -> SolverConfig | P
         else:
             current.append(ch)
     members.append("".join(current))
-    if not any(m.strip() for m in members):
-        raise _bad(text, "a portfolio needs at least one configuration")
-    if any(not m.strip() for m in members):
-        raise _bad(text, "empty configuration in the portfolio list")
-    stagger = DEFAULT_STAGGER
-    if members[-1].strip().lower().startswith("stagger"):
-        option = members.pop().strip()
-        name, _, value = option.partition("=")
-        try:
-            stagger = float(value)
-        except ValueError:
-            stagger = -1.0
-        if name.strip().lower() != "stagger" or not 0 <= stagger < float("inf"):
-            raise _bad(text, f"'{option}' is not stagger=SECONDS with SECONDS >= 0")
-        if not members:
-            raise _bad(text, "a portfolio needs at least one configuration")
-    return PortfolioConfig(tuple(_parse_single(m.strip(), text) for m in members), stagger)
+    return members

@@ -19,7 +19,7 @@ import attrs
 from symex.errors import ConfigError, SolverError
 from symex.expr import FLOAT_OPS, OpFinder
 from symex.solvers.base import SolverBase, SolverStatistics
-from symex.solvers.config import PortfolioConfig, SolverConfig, parse_config
+from symex.solvers.config import ChoiceConfig, PortfolioConfig, SolverConfig, parse_config
 
 if TYPE_CHECKING:
     from symex.expr import Array, Expr
@@ -59,7 +59,7 @@ class RouteStatistics(SolverStatistics):
         return counters
 
 
-def parse_float_solver(text: str | None) -> SolverConfig | PortfolioConfig | None:
+def parse_float_solver(text: str | None) -> SolverConfig | PortfolioConfig | ChoiceConfig | None:
     """The configuration ``float_solver`` names, or None for ``same`` (or empty): the run's
     solver answers float queries too. ConfigError, quoting the grammar, for anything else."""
     if text is None or (isinstance(text, str) and text.strip().lower() in ("", SAME)):
@@ -74,19 +74,18 @@ def parse_float_solver(text: str | None) -> SolverConfig | PortfolioConfig | Non
                           "floating-point queries with the run's solver") from None
 
 
-def route_floats_to(config: str | SolverConfig | PortfolioConfig,
-                    float_config: str | None) -> SolverConfig | PortfolioConfig | None:
+def route_floats_to(config: str | SolverConfig | PortfolioConfig | ChoiceConfig,
+                    float_config: str | None) -> SolverConfig | PortfolioConfig | ChoiceConfig | None:
     """The configuration float queries should go to when the run's solver is ``config``, or
     None when ``config`` answers them itself: ``float_config`` is empty or ``same``, or names
-    the backend ``config`` already runs (alone or as a portfolio member)."""
+    the backend ``config`` already runs (alone or as a member of a portfolio or choice)."""
     target = parse_float_solver(float_config)
     if target is None:
         return None
     main = parse_config(config)
-    mine = {m.backend for m in main.members} if isinstance(main, PortfolioConfig) \
-        else {main.backend}
-    theirs = {m.backend for m in target.members} if isinstance(target, PortfolioConfig) \
-        else {target.backend}
+    mine = {main.backend} if isinstance(main, SolverConfig) else {m.backend for m in main.members}
+    theirs = {target.backend} if isinstance(target, SolverConfig) \
+        else {m.backend for m in target.members}
     return None if theirs <= mine else target
 
 
@@ -96,7 +95,7 @@ class FloatRoute(SolverBase):
 
     statistics: RouteStatistics
 
-    def __init__(self, solver: SolverBase, float_config: SolverConfig | PortfolioConfig,
+    def __init__(self, solver: SolverBase, float_config: SolverConfig | PortfolioConfig | ChoiceConfig,
                  start: Callable[[], SolverBase]) -> None:
         """Route between ``solver`` (closed with this one) and ``start()``'s solver."""
         super().__init__()
