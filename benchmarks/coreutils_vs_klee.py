@@ -201,7 +201,8 @@ def run_label(tool: str, seed: int | None) -> str:
 
 
 def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: float,
-             klee: str, seed: int | None = None) -> tuple[dict[str, object], dict[str, object]]:
+             klee: str, seed: int | None = None, solver: str | None = None,
+             ) -> tuple[dict[str, object], dict[str, object]]:
     """Both engines on one tool at once, one core each: KLEE's row and symex's."""
     own = f"src/{SOURCES.get(tool, tool)}.c"
     bitcode = klee_bitcode(klee_tree, tool, work / "bitcode")
@@ -214,6 +215,8 @@ def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: 
     label = run_label(tool, seed)
     shutil.rmtree(results / f"symex-{label}", ignore_errors=True)
     options = SYMEX_OPTIONS if seed is None else (*SYMEX_OPTIONS, "--seed", str(seed))
+    if solver is not None:
+        options = (*options, "--solver", solver)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         klee_run = pool.submit(run_klee, klee, bitcode, results / f"klee-{label}", seconds, sandbox,
                                environment, seed)
@@ -275,6 +278,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, action="append",
                         help="seed of both engines' random searches; repeat to run each tool once "
                              "per seed (default: one run, each engine's own default seed)")
+    parser.add_argument("--solver", help="symex's solver configuration (default: symex's own), "
+                                         "e.g. 'choose(z3, bitwuzla)'; KLEE keeps z3")
     options = parser.parse_args()
     klee = os.environ.get("KLEE_BIN")
     if not klee:
@@ -300,7 +305,8 @@ def main() -> int:
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as measuring:
         pending: concurrent.futures.Future[dict[str, object]] | None = None
         for run in [*runs, None]:
-            ran = run_both(run[0], source, klee_tree, work, options.time, klee, run[1]) if run else None
+            ran = run_both(run[0], source, klee_tree, work, options.time, klee, run[1],
+                           options.solver) if run else None
             if pending is not None:
                 rows.append(pending.result())
                 print(json.dumps(rows[-1]), flush=True)

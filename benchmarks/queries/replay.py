@@ -42,7 +42,7 @@ from symex.expr import Array, Expr, bool_not
 from symex.expr.kquery import parse_kquery
 from symex.expr.smtlib import parse_smtlib
 from symex.expr.walk import arrays_in
-from symex.solvers import PortfolioConfig, Solver, create_solver, parse_config
+from symex.solvers import Solver, SolverConfig, create_solver, parse_config
 from symex.solvers.wire import QueryDecoder, QueryEncoder
 
 SAT, UNSAT, TIMEOUT = "sat", "unsat", "timeout"
@@ -196,6 +196,9 @@ def replay(queries: list[ReplayQuery], configs: list[str], cutoff: float,
         finally:
             solver.close()
         answers[config] = got
+        choices = getattr(solver.statistics, "answered", None)
+        if choices is not None:
+            print(f"  {config}: answered {choices}, {solver.statistics.as_dict()}", file=sys.stderr)
         stopped = "" if len(got) == len(queries) else f" (budget spent after {len(got)} queries)"
         print(f"  {config}: done{stopped}", file=sys.stderr)
     return answers
@@ -229,7 +232,7 @@ def table(corpus: str, n: int, answers: dict[str, list[Answer]], cutoff: float) 
     the virtual-best bound over the single configs, and any real portfolio -- all over the
     queries every configuration replayed (the first ``common``)."""
     common = min((len(got) for got in answers.values()), default=0)
-    single = [c for c in answers if not isinstance(parse_config(c), PortfolioConfig)]
+    single = [c for c in answers if isinstance(parse_config(c), SolverConfig)]
     totals = {c: sum(a.seconds for a in got[:common]) for c, got in answers.items()}
     rows: list[tuple[str, int, float]] = [
         (c, sum(a.status != TIMEOUT for a in got[:common]), totals[c])

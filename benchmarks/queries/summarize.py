@@ -6,7 +6,9 @@ One table per CSV: a row per configuration, a column per corpus. A cell is the
 configuration's total time on the queries every configuration replayed (the first N of the
 corpus), divided by the base configuration's (the first in the CSV unless ``--base``). Also
 printed: a row for the virtual best of the single configurations, then for each real
-portfolio the share of the virtual best's speed-up over the fastest single configuration.
+portfolio (or choice) the share of the virtual best's speed-up over the fastest single
+configuration, and its PAR-2 score (seconds, a time-out counted twice the cut-off) against
+the virtual best's and the best single configuration's, per corpus and over all of them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv", type=Path)
     parser.add_argument("--base", help="the configuration the others are divided by")
+    parser.add_argument("--cutoff", type=float, default=10.0,
+                        help="the replay's cut-off in seconds (PAR-2 charges a time-out twice it)")
     args = parser.parse_args()
     seconds: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     configs: list[str] = []
@@ -39,9 +43,10 @@ def main() -> None:
                 configs.append(row["config"])
             if row["corpus"] not in corpora:
                 corpora.append(row["corpus"])
-            seconds[row["corpus"]][row["config"]].append(float(row["seconds"]))
+            charged = 2 * args.cutoff if row["status"] == "timeout" else float(row["seconds"])
+            seconds[row["corpus"]][row["config"]].append(charged)
     base = args.base or configs[0]
-    single = [c for c in configs if not c.startswith("portfolio")]
+    single = [c for c in configs if not c.startswith(("portfolio", "choose"))]
     header = ["configuration"] + [SHORT.get(c, c) for c in corpora]
     print("| " + " | ".join(header) + " |")
     print("|" + " --- |" * len(header))
@@ -78,6 +83,21 @@ def main() -> None:
             bound = best_single[corpus] / virtual[corpus]
             print(f"| {SHORT.get(corpus, corpus)} | {real:.2f}x | {bound:.2f}x | "
                   f"{real / bound:.0%} |")
+        print()
+        print(f"`{config}`, PAR-2 (seconds) against the virtual best and the best single "
+              "configuration:")
+        print()
+        print("| corpus | best single | virtual best | this | this / virtual best | "
+              "this / best single |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        sums = [0.0, 0.0, 0.0]
+        for corpus in corpora:
+            row = (best_single[corpus], virtual[corpus], totals[corpus][config])
+            sums = [a + b for a, b in zip(sums, row)]
+            print(f"| {SHORT.get(corpus, corpus)} | {row[0]:.2f} | {row[1]:.2f} | {row[2]:.2f} | "
+                  f"{row[2] / row[1]:.2f}x | {row[2] / row[0]:.2f}x |")
+        print(f"| all corpora | {sums[0]:.2f} | {sums[1]:.2f} | {sums[2]:.2f} | "
+              f"{sums[2] / sums[1]:.2f}x | {sums[2] / sums[0]:.2f}x |")
 
 
 if __name__ == "__main__":
