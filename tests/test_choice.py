@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import re
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -16,6 +18,7 @@ from symex.errors import ConfigError, SolverError
 from symex.solvers import create_solver
 from symex.solvers.choice import ChoosingSolver
 from symex.expr.walk import arrays_in
+from symex.output.runstats import read_run_stats
 from symex.solvers.config import ChoiceConfig, SessionKind, SolverConfig, parse_config
 from symex.solvers.float_route import route_floats_to
 from test_portfolio import TABLE, holds, table_lookup_query
@@ -115,3 +118,23 @@ def test_a_member_that_fails_hands_the_query_on() -> None:
         assert stats.answered == {"z3:nested-write:pushpop": 0, "z3:hybrid:pushpop": 1}
     finally:
         solver.close()
+
+
+def test_a_run_says_which_member_answered(tmp_path: Path) -> None:
+    # get_sign's two core queries (the chain answers the rest): the run's summary and its
+    # run.stats counters tell which backend they went to
+    program = Path(__file__).resolve().parents[1] / "examples" / "get_sign.c"
+    proc = subprocess.run([sys.executable, "-m", "symex.cli", "run", "--solver",
+                           "choose(z3, bitwuzla)", str(program)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "symex: explored 3 paths: 3 completed, 0 errors, 0 partial" in proc.stdout
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("symex: solver choice:"))
+    counts = {name: int(n) for name, n in re.findall(r"(\w+):hybrid:pushpop (\d+)", line)}
+    assert set(counts) == {"z3", "bitwuzla"}
+    stats = read_run_stats(tmp_path / "symex-out-0" / "run.stats")
+    layers = stats.solver_layers
+    assert counts == {name: layers[f"core.answered[{name}:hybrid:pushpop]"]
+                      for name in ("z3", "bitwuzla")}
+    assert sum(counts.values()) == layers["core_queries"] > 0
+    assert layers["core.probes"] >= 1

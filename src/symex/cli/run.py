@@ -236,6 +236,16 @@ def _print_summary(result: Result, directory: str, *, quiet: bool = False) -> No
     write(f"symex: {counted(s.instructions, 'instruction')} in {s.time:.2f} s; "
           f"{counted(s.solver_queries, 'solver query', 'solver queries')} "
           f"({s.solver_time:.2f} s){routed}\n")
+    answered = {key[len("core.answered["):-1]: int(value) for key, value in s.solver_layers.items()
+                if key.startswith("core.answered[")}
+    if answered:
+        # a choose(...) solver: which member the run's queries went to, most first
+        shares = ", ".join(f"{name} {count}" for name, count in
+                           sorted(answered.items(), key=lambda item: -item[1]))
+        probes = int(s.solver_layers.get("core.probes", 0))
+        switches = int(s.solver_layers.get("core.switches", 0))
+        write(f"symex: solver choice: answers by {shares} ({counted(probes, 'probe')}, "
+              f"{counted(switches, 'switch', 'switches')})\n")
     # (a run a limit stopped at once, --max-time 0, made nothing symbolic yet either)
     if p.total == 1 and p.completed + p.errors == 1 and result.halted is None and \
             not any(test.objects for test in result.tests):

@@ -56,6 +56,10 @@ CHAIN_LAYERS: tuple[str, ...] = ("trivial", "independence", "cache", "cex")
 """Every layer name, in the order the chain applies them."""
 
 
+#: the counters of :class:`SolverStatistics` itself
+_EVERY_SOLVER_COUNTS = frozenset(SolverStatistics().as_dict())
+
+
 @attrs.define
 class ChainStatistics(SolverStatistics):
     """:class:`SolverStatistics` of the whole chain (``queries``: satisfiability and model
@@ -69,10 +73,14 @@ class ChainStatistics(SolverStatistics):
     """Counters per enabled layer, keyed by layer name."""
     route: RouteStatistics | None = None
     """The core solvers' counters where the core routes float queries to a second solver."""
+    core: SolverStatistics | None = None
+    """The core solver's own counters where it routes nothing (a session's resets, a
+    choice's answers per member)."""
 
     def as_dict(self) -> dict[str, float]:
         """The counters as a flat mapping (layer counters as ``LAYER_hits``/``LAYER_time``;
-        a float route's as ``route[solver|floats].COUNTER``)."""
+        a float route's as ``route[solver|floats].COUNTER``, the core solver's own as
+        ``core.COUNTER``)."""
         counters = super().as_dict()
         counters["core_queries"] = self.core_queries
         counters["core_time"] = self.core_time
@@ -82,6 +90,10 @@ class ChainStatistics(SolverStatistics):
         if self.route is not None:
             counters.update((k, v) for k, v in self.route.as_dict().items()
                             if k.startswith("route["))
+        if self.core is not None:
+            # the counters every solver has are the chain's core_* already
+            counters.update((f"core.{k}", v) for k, v in self.core.as_dict().items()
+                            if k not in _EVERY_SOLVER_COUNTS)
         return counters
 
 
@@ -129,6 +141,8 @@ class ChainSolver(SolverBase):
         self.statistics = ChainStatistics()
         if isinstance(inner.statistics, RouteStatistics):
             self.statistics.route = inner.statistics
+        else:
+            self.statistics.core = inner.statistics
         makers: dict[str, Callable[[Layer], Layer]] = {
             "trivial": TrivialLayer,
             "independence": IndependenceLayer,

@@ -125,7 +125,7 @@ class ChoiceStatistics(SolverStatistics):
     """Times another member took the lead."""
     probes: int = 0
     """Probes of a member that did not lead."""
-    probe_time: float = 0.0
+    probe_seconds: float = 0.0
     """Seconds spent on the probed members' answers (which are not used)."""
     fallbacks: int = 0
     """Times a query was passed on to another member after one answered unknown."""
@@ -139,7 +139,7 @@ class ChoiceStatistics(SolverStatistics):
         counters = super().as_dict()
         counters["switches"] = self.switches
         counters["probes"] = self.probes
-        counters["probe_time"] = self.probe_time
+        counters["probe_seconds"] = self.probe_seconds
         counters["fallbacks"] = self.fallbacks
         counters["cut"] = self.cut
         for name, count in self.answered.items():
@@ -178,7 +178,7 @@ class ChoosingSolver(SolverBase):
         self._asked = 0
         self._probing: _Member | None = None
         self._probe_asked = 0
-        self._probe_seconds = [0.0, 0.0, 0.0, 0.0]
+        self._probe_sums = [0.0, 0.0, 0.0, 0.0]
         """The leader's and the probed member's seconds on the probe's counted queries, then
         on all its queries (the first, where the probed session catches up, included)."""
         self._running: _Member | None = None
@@ -260,7 +260,7 @@ class ChoosingSolver(SolverBase):
         for member in self._members:
             if member is not self._leader and self._asked > member.next_probe:
                 self._probing, self._probe_asked = member, 0
-                self._probe_seconds = [0.0, 0.0, 0.0, 0.0]
+                self._probe_sums = [0.0, 0.0, 0.0, 0.0]
                 self.statistics.probes += 1
                 return member
         return None
@@ -270,7 +270,7 @@ class ChoosingSolver(SolverBase):
         """Time ``member`` on the query the leader answered in ``lead_seconds``; at the
         probe's end, give it the lead or schedule its next probe."""
         self._probe_asked += 1
-        sums = self._probe_seconds
+        sums = self._probe_sums
         if not asked_already:
             # a member this much slower than the leader on one query will not take the lead;
             # waiting for its answer would only make the probe cost what racing costs
@@ -283,7 +283,7 @@ class ChoosingSolver(SolverBase):
                 _, seconds = self._timed(member, question, limit)
             except SolverUnknown:
                 seconds, lost = limit, True
-            self.statistics.probe_time += time.perf_counter() - started
+            self.statistics.probe_seconds += time.perf_counter() - started
             sums[2] += lead_seconds
             sums[3] += seconds
             if self._probe_asked > 1 or lost:
