@@ -87,3 +87,6 @@ def test_every_check_answered_fresh_explores_the_same_paths_with_right_inputs(
     # every pattern of rises and falls that some all-interval series of 6 follows
     series = [s for s in itertools.permutations(range(n)) if _all_interval(list(s))]
     assert patterns == {tuple(b > a for a, b in zip(s, s[1:])) for s in series}
+    # the run's counters say how many checks went to a fresh solver (run.stats has them)
+    fresh = result.statistics.solver_layers["route[solver].fresh_checks"]
+    assert (fresh > 0) if budget == "1" else (fresh == 0), result.statistics.solver_layers

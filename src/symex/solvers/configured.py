@@ -110,12 +110,16 @@ class SessionStatistics(SolverStatistics):
     cache_hits: int = 0
     """Expressions whose solver terms were reused instead of translated again: translation
     cache hits, plus (incremental sessions) constraints already asserted in the context."""
+    fresh_checks: int = 0
+    """Checks a backend's incremental solver gave up on and a fresh one answered (z3's
+    ``FRESH_AFTER_WORK``; other backends make none)."""
 
     def as_dict(self) -> dict[str, float]:
         """The counters as a plain mapping, e.g. for a JSON run summary."""
         counters = super().as_dict()
         counters["resets"] = self.resets
         counters["cache_hits"] = self.cache_hits
+        counters["fresh_checks"] = self.fresh_checks
         return counters
 
 
@@ -195,6 +199,7 @@ class SessionSolver(SolverBase):
         stats = self.statistics
         stats.queries += 1
         resets, hits = session.resets, session.cache_hits
+        fresh = getattr(session.backend, "fresh_checks", 0)
         started = time.perf_counter()
         limit = self.time_left(self.timeout)
         try:
@@ -227,6 +232,7 @@ class SessionSolver(SolverBase):
             stats.time += time.perf_counter() - started
             stats.resets += session.resets - resets
             stats.cache_hits += session.cache_hits - hits
+            stats.fresh_checks += getattr(session.backend, "fresh_checks", 0) - fresh
         result = answer.result
         if result is CheckResult.SAT:
             stats.sat += 1
