@@ -42,7 +42,7 @@ from symex.expr import Array, Expr, bool_not
 from symex.expr.kquery import parse_kquery
 from symex.expr.smtlib import parse_smtlib
 from symex.expr.walk import arrays_in
-from symex.solvers import Solver, SolverConfig, create_solver, parse_config
+from symex.solvers import ChoiceConfig, Solver, SolverConfig, create_solver, parse_config
 from symex.solvers.wire import QueryDecoder, QueryEncoder
 
 SAT, UNSAT, TIMEOUT = "sat", "unsat", "timeout"
@@ -196,9 +196,8 @@ def replay(queries: list[ReplayQuery], configs: list[str], cutoff: float,
         finally:
             solver.close()
         answers[config] = got
-        choices = getattr(solver.statistics, "answered", None)
-        if choices is not None:
-            print(f"  {config}: answered {choices}, {solver.statistics.as_dict()}", file=sys.stderr)
+        if isinstance(parse_config(config), ChoiceConfig):
+            print(f"  {config}: {solver.statistics.as_dict()}", file=sys.stderr)
         stopped = "" if len(got) == len(queries) else f" (budget spent after {len(got)} queries)"
         print(f"  {config}: done{stopped}", file=sys.stderr)
     return answers

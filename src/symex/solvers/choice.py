@@ -99,10 +99,12 @@ _T = TypeVar("_T")
 class _Member:
     """One configuration, its solver and when it is probed next."""
 
-    __slots__ = ("config", "solver", "interval", "next_probe", "answered", "typical", "tail")
+    __slots__ = ("config", "name", "solver", "next_probe", "answered", "typical", "tail")
 
     def __init__(self, config: SolverConfig, solver: SessionSolver) -> None:
         self.config = config
+        self.name = str(config)
+        """The configuration string, the member's key in :class:`ChoiceStatistics`."""
         self.solver = solver
         self.answered = 0
         """Queries whose answer this member gave."""
@@ -112,7 +114,6 @@ class _Member:
         self.tail = TAIL_FACTOR
         """Its soft limit over its typical time: quartered each time a cut did not pay (the
         others took longer than it had already spent), halved back when one did."""
-        self.interval = FIRST_INTERVAL
         self.next_probe = 0
         """The query number from which this member is probed (again), while it does not lead."""
 
@@ -173,7 +174,7 @@ class ChoosingSolver(SolverBase):
         except BaseException:
             self.close()
             raise
-        self.statistics.answered = {str(m.config): 0 for m in self._members}
+        self.statistics.answered = {m.name: 0 for m in self._members}
         self._leader = self._members[0]
         self._asked = 0
         self._probing: _Member | None = None
@@ -244,7 +245,7 @@ class ChoosingSolver(SolverBase):
                 leader.typical += (math.log(max(lead_seconds, 1e-6)) - leader.typical) * (
                     1.0 / leader.answered if leader.answered < 1 / TYPICAL_WEIGHT
                     else TYPICAL_WEIGHT)
-            stats.answered[str(answered_by.config)] += 1
+            stats.answered[answered_by.name] += 1
             if answered_by is not leader:
                 answered_by.answered += 1
             stats.unsat += answer is None or answer is False
@@ -297,15 +298,14 @@ class ChoosingSolver(SolverBase):
         if sums[1] < sums[0] * SWITCH_RATIO:
             old, self._leader = self._leader, member
             self.statistics.switches += 1
-            old.interval = RECHECK_INTERVAL
             old.next_probe = self._asked + RECHECK_INTERVAL
         else:
             # as many queries as keep what this probe cost (catching up included) under
             # PROBE_SHARE of what the leader spends on them
             per_query = sums[2] / self._probe_asked
             wanted = sums[3] / (PROBE_SHARE * per_query) if per_query > 0 else FIRST_INTERVAL
-            member.interval = min(max(FIRST_INTERVAL, math.ceil(wanted)), LAST_INTERVAL)
-            member.next_probe = self._asked + member.interval
+            interval = min(max(FIRST_INTERVAL, math.ceil(wanted)), LAST_INTERVAL)
+            member.next_probe = self._asked + interval
 
     def _soft_limit(self, leader: _Member) -> float | None:
         """The leader's limit for one query: its tail factor (:data:`TAIL_FACTOR` at first)
