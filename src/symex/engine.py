@@ -28,8 +28,6 @@ from symex.memo.format import TREE_FILE
 from symex.memo.opening import check_identity, find_tree
 from symex.memo.store import TreeStore
 from symex.options import ExploreOptions, describe
-from symex.parallel import explore_in_parallel
-from symex.parallel.journal import JOURNAL_FILE, RunJournal
 from symex.results import Hooks, Result
 from symex.solvers.base import Solver
 
@@ -95,6 +93,9 @@ def run_exploration(program: Program, description: RunDescription, *,
         if externals:
             raise ConfigError("your own external functions run in this process only; run "
                               "without workers to use them")
+        # workers' machinery (pools, multiprocessing, the coordinator) is imported by the
+        # runs that have workers: 40 ms of every other run's start-up
+        from symex.parallel import explore_in_parallel  # noqa: PLC0415
         return explore_in_parallel(program, description, hooks=hooks, solver=solver)
     return explore_alone(program, description, hooks=hooks, solver=solver, searcher=searcher,
                          externals=externals)
@@ -113,6 +114,7 @@ def check_continuation(program: Program, description: RunDescription, *,
     inputs = description.inputs
     identity = tree_identity(program, inputs)
     if description.parallel_wanted:
+        from symex.parallel.journal import RunJournal  # noqa: PLC0415 (as explore_in_parallel)
         RunJournal.check(where, identity)
         if not extends_copy:
             return
@@ -132,6 +134,7 @@ def writing_into(description: RunDescription, directory: str | os.PathLike[str],
         description = attrs.evolve(description, tree=attrs.evolve(
             description.tree, record_tree=os.path.join(directory, TREE_FILE)))
     if description.parallel_wanted:
+        from symex.parallel.journal import JOURNAL_FILE  # noqa: PLC0415 (as explore_in_parallel)
         description = attrs.evolve(description, parallel=attrs.evolve(
             description.parallel, journal=os.path.join(directory, JOURNAL_FILE)))
     return description

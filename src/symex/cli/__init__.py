@@ -37,13 +37,17 @@ class CommandLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
+def _parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
+    """The parser of every command, or of ``only`` (importing one command's module, not all
+    seven: ``symex run`` does not pay for the service's or replay's imports at start-up)."""
     parser = CommandLineParser(prog="symex",
                                description="Symbolic execution of C programs via LLVM IR.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND",
                                      parser_class=CommandLineParser)
     modules = {}
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         module = importlib.import_module(f"symex.cli.{module_name}")
         module.add_parser(commands)
         modules[name] = module
@@ -57,7 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a build runs the compiler thousands of times: no other command is imported
         from symex.cli.cc import run_cc  # noqa: PLC0415
         return run_cc(arguments[1:])
-    parser, modules = _parser()
+    # a command named first is the only one whose module is imported; anything else (no
+    # command, --help, a typo) gets the parser of every command, to list or to refuse them
+    parser, modules = _parser(arguments[0] if arguments[:1] and arguments[0] in COMMANDS else None)
     options = parser.parse_args(arguments)
     if options.command == "run" and "--fuzz-target" in options.args:
         # a fuzz target takes no arguments: symex's options may follow it as they follow a

@@ -38,7 +38,6 @@ from symex.output.ktest import read_seeds
 from symex.output.progress import ProgressDisplay, ProgressMode
 from symex.output.rendering import counted, share, shown_objects
 from symex.output.run_writer import DeferredInterrupt, RunWriter, default_command_line
-from symex.parallel.journal import JOURNAL_FILE
 from symex.results import Result
 from symex.solvers.config import parse_config
 from symex.symargs import ArgvSpec
@@ -349,6 +348,8 @@ def _validate(options: argparse.Namespace) -> None:
                           "--replay-search are not available with --workers yet; run with one "
                           "worker to use them")
     if options.continue_with and not _parallel(options):
+        # imported here: the package of workers is not loaded by a run without them
+        from symex.parallel.journal import JOURNAL_FILE  # noqa: PLC0415
         where = Path(options.continue_with)
         if (where / JOURNAL_FILE).is_file() and not (where / TREE_FILE).is_file():
             raise ConfigError(f"{options.continue_with} is the output of a run with workers "

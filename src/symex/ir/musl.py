@@ -27,11 +27,8 @@ import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
-import urllib.request
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -148,6 +145,9 @@ def _cache_root() -> Path:
 
 def _download(target: Path) -> None:
     """Fetch Debian's tarball into ``target``, checked against its SHA-256."""
+    # urllib, tarfile and the thread pool are imported where used: every run imports this
+    # module, and only the first build on a machine needs them (25 ms of start-up)
+    import urllib.request  # noqa: PLC0415
     try:
         with urllib.request.urlopen(MUSL_URL, timeout=60) as response:  # noqa: S310 (https, fixed)
             data = response.read()
@@ -168,6 +168,7 @@ def _unpack(tarball: Path, into: Path) -> Path:
     tree = into / f"musl-{MUSL_VERSION}"
     if tree.is_dir():
         return tree
+    import tarfile  # noqa: PLC0415 (first build only, as urllib above)
     work = Path(tempfile.mkdtemp(prefix=".unpack.", dir=into))
     try:
         with tarfile.open(tarball) as archive:
@@ -395,6 +396,7 @@ def musl_ir_files(compiler: Compiler | None = None) -> list[Path]:
         sys.stderr.write(f"symex: building the C library (musl {MUSL_VERSION}) into LLVM IR, once "
                          f"for this machine: {len(missing)} files ...\n")
         sys.stderr.flush()
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (first build only)
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             failures = [(path, error) for (_, path, _), error in
                         zip(missing, pool.map(lambda item: _compile(compiler, tree, *item), missing))
