@@ -349,9 +349,16 @@ class Z3Backend(ModelReading):
 
     # -- solving ---------------------------------------------------------------------------
 
+    def _solver_for(self, logic: str) -> z3.Solver:
+        """z3's solver for ``logic`` in this context. Not ``z3.SolverFor``: it makes the
+        logic's name in z3's global context, creating that context (8 ms of start-up) in a
+        process that never uses it."""
+        symbol = z3.Z3_mk_string_symbol(self._ref, logic)
+        return z3.Solver(z3.Z3_mk_solver_for_logic(self._ref, symbol), self._ctx)
+
     def set_logic(self, logic: str) -> None:
         """Replace the (fresh) solver by z3's solver specialised for ``logic``."""
-        self._solver = z3.SolverFor(logic, ctx=self._ctx)
+        self._solver = self._solver_for(logic)
         self._logic = logic
         self._incremental = False
         self._model = None
@@ -387,7 +394,7 @@ class Z3Backend(ModelReading):
             spent_ms = (time.monotonic() - started) * 1000
             if ms is None or spent_ms < ms - 1:  # the work ran out, not the time
                 self.fresh_checks += 1
-                fresh = z3.SolverFor(self._logic or "QF_ABV", ctx=self._ctx)
+                fresh = self._solver_for(self._logic or "QF_ABV")
                 fresh.set("timeout", MAX_CHECK_MS if ms is None else max(1, int(ms - spent_ms)))
                 for term in (*solver.assertions(), *assumptions):  # assumptions held as facts
                     z3.Z3_solver_assert(self._ref, fresh.solver, term.as_ast())
