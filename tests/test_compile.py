@@ -210,3 +210,63 @@ def test_a_compiler_removed_after_it_was_found_is_not_used(tmp_path: Path,
     clang.unlink()
     again = find_compiler()
     assert again.command != (str(clang),)
+
+
+def _counting_compiler(tmp_path: Path, version: str) -> tuple[Path, Path]:
+    """A "clang" that says ``version`` and counts each time it is asked."""
+    asked = tmp_path / "asked"
+    clang = tmp_path / "bin" / "clang"
+    clang.parent.mkdir(exist_ok=True)
+    clang.write_text(f"#!/bin/sh\necho x >> {asked}\necho '{version}'\n")
+    clang.chmod(0o755)
+    return clang, asked
+
+
+def _found_in_new_process(clang: Path, cache: Path) -> str:
+    """find_compiler's version in a fresh process (as each `symex run` is)."""
+    import subprocess  # noqa: PLC0415
+    done = subprocess.run([sys.executable, "-c", "from symex.ir.compile import find_compiler; "
+                           "print(find_compiler().version)"], capture_output=True, text=True,
+                          env={**os.environ, "SYMEX_CC": str(clang), "SYMEX_CACHE_DIR": str(cache)},
+                          check=True, timeout=120)
+    return done.stdout.strip()
+
+
+def test_a_compilers_version_is_asked_once_until_it_changes(tmp_path: Path) -> None:
+    clang, asked = _counting_compiler(tmp_path, "clang version 99.1.0 (a test)")
+    cache = tmp_path / "cache"
+    assert _found_in_new_process(clang, cache) == "clang version 99.1.0 (a test)"
+    assert _found_in_new_process(clang, cache) == "clang version 99.1.0 (a test)"
+    assert len(asked.read_text().splitlines()) == 1
+    # an upgrade in place (a new file at the same path) is asked again
+    clang.write_text(clang.read_text().replace("99.1.0", "99.2.0") + "# upgraded\n")
+    assert _found_in_new_process(clang, cache) == "clang version 99.2.0 (a test)"
+    assert len(asked.read_text().splitlines()) == 2
+
+
+def _older_clang() -> str | None:
+    """A clang on PATH older than the LLVM llvmlite reads IR with, if there is one."""
+    from symex.ir.compile import clang_candidates  # noqa: PLC0415
+    for candidate in clang_candidates():
+        found = re.search(r"clang-(\d+)$", candidate)
+        if found and int(found.group(1)) < llvm.llvm_version_info[0]:
+            return candidate
+    return None
+
+
+def test_an_older_clangs_ir_is_read_through_its_bitcode(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    older = _older_clang()
+    if older is None:
+        pytest.skip(f"no clang-NN older than llvmlite's LLVM {llvm.llvm_version_info[0]} on PATH")
+    import symex  # noqa: PLC0415
+    # a weak function's address compared with null: clang-14 writes a constant icmp
+    # expression, which LLVM 19 and later no longer parse as text
+    source = _write(tmp_path, "weak.c", """
+        extern int maybe(void) __attribute__((weak));
+        int main(void) { return maybe != 0 ? maybe() : 7; }
+    """)
+    monkeypatch.setenv("SYMEX_CC", older)
+    monkeypatch.setenv("SYMEX_CACHE_DIR", str(tmp_path / "cache"))
+    result = symex.explore(symex.compile(source, libc="symex"))
+    assert [t.exit_code for t in result.tests] == [7]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -99,7 +100,61 @@ def shipped_headers_digest() -> str:
     return digest.hexdigest()
 
 
+#: the file in the IR cache that remembers compilers' versions (see _first_version_line)
+_VERSIONS_FILE = "compiler-versions.json"
+
+
 def _first_version_line(command: Sequence[str]) -> str | None:
+    """The first line of ``command --version``, None where it does not run.
+
+    Remembered in the IR cache by the executable's identity (its real path, size and
+    modification time; an upgrade changes them): every run needs the version for its cache
+    keys, even of a ``.bc`` program, and asking the compiler costs 30 ms of start-up."""
+    identity = _executable_identity(command)
+    versions = _remembered_versions() if identity is not None else {}
+    if identity is not None and identity in versions:
+        return versions[identity]
+    version = _ask_version(command)
+    if identity is not None and version is not None:
+        versions[identity] = version
+        _remember_versions(versions)
+    return version
+
+
+def _executable_identity(command: Sequence[str]) -> str | None:
+    found = shutil.which(command[0])
+    if found is None:
+        return None
+    real = os.path.realpath(found)
+    try:
+        status = os.stat(real)
+    except OSError:
+        return None
+    return "\0".join((real, str(status.st_size), str(status.st_mtime_ns), *command[1:]))
+
+
+def _remembered_versions() -> dict[str, str]:
+    try:
+        table = json.loads((default_cache_dir() / _VERSIONS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # none yet, or damaged: ask the compilers again
+    return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(table, dict) else {}
+
+
+def _remember_versions(versions: dict[str, str]) -> None:
+    directory = default_cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{_VERSIONS_FILE}.", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(versions, handle)
+        os.replace(name, directory / _VERSIONS_FILE)  # whole or not at all, as every cache file
+    except OSError:
+        pass  # an unwritable cache only means asking again next time
+
+
+def _ask_version(command: Sequence[str]) -> str | None:
     try:
         proc = subprocess.run(
             [*command, "--version"], capture_output=True, text=True, timeout=60, check=False
@@ -243,7 +298,7 @@ def _cache_key(source_path: Path, source_bytes: bytes, flags: Sequence[str], com
     digest = hashlib.sha256()
     # Each field is length-prefixed so that no two different inputs concatenate to the same bytes.
     fields: list[bytes] = [
-        b"symex-compile-c-v2",
+        b"symex-compile-c-v3",
         # The path ends up in debug info (file names in error reports), so it is part of the key.
         str(source_path).encode("utf-8", "surrogateescape"),
         source_bytes,
@@ -302,7 +357,11 @@ def compile_c(
     tmp_path = Path(tmp_name)
     depfile = tmp_path.with_suffix(".d")
     try:
-        command = [*compiler.command, *final_flags, str(source_path), "-o", str(tmp_path)]
+        older = _older_than_reader(compiler)
+        # an older clang's IR text may not parse in the newer LLVM that reads it: its bitcode
+        # does (LLVM upgrades bitcode), and becomes the cached text (_upgrade_to_text)
+        flags_used = [("-c" if f == "-S" else f) for f in final_flags] if older else final_flags
+        command = [*compiler.command, *flags_used, str(source_path), "-o", str(tmp_path)]
         try:
             proc = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
         except OSError as exc:
@@ -316,11 +375,39 @@ def compile_c(
         if tmp_path.stat().st_size == 0:
             raise CompileError(f"compiling {source_path} produced no output; compiler said:\n"
                                f"{_clean_stderr(proc.stderr)}")
+        if older:
+            _upgrade_to_text(tmp_path)
         return cache.store(tmp_path, list_headers([*compiler.command, *final_flags],
                                                   source_path, depfile))
     finally:
         tmp_path.unlink(missing_ok=True)
         depfile.unlink(missing_ok=True)
+
+
+_CLANG_MAJOR = re.compile(r"clang version (\d+)\.")
+
+
+def _older_than_reader(compiler: Compiler) -> bool:
+    """Whether ``compiler`` is a clang older than the LLVM symex reads IR with (llvmlite's).
+    LLVM reads older bitcode, not always older text: clang-14's constant ``icmp``
+    expressions, for one, are gone from LLVM 19's IR."""
+    found = _CLANG_MAJOR.search(compiler.version) if compiler.kind == "clang" else None
+    if found is None:
+        return False
+    import llvmlite.binding as llvm  # noqa: PLC0415 (a compile that runs the compiler only)
+    return int(found.group(1)) < llvm.llvm_version_info[0]
+
+
+def _upgrade_to_text(path: Path) -> None:
+    """Replace the bitcode at ``path`` by its IR text as this LLVM writes it."""
+    import llvmlite.binding as llvm  # noqa: PLC0415 (as in _older_than_reader)
+    try:
+        module = llvm.parse_bitcode(path.read_bytes())
+    except RuntimeError as exc:
+        raise CompileError(f"the compiler's bitcode does not load in LLVM "
+                           f"{'.'.join(map(str, llvm.llvm_version_info))}: {exc}; set "
+                           f"SYMEX_CC to a newer clang, or to zig") from None
+    path.write_text(str(module))
 
 
 _IDENT = re.compile(r"^!llvm\.ident = !\{([^}\n]*)\}", re.MULTILINE)
