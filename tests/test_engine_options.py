@@ -505,3 +505,32 @@ def test_max_sym_array_size_fixes_the_key_behind_a_hashed_offset(tmp_path: Path)
     assert replayed.statistics.memo.diverged_states == 0
     assert [t.objects for t in replayed.tests] == [t.objects for t in recorded.tests]
     assert replayed.statistics.solver_queries == 0
+
+
+# -- write_no_tests ------------------------------------------------------------------------
+
+def test_no_tests_are_made_and_errors_are_still_counted(tmp_path: Path) -> None:
+    # the same five paths as with tests (the assert fails for x == 150 alone, the division by
+    # zero for x == -10 alone), none of them yielding a test
+    program, _, _ = compile_source(tmp_path, "two_bugs.c", """
+        #include <assert.h>
+        #include <klee/klee.h>
+        int main(void) {
+          int x;
+          klee_make_symbolic(&x, sizeof x, "x");
+          if (x > 100) { assert(x != 150); return 1; }
+          if (x < -5) return 10 / (x + 10);
+          return 0;
+        }
+    """)
+    with_tests = symex.explore(program)
+    ended: list[symex.TestCase] = []
+    errors: list[object] = []
+    without = symex.explore(program, write_no_tests=True,
+                            hooks=Hooks(on_path_end=ended.append,
+                                        on_error=lambda error, test: errors.append(error)))
+    assert len(with_tests.tests) == 5
+    assert without.tests == () or list(without.tests) == []
+    assert ended == [] and errors == []
+    assert without.paths == with_tests.paths
+    assert sorted(e.kind.value for e in without.errors) == ["assert", "div"]

@@ -317,3 +317,18 @@ def test_a_full_disk_stops_the_run_with_one_line_and_whole_files(tmp_path: Path)
     # every test written is a whole .ktest (16 bytes of input each)
     data = (tmp_path / "ktests").read_bytes()
     assert data.count(b"KTEST") == written
+
+
+def test_write_no_tests_leaves_statistics_and_no_test_files(tmp_path: Path) -> None:
+    (tmp_path / "two_bugs.c").write_text(TWO_BUGS)
+    proc = symex("run", "--write-no-tests", "--output-dir", "out", "two_bugs.c", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "out"
+    names = {p.name for p in out.iterdir()}
+    assert not [n for n in names if n.startswith("test")], names
+    assert {"info", "run.stats", "coverage.info", "assembly.ll"} <= names
+    fields = info_fields(out)
+    assert (fields["explored paths"], fields["error paths"], fields["generated tests"]) == \
+        ("5", "2", "0")
+    # both errors, at their lines, are still in the summary
+    assert f"two_bugs.c:{ASSERT_LINE}" in proc.stdout and f"two_bugs.c:{DIV_LINE}" in proc.stdout

@@ -139,6 +139,8 @@ class PathOutput:
     """Error kinds whose first occurrence halts the run (empty: none)."""
     only_output_states_covering_new: bool = False
     track_test_coverage: bool = False
+    write_no_tests: bool = False
+    """No tests at all (KLEE's --write-no-tests): errors are counted, nothing is solved for."""
 
 
 @attrs.frozen
@@ -272,7 +274,8 @@ class RunDescription:
             output=PathOutput(o["emit_all_errors"],
                               frozenset(k.value for k in exit_kinds) if exit_kinds
                               else frozenset(),
-                              o["only_output_states_covering_new"], o["track_test_coverage"]),
+                              o["only_output_states_covering_new"], o["track_test_coverage"],
+                              bool(o["write_no_tests"])),
             tree=TreeOptions(_path(o["record_tree"]), _path(continue_with), restart_all_states,
                              stop_after_replay, o["hash_constants"]),
             parallel=Parallelism(workers, o["parallel_backend"], o["cluster"],

@@ -95,6 +95,7 @@ class Exploration:
         self.memory_cap = MemoryCap(limits.max_memory) if limits.max_memory else None
         self.exit_kinds = error_kinds_to_exit_on(output.exit_on_error)
         self.only_new = output.only_output_states_covering_new
+        self.no_tests = output.write_no_tests
         self.track_test_coverage = output.track_test_coverage
         self.progress_interval = description.progress_interval
         last = max([g.address for g in program.globals.values()]
@@ -628,9 +629,11 @@ class Exploration:
                 memo.leaf_written(state, None)
             return
         covers_new = state.claim_new_coverage()
-        if self.only_new and not covers_new and end.status is not PathStatus.ERROR:
+        if self.no_tests or (self.only_new and not covers_new and end.status is not PathStatus.ERROR):
             if memo is not None:
                 memo.leaf_written(state, None)
+            if self.no_tests and end.error is not None:
+                self._count_error(end.error, None)
             return
         objects: dict[str, bytes] = {}
         reason = end.reason
@@ -666,16 +669,21 @@ class Exploration:
                         covers_new=covers_new, threads=end.threads)
         self.tests.append(test)
         if end.error is not None:
-            self.errors.add(end.error)
-            if self.exit_kinds is not None and end.error.kind in self.exit_kinds \
-                    and self.stop_reason is None:
-                self.stop_reason = f"exit-on-error ({end.error.kind.value})"
-            if self.hooks.on_error is not None:
-                self.hooks.on_error(end.error, test)
+            self._count_error(end.error, test)
         # counted before the call: a test whose hook was interrupted is not delivered twice
         self.delivered += 1
         if self.hooks.on_path_end is not None:
             self.hooks.on_path_end(test)
+
+    def _count_error(self, error: ProgramError, test: TestCase | None) -> None:
+        """An error path: in the run's errors, halting it if asked, to the error hook with
+        its test (none under ``write_no_tests``: the hook is not called)."""
+        self.errors.add(error)
+        if self.exit_kinds is not None and error.kind in self.exit_kinds \
+                and self.stop_reason is None:
+            self.stop_reason = f"exit-on-error ({error.kind.value})"
+        if test is not None and self.hooks.on_error is not None:
+            self.hooks.on_error(error, test)
 
     def _deliver_pending(self) -> None:
         """After Ctrl-C: hand tests that were recorded but not yet announced to on_path_end."""

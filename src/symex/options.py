@@ -302,6 +302,14 @@ OPTIONS: tuple[Option, ...] = (
            "(``TestCase.covers_new``).",
            Flag(("--only-output-states-covering-new",), OUTPUT, "write tests only for paths "
                 "that covered new code (and errors)", action="store_true")),
+    Option("write_no_tests", False,
+           "Paths yield no tests: no inputs are solved for at a path's end, ``Result.tests`` "
+           "stays empty and ``symex run`` writes no ``.ktest`` or ``.err`` file; errors are "
+           "still counted and reported (``Result.errors``). For runs after coverage or "
+           "timing only, as KLEE's ``--write-no-tests``.",
+           Flag(("--write-no-tests",), OUTPUT, "write no tests and no .err files (errors are "
+                "still counted and listed in the summary; coverage and statistics as usual), "
+                "as KLEE's --write-no-tests", action="store_true")),
     Option("track_test_coverage", False, "Fill ``TestCase.covered_lines``."),
     Option("progress_interval", 2.0,
            "``hooks.on_progress`` gets a :class:`~symex.results.ProgressSnapshot` every so "
@@ -413,6 +421,7 @@ class ExploreOptions(TypedDict, total=False):
     emit_all_errors: bool
     exit_on_error: bool | str | Collection[str]
     only_output_states_covering_new: bool
+    write_no_tests: bool
     track_test_coverage: bool
     progress_interval: float
     record_tree: str | os.PathLike[str] | None
