@@ -401,13 +401,21 @@ def _older_than_reader(compiler: Compiler) -> bool:
 def _upgrade_to_text(path: Path) -> None:
     """Replace the bitcode at ``path`` by its IR text as this LLVM writes it."""
     import llvmlite.binding as llvm  # noqa: PLC0415 (as in _older_than_reader)
+    # in a context of its own: named struct types outlive their module in a context, and
+    # in the global one they would rename the program's own later (%struct.stat.13), so
+    # the IR a process links would depend on what it had compiled before
+    context = llvm.create_context()
     try:
-        module = llvm.parse_bitcode(path.read_bytes())
+        module = llvm.parse_bitcode(path.read_bytes(), context=context)
+        text = str(module)
+        module.close()
     except RuntimeError as exc:
         raise CompileError(f"the compiler's bitcode does not load in LLVM "
                            f"{'.'.join(map(str, llvm.llvm_version_info))}: {exc}; set "
                            f"SYMEX_CC to a newer clang, or to zig") from None
-    path.write_text(str(module))
+    finally:
+        context.close()
+    path.write_text(text)
 
 
 _IDENT = re.compile(r"^!llvm\.ident = !\{([^}\n]*)\}", re.MULTILINE)
