@@ -534,3 +534,44 @@ def test_no_tests_are_made_and_errors_are_still_counted(tmp_path: Path) -> None:
     assert ended == [] and errors == []
     assert without.paths == with_tests.paths
     assert sorted(e.kind.value for e in without.errors) == ["assert", "div"]
+
+
+THREE_SWITCHES = """
+#include <klee/klee.h>
+static int pick(unsigned char c) {
+  switch (c) {
+  case 'a': return 1;
+  case 'b': return 2;
+  case 'c': return 3;
+  case 'd': return 4;
+  default: return 0;
+  }
+}
+int main(void) {
+  unsigned char in[3];
+  klee_make_symbolic(in, sizeof in, "in");
+  return pick(in[0]) * 25 + pick(in[1]) * 5 + pick(in[2]);
+}
+"""
+
+
+def test_a_switchs_inputs_are_its_paths_tests(tmp_path: Path) -> None:
+    """Each option of a switch is checked with a query whose answer is inputs that take it:
+    those inputs are the path's test, so a path that ends after its switches asks nothing
+    more (ten thousand paths of switches ran twice as long when each solved again)."""
+    program, _, _ = compile_source(tmp_path, "switches.c", THREE_SWITCHES)
+    result = symex.explore(program)
+
+    def pick(byte: int) -> int:
+        return {ord("a"): 1, ord("b"): 2, ord("c"): 3, ord("d"): 4}.get(byte, 0)
+
+    # every test's inputs take the path it was written for, and every path is there
+    codes = []
+    for test in result.tests:
+        first, second, third = test.objects["in"]
+        assert test.exit_code == pick(first) * 25 + pick(second) * 5 + pick(third)
+        codes.append(test.exit_code)
+    assert sorted(codes) == list(range(125))
+    # the options' queries only: 5 at the first switch, 5 for each of 5 states at the second,
+    # of 25 at the third; none when a path ends
+    assert result.statistics.solver_layers["queries"] <= 5 + 25 + 125

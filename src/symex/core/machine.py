@@ -163,6 +163,11 @@ class Machine(Protocol):
         """Validity of a width-1 condition on the state's path (:meth:`Decisions.evaluate`)."""
         ...
 
+    def inputs_for(self, state: State, condition: E.Expr) -> Any:
+        """Inputs under which ``condition`` holds on the state's path: a model, NO_MODEL or
+        None when it cannot hold (:meth:`Decisions.inputs_for`)."""
+        ...
+
     def fail(self, state: State, kind: ErrorKind, message: str) -> NoReturn:
         """End the state with a program error (:meth:`Executor.fail`)."""
         ...

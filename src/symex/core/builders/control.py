@@ -31,7 +31,6 @@ from symex.ir.program import (
     Instruction,
     Opcode,
 )
-from symex.solvers.base import Validity
 
 # -- control flow -------------------------------------------------------------------------------
 
@@ -166,22 +165,27 @@ def _build_switch(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> A
             take(fn, outcomes, slot_of[edge.target])
             ex.jump(state, frame, edge, fcode)
             return
-        feasible = [(index, edge, hit) for index, (edge, hit) in enumerate(options)
-                    if ex.evaluate(state, hit) is not Validity.FALSE]
+        # each feasible option with inputs that take it: they become its state's model, so
+        # a path that ends after the switch needs no solving for its test
+        feasible = []
+        for index, (edge, hit) in enumerate(options):
+            inputs = ex.inputs_for(state, hit)
+            if inputs is not None:
+                feasible.append((index, edge, hit, inputs))
         if len(feasible) == 1:
-            _, edge, hit = feasible[0]
+            _, edge, hit, _ = feasible[0]
             take(fn, outcomes, slot_of[edge.target])
             ex.jump(state, frame, edge, fcode)
             return
         # fork every sibling before any of them takes its constraint; each state's decision
         # is the index of its option (case targets in order, then the default)
         states = [state] + [ex.fork(state) for _ in feasible[1:]]
-        for (index, _, hit), target_state in zip(feasible, states):
-            target_state.add_constraint(hit)
+        for (index, _, hit, inputs), target_state in zip(feasible, states):
+            target_state.add_constraint(hit, model=inputs)
             target_state.decide(index)
             target_state.depth += 1
         ex.record_fork(ForkKind.SWITCH, cond, states)
-        for (_, edge, _), target_state in zip(feasible, states):
+        for (_, edge, _, _), target_state in zip(feasible, states):
             take(fn, outcomes, slot_of[edge.target])
             ex.jump(target_state, target_state.frame, edge, fcode)
         raise Forked()
