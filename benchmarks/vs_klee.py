@@ -19,9 +19,10 @@ written** on both sides (every path's ``.ktest``, as both do by default), and **
 either side (``--write-no-tests`` on both). Each row is the median of ``--repeat`` paired runs
 (symex, KLEE, symex, KLEE, ...: both under the same load), with the median of the per-pair
 ratios and its spread (lowest to highest pair). ``per test`` is what writing a test adds: (the
-median with tests - the median without) / tests, on each side; ``ten_thousand`` is its
-yardstick (10,000 tests). ``us/instr`` and ``us/path`` divide the no-test time by the
-instructions and paths (where the libcs differ, ``strings``, they are not the same work).
+median with tests - the median without) / tests, on each side, where 2,000 tests or more
+make it larger than the noise; ``ten_thousand`` is its yardstick (10,000 tests).
+``us/instr`` and ``us/path`` divide the no-test time by the instructions and paths (where the
+libcs differ, ``strings``, they are not the same work).
 
 symex runs as a user's install runs it: its modules' bytecode is compiled first (pip does that
 at install; ``PYTHONDONTWRITEBYTECODE``, set on some machines, would otherwise make every run
@@ -219,9 +220,10 @@ def print_table(title: str, rows: dict[str, Row], klee: bool) -> None:
 
 
 def _per_test(tested: list[Run], untested: list[Run]) -> str:
-    """What writing a test adds, in us: the median difference over the tests written."""
+    """What writing a test adds, in us: the median difference over the tests written; "-"
+    below 2,000 tests, where the difference is within the runs' noise (it came out negative)."""
     count = tested[-1].tests
-    if not count:
+    if count < 2000:
         return "-"
     median = statistics.median
     return f"{(median(r.seconds for r in tested) - median(r.seconds for r in untested)) / count * 1e6:.0f}"

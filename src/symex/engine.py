@@ -25,8 +25,6 @@ from symex.errors import ConfigError
 from symex.exploration import explore_alone, tree_identity
 from symex.ir.program import Program
 from symex.memo.format import TREE_FILE
-from symex.memo.opening import check_identity, find_tree
-from symex.memo.store import TreeStore
 from symex.options import ExploreOptions, describe
 from symex.results import Hooks, Result
 from symex.solvers.base import Solver
@@ -118,6 +116,8 @@ def check_continuation(program: Program, description: RunDescription, *,
         RunJournal.check(where, identity)
         if not extends_copy:
             return
+    from symex.memo.opening import check_identity, find_tree  # noqa: PLC0415 (a replayed run's)
+    from symex.memo.store import TreeStore  # noqa: PLC0415 (as check_identity)
     store = TreeStore.open(find_tree(where), writable=False)
     try:
         check_identity(store, identity)

@@ -9,7 +9,7 @@ and its chain, the query log, the execution-tree recorder). :func:`symex.explore
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping, Sequence
 
 
@@ -30,15 +30,17 @@ from symex.env.world import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings, place_environment, pointer_array
 from symex.ir.program import SEGMENT_SHIFT, Function, Program
 from symex.ir.musl import LIBC_START
-from symex.memo.opening import TreeIdentity, describe_inputs, open_recorder
 from symex.memory_cap import MEMORY_CAP_REASON, MemoryCap, resident_mb
-from symex.memo.path_memo import PathMemo
 from symex.solvers.assembly import assemble_solver
 from symex.solvers.base import Solver
 from symex.solvers.chain import ChainStatistics
 from symex.results import (Coverage, Hooks, PathCounts, ProgressSnapshot,
                            Result, Statistics)
 from symex.symargs import ArgvSpec
+
+if TYPE_CHECKING:  # the memo package is imported by a run that records or replays a tree only
+    from symex.memo.opening import TreeIdentity
+    from symex.memo.path_memo import PathMemo
 
 #: instructions a state may run before the engine checks limits and asks the searcher again
 TIME_SLICE = 10_000
@@ -725,6 +727,7 @@ def tree_identity(program: Program, inputs: Inputs) -> TreeIdentity:
     """What an execution tree recorded by this run belongs to: the program and its inputs
     spec (entry, command line in KLEE's syntax, stdin, host files, environment, a fuzz
     target's longest input)."""
+    from symex.memo.opening import TreeIdentity, describe_inputs  # noqa: PLC0415 (see the imports)
     posix = inputs.posix
     return TreeIdentity.of(program.path, program.ir_text,
                            describe_inputs(inputs.entry, inputs.argv.words(), posix.stdin,
@@ -748,6 +751,7 @@ def explore_alone(program: Program, description: RunDescription, *,
     recorder = None
     try:
         if tree.used:
+            from symex.memo.opening import open_recorder  # noqa: PLC0415 (see the imports)
             recorder, memo_messages = open_recorder(
                 tree_identity(program, inputs),
                 record_tree=tree.record_tree, continue_with=tree.continue_with,

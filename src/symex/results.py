@@ -6,13 +6,16 @@ loop, parallel workers and their coordinator, the command line, the service) sha
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 
 from symex.core.outcome import ProgramError, TestCase
 from symex.core.shortfalls import Shortfall
 from symex.core.state import State
-from symex.memo.recorder import MemoStatistics
+
+if TYPE_CHECKING:  # a run that records no tree does not import the memo package
+    from symex.memo.recorder import MemoStatistics
 
 __all__ = ["Coverage", "Hooks", "ParallelStatistics", "PathCounts", "ProgressSnapshot", "Result",
            "Statistics", "StrategyRow", "WorkerRow"]

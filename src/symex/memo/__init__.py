@@ -11,10 +11,27 @@ resumed by later runs.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from symex.memo.format import TREE_FILE, NodeStatus
-from symex.memo.recorder import MemoStatistics, TreeRecorder
-from symex.memo.store import TreeFileError
-from symex.memo.tree import RecordedTree, RecordedNode
+
+if TYPE_CHECKING:
+    from symex.memo.recorder import MemoStatistics, TreeRecorder
+    from symex.memo.store import TreeFileError
+    from symex.memo.tree import RecordedNode, RecordedTree
 
 __all__ = ["RecordedTree", "MemoStatistics", "NodeStatus", "TREE_FILE", "TreeFileError",
            "RecordedNode", "TreeRecorder"]
+
+#: where each name lives, imported on first use: every run names the tree file (its
+#: options' help), few record one, and the rest costs 7 ms of a run's start
+_LAZY = {"MemoStatistics": "recorder", "TreeRecorder": "recorder", "TreeFileError": "store",
+         "RecordedTree": "tree", "RecordedNode": "tree"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -23,17 +23,19 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symex import __version__
 from symex.core.outcome import TestCase
 from symex.errors import SymexError
 from symex.env.fuzz_input import raw_input
 from symex.output.corpus import CorpusWriter
-from symex.output.sarif import Finding, write_sarif
 from symex.output.directory import OutputDirectory, RunSummary
 from symex.output.runstats import RunStatsWriter
 from symex.results import Hooks, ProgressSnapshot, Result
+
+if TYPE_CHECKING:  # a run writes SARIF when asked to (--sarif) only
+    from symex.output.sarif import Finding
 
 __all__ = ["DeferredInterrupt", "RunWriter"]
 
@@ -154,6 +156,7 @@ class RunWriter:
             if self.sarif is not None and test.error is not None and \
                     test.error.site not in self.sarif_sites:
                 self.sarif_sites.add(test.error.site)
+                from symex.output.sarif import Finding  # noqa: PLC0415 (see the imports)
                 self.findings.append(Finding(test.error, f"test{number:06d}.ktest",
                                              raw_input(test.objects)))
                 self._write_sarif()
@@ -246,6 +249,7 @@ class RunWriter:
 
     def _write_sarif(self) -> None:
         assert self.sarif is not None
+        from symex.output.sarif import write_sarif  # noqa: PLC0415 (see the imports)
         write_sarif(self.sarif, self.findings, self.sarif_root, version=__version__,
                     private=self.sarif_private)
 
