@@ -58,6 +58,29 @@ def test_a_read_at_a_symbolic_index_makes_every_question_take_every_constraint()
     assert groups.exact and groups.slice(read_elements(byte(A, 0))) is not None
 
 
+def test_a_rewrite_is_shared_by_the_paths_holding_the_same_constraints_on_its_bytes() -> None:
+    """A condition is rewritten under the equalities its bytes' constraints imply; paths
+    that hold the same group of constraints (forks, until one adds to it) share the rewrite,
+    and a path with another constraint on those bytes has its own."""
+    a0_is_5 = E.eq(byte(A, 0), E.const(5, 8))
+    b0_small = E.ult(byte(B, 0), E.const(3, 8))
+    parent = grown(a0_is_5)
+    condition = read_elements(E.ult(byte(A, 0), byte(A, 1)))
+    shared = parent.rewrites_of(condition)
+    assert shared is not None
+    # a fork that learns about other bytes keeps the group of a[0], and so the rewrites
+    sibling = parent.add(b0_small, read_elements(b0_small))
+    assert sibling.rewrites_of(condition) is shared
+    # a path with another constraint on a[0] rewrites afresh
+    a0_big = E.ugt(byte(A, 0), E.const(1, 8))
+    other = parent.add(a0_big, read_elements(a0_big))
+    assert other.rewrites_of(condition) is not None and other.rewrites_of(condition) is not shared
+    # a condition over two groups, or at a symbolic index, is not remembered
+    assert sibling.rewrites_of(read_elements(E.ult(byte(A, 0), byte(B, 0)))) is None
+    assert parent.rewrites_of(read_elements(
+        E.eq(E.read(E.UpdateList(A), E.zext(byte(B, 1), 32)), E.const(1, 8)))) is None
+
+
 INDEPENDENT = r"""
 #include <klee/klee.h>
 int main(void) {

@@ -76,11 +76,26 @@ class Decisions(Machine):
         if found is None:
             if len(done) >= SIMPLIFIED_LIMIT:
                 done.clear()  # a long loop over ever new conditions: keep memory bounded
-            if state.groups.independent_of(read_elements(condition)):
-                found = condition  # every equality's left side reads bytes a constraint reads
-            else:
-                found = substitute(condition, equalities)
-            done[condition] = found
+            found = done[condition] = self._rewrite(state, condition)
+        return found
+
+    def _rewrite(self, state: State, condition: E.Expr) -> E.Expr:
+        """``condition`` under the path's equalities. Paths meet the same few conditions
+        under ever other equalities (regexp: 49 conditions rewritten 102,177 times), but
+        the constraints on the bytes a condition reads are often the same: the rewrite is
+        remembered with them, for every path that holds them (``ConstraintGroups.rewrites_of``)."""
+        groups = state.groups
+        elements = read_elements(condition)
+        if groups.independent_of(elements):
+            return condition  # every equality's left side reads bytes a constraint reads
+        shared = groups.rewrites_of(elements)
+        if shared is None:
+            return substitute(condition, state.equalities)
+        found = shared.get(condition)
+        if found is None:
+            if len(shared) >= SIMPLIFIED_LIMIT:
+                shared.clear()
+            found = shared[condition] = substitute(condition, state.equalities)
         return found
 
     def solve(self, state: State, extra: tuple[E.Expr, ...]) -> dict[E.Array, bytes] | None:

@@ -38,12 +38,15 @@ class _Group:
     """Constraints that share bytes, transitively: ``(position on the path, constraint)``
     pairs in path order, and every element they read."""
 
-    __slots__ = ("entries", "elements", "_constraints")
+    __slots__ = ("entries", "elements", "_constraints", "rewrites")
 
     def __init__(self, entries: tuple[tuple[int, Expr], ...], elements: frozenset[Element]) -> None:
         self.entries = entries
         self.elements = elements
         self._constraints: tuple[Expr, ...] | None = None
+        #: conditions reading this group's bytes (and no other constraint's), rewritten
+        #: under the equalities its constraints imply (see ConstraintGroups.rewrites_of)
+        self.rewrites: dict[Expr, Expr] | None = None
 
     @property
     def constraints(self) -> tuple[Expr, ...]:
@@ -135,6 +138,32 @@ class ConstraintGroups:
             if element[1] is None or element in owner:
                 return False
         return True
+
+    def rewrites_of(self, elements: Sequence[Element]) -> dict[Expr, Expr] | None:
+        """Where a condition reading ``elements`` is remembered rewritten under the path's
+        equalities: the dictionary of the one group it reads, which every path holding that
+        group shares. An equality's left side is in the condition only if it reads none but
+        the condition's bytes, so its constraint is in that group: the group's constraints
+        decide the rewrite. None where that does not hold (several groups, a symbolic index,
+        constraints that read no byte, a partition not kept): rewrite afresh."""
+        if not self.exact or self.ground:
+            return None
+        owner = self.owner
+        found: _Group | None = None
+        for element in elements:
+            if element[1] is None:
+                return None
+            group = owner.get(element)
+            if group is not None and group is not found:
+                if found is not None:
+                    return None
+                found = group
+        if found is None:
+            return None
+        memo = found.rewrites
+        if memo is None:
+            memo = found.rewrites = {}
+        return memo
 
     def slice(self, elements: Sequence[Element]) -> Slice | None:
         """What a question reading ``elements`` needs (None when the partition is not exact,
