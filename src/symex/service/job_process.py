@@ -152,18 +152,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, SymexError) as exc:
         sys.stderr.write(f"symex: error: cannot read the job's order {words[0]}: {exc}\n")
         return 2
+    code = 130
     try:
         code = run_job(order)
-    except KeyboardInterrupt:
-        return 130  # a SIGINT on the way out (or in): what was written is whole
-    out_dir = Path(order.out_dir)
-    if (out_dir / "info").is_file():
-        try:
+        out_dir = Path(order.out_dir)
+        if (out_dir / "info").is_file():
             replay_crashes(out_dir, Path(order.program), order.flags, order.replay,
                            order.description.inputs.entry)
+    except KeyboardInterrupt:
+        # a SIGINT on the way in or out of the run (what was written is whole), or while
+        # replaying (the crashes stay without a verdict)
+        pass
+    return _deaf_to_interrupts(code)
+
+
+def _deaf_to_interrupts(code: int) -> int:
+    """``code``, once SIGINT is ignored: the job is over, and a scheduler asking again (one
+    SIGINT every few milliseconds on a loaded machine) must not turn its exit into a
+    traceback. A SIGINT while this sets it up is simply caught, and ignoring set up again."""
+    while True:
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            return code
         except KeyboardInterrupt:
-            pass  # cancelled while replaying: the crashes stay without a verdict
-    return code
+            continue
 
 
 if __name__ == "__main__":
