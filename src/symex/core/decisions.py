@@ -280,12 +280,7 @@ class Decisions(Machine):
         (possible, inputs not known: a replayed path) or None (impossible). The queries of
         :meth:`evaluate`, whose answers a caller that forks on several conditions (a switch)
         keeps as its states' models, instead of solving again for each path's test."""
-        condition = self.simplify(state, condition)
-        if condition.op is E.Op.CONST:
-            if not condition.value:
-                return None
-            return state.model if state.model is not None else NO_MODEL
-        return self.split(state, condition)[0]
+        return self.split(state, self.simplify(state, condition))[0]
 
     def get_value(self, state: State, value: E.Expr) -> int:
         """Some value of ``value`` on the state's path (from the state's model: no query)."""

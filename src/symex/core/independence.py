@@ -146,28 +146,19 @@ class ConstraintGroups:
         the condition's bytes, so its constraint is in that group: the group's constraints
         decide the rewrite. None where that does not hold (several groups, a symbolic index,
         constraints that read no byte, a partition not kept): rewrite afresh."""
-        if not self.exact or self.ground:
+        groups = self._groups_read(elements) if not self.ground else None
+        if groups is None or len(groups) != 1:
             return None
-        owner = self.owner
-        found: _Group | None = None
-        for element in elements:
-            if element[1] is None:
-                return None
-            group = owner.get(element)
-            if group is not None and group is not found:
-                if found is not None:
-                    return None
-                found = group
-        if found is None:
-            return None
+        found = groups[0]
         memo = found.rewrites
         if memo is None:
             memo = found.rewrites = {}
         return memo
 
-    def slice(self, elements: Sequence[Element]) -> Slice | None:
-        """What a question reading ``elements`` needs (None when the partition is not exact,
-        or ``elements`` hold a read at a symbolic index: then it needs every constraint)."""
+    def _groups_read(self, elements: Sequence[Element]) -> list[_Group] | None:
+        """The groups whose constraints read any of ``elements``, each once, in the order
+        the elements meet them; None when the partition is not exact or an element is a read
+        at a symbolic index (then every constraint is needed)."""
         if not self.exact:
             return None
         owner = self.owner
@@ -178,6 +169,14 @@ class ConstraintGroups:
             group = owner.get(element)
             if group is not None and not any(group is g for g in groups):
                 groups.append(group)
+        return groups
+
+    def slice(self, elements: Sequence[Element]) -> Slice | None:
+        """What a question reading ``elements`` needs (None when the partition is not exact,
+        or ``elements`` hold a read at a symbolic index: then it needs every constraint)."""
+        groups = self._groups_read(elements)
+        if groups is None:
+            return None
         if not groups:
             return Slice(tuple(c for _, c in self.ground), frozenset())
         if len(groups) == 1 and not self.ground:
