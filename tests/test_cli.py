@@ -259,3 +259,12 @@ def test_counts_agree_with_their_nouns() -> None:
     assert share(7, 8, "line") == "87.5% (7 of 8 lines)"
     assert share(1, 1, "line") == "100.0% (1 of 1 line)"
     assert share(0, 0, "branch") == "none to cover (0 branches)"
+
+
+def test_version_names_the_installed_release(tmp_path: Path) -> None:
+    """``symex --version`` answers as every command-line tool does: one line, status 0, the
+    release pip installed (its metadata, not a second copy of the number)."""
+    from importlib.metadata import version
+    proc = symex("--version", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"symex {version('symex')}"

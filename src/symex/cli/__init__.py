@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from symex import __version__
+
 __all__ = ["COMMANDS", "CommandLineParser", "main"]
 
 #: command name -> module (in symex.cli) implementing it, in the order ``--help`` lists them
@@ -42,6 +44,7 @@ def _parser(only: str | None = None) -> tuple[argparse.ArgumentParser, dict[str,
     seven: ``symex run`` does not pay for the service's or replay's imports at start-up)."""
     parser = CommandLineParser(prog="symex",
                                description="Symbolic execution of C programs via LLVM IR.")
+    parser.add_argument("--version", action="version", version=f"symex {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND",
                                      parser_class=CommandLineParser)
     modules = {}
