@@ -3,6 +3,7 @@ port, real tenants made with ``symex tenant add``, jobs run by real ``symex run`
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
 import io
 import json
@@ -177,6 +178,7 @@ def test_the_two_bug_program_end_to_end(service: Service) -> None:
         assert len([n for n in names if n.startswith("test-suite/test0")]) == 8
         metadata = suite.read("test-suite/metadata.xml").decode()
         assert "<programfile>two_bugs.c</programfile>" in metadata   # no server path
+        assert f"<programhash>{hashlib.sha256(TWO_BUGS.encode()).hexdigest()}</programhash>" in metadata
         assert "symex.db-files" not in "".join(
             archive.read(n).decode() for n in archive.namelist() if n.endswith(".err"))
         assert [j["id"] for j in client.get("/api/jobs").json()] == [job]

@@ -26,6 +26,7 @@ __all__ = [
     "COVER_BRANCHES",
     "NONDET_SIGNED",
     "TestCompWriter",
+    "metadata_xml",
     "nondet_inputs",
     "nondet_kind",
     "render_nondet",
@@ -104,6 +105,26 @@ def testcase_xml(values: Iterable[str], *, covers_error: bool = False) -> str:
     return f"{_XML_DECLARATION}{_TESTCASE_DOCTYPE}<testcase{attribute}>\n{inputs}</testcase>\n"
 
 
+def metadata_xml(program_file: str, program_hash: str, entry: str = "main",
+                 producer: str = "symex") -> str:
+    """A complete Test-Comp ``metadata.xml`` for the program ``program_file`` whose source's
+    SHA-256 is ``program_hash``, created now."""
+    from xml.sax.saxutils import escape  # noqa: PLC0415 (as in testcase_xml)
+    created = datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
+    fields = [
+        ("sourcecodelang", "C"),
+        ("producer", producer),
+        ("specification", COVER_BRANCHES),
+        ("programfile", program_file),
+        ("programhash", program_hash),
+        ("entryfunction", entry),
+        ("architecture", "64bit"),
+        ("creationtime", created),
+    ]
+    body = "".join(f"  <{tag}>{escape(value)}</{tag}>\n" for tag, value in fields)
+    return f"{_XML_DECLARATION}{_METADATA_DOCTYPE}<test-metadata>\n{body}</test-metadata>\n"
+
+
 def _write_atomically(path: Path, text: str) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -132,21 +153,8 @@ class TestCompWriter:
         except OSError as exc:
             raise SymexError(f"cannot write a Test-Comp suite for {program_source} into {directory}: "
                              f"{exc.strerror or exc} (check both paths)") from exc
-        created = datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
-        fields = [
-            ("sourcecodelang", "C"),
-            ("producer", producer),
-            ("specification", COVER_BRANCHES),
-            ("programfile", os.fspath(program_source)),
-            ("programhash", program_hash),
-            ("entryfunction", entry),
-            ("architecture", "64bit"),
-            ("creationtime", created),
-        ]
-        from xml.sax.saxutils import escape  # noqa: PLC0415 (as in testcase_xml)
-        body = "".join(f"  <{tag}>{escape(value)}</{tag}>\n" for tag, value in fields)
         _write_atomically(self.directory / "metadata.xml",
-                          f"{_XML_DECLARATION}{_METADATA_DOCTYPE}<test-metadata>\n{body}</test-metadata>\n")
+                          metadata_xml(os.fspath(program_source), program_hash, entry, producer))
 
     def add(self, test: TestCase) -> Path:
         """Write the next test as ``testNNNNNN.xml`` (numbered from 1) and return its path."""
