@@ -1142,3 +1142,32 @@ def test_the_scheduler_interrupts_a_job_it_stops_once(tmp_path: Path) -> None:
     finally:
         child.kill()
     assert counter.read_text() == "1"
+
+
+def test_a_job_is_seen_only_with_its_directory_made(tmp_path: Path) -> None:
+    """``add_job``'s preparation runs before the job can be read, from this connection or
+    another; a preparation that fails leaves no job, and the next one is filed as usual."""
+    from symex.service.jobs import JobSpec
+    from symex.service.store import JobStatus, ServiceStore
+    store = ServiceStore(tmp_path / "s.db")
+    other = ServiceStore(tmp_path / "s.db")  # a second connection: another process's view
+    who = store.tenant_of(store.add_tenant("t"))
+    assert who is not None
+    spec = JobSpec.parse("all-paths", 60, 1, "", "").as_json()
+    seen_while_preparing: list[object] = []
+
+    def prepare(job_id: int) -> None:
+        seen_while_preparing.append(other.jobs(status=JobStatus.QUEUED))
+        (tmp_path / f"job-{job_id}").mkdir()
+
+    made = store.add_job(who.id, "p.c", spec, prepare=prepare)
+    assert seen_while_preparing == [[]] and (tmp_path / f"job-{made}").is_dir()
+    assert [job.id for job in other.jobs(status=JobStatus.QUEUED)] == [made]
+
+    def fail(job_id: int) -> None:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        store.add_job(who.id, "q.c", spec, prepare=fail)
+    assert [job.id for job in store.jobs()] == [made]
+    assert store.add_job(who.id, "r.c", spec) > made

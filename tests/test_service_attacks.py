@@ -260,12 +260,14 @@ def test_a_job_that_cannot_start_fails_alone(tmp_path: Path) -> None:
                               "klee_make_symbolic(&x, sizeof x, \"x\"); if (x) {} } }\n",
                               "blocker.c", max_time="600")
             doomed = _submit(alice, TWO_BUGS, "doomed.c")
-            # the doomed job's directory goes away under it while it waits: starting it fails
+            # the doomed job's directory goes away under it while it waits: it fails at
+            # once (the directory is made before a job is seen), and only it
             where = next(_storage(service).glob(f"tenant-*/job-{doomed}"))
             subprocess.run(["rm", "-rf", str(where)], check=True)
             later = _submit(bob, TWO_BUGS, "later.c")
             alice.post(f"/api/jobs/{blocker}/cancel")
-            assert _wait(alice, doomed)["status"] == "failed"
+            failed = _wait(alice, doomed)
+            assert failed["status"] == "failed" and "upload is gone" in failed["reason"], failed
             assert _wait(bob, later)["status"] == "done"
     finally:
         service.stop()

@@ -40,7 +40,7 @@ from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, lates
 from symex.service.sandboxing import JobIsolation, default_job_memory_mb
 from symex.service.store import JobRecord, JobStatus, ServiceStore
 
-__all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir"]
+__all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_directory"]
 
 #: seconds between two rounds of the scheduler (a submitted job wakes it at once)
 POLL_SECONDS = 0.1
@@ -62,9 +62,6 @@ RUN_PID_FILE = "run.pid"
 #: seconds an upload may take to be written and checked; a queued job still without its
 #: upload after that has lost it, and fails
 FILING_SECONDS = 300.0
-#: seconds between a job's filing and its directory's making (at once, in the same request):
-#: a queued job without a directory after that has lost it
-DIRECTORY_SECONDS = 30.0
 #: present in a job's directory while its upload is written and checked: not to be started
 CHECKING_MARKER = ".checking"
 #: the job's crashes, as the API serves them (its last run's, filed when the run ends)
@@ -73,7 +70,12 @@ JOB_CRASHES_FILE = "crashes.json"
 
 def job_dir(storage: Path, job: JobRecord) -> Path:
     """Where a job's upload and results live: inside its tenant's directory."""
-    return storage / f"tenant-{job.tenant}" / f"job-{job.id}"
+    return job_directory(storage, job.tenant, job.id)
+
+
+def job_directory(storage: Path, tenant: int, job_id: int) -> Path:
+    """Where job ``job_id`` of tenant ``tenant`` lives (:func:`job_dir` of its record)."""
+    return storage / f"tenant-{tenant}" / f"job-{job_id}"
 
 
 class Scheduler:
@@ -228,8 +230,8 @@ class Scheduler:
                 break
             where = job_dir(self.storage, job)
             if not (where / job.program_name).is_file() or (where / CHECKING_MARKER).exists():
-                waited = time.time() - job.created
-                if waited > FILING_SECONDS or (waited > DIRECTORY_SECONDS and not where.is_dir()):
+                # the directory is made before the job can be seen (ServiceStore.add_job)
+                if time.time() - job.created > FILING_SECONDS or not where.is_dir():
                     self._fail(job, "it cannot start", FileNotFoundError(
                         "its upload is gone from its directory"))
                 continue  # submitted this instant: its upload is being written or checked

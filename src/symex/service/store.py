@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -287,14 +288,27 @@ class ServiceStore:
 
     # -- jobs --------------------------------------------------------------------------------
 
-    def add_job(self, tenant: int, program_name: str, spec: dict[str, Any]) -> int:
-        """A new queued job; its id."""
+    def add_job(self, tenant: int, program_name: str, spec: dict[str, Any],
+                prepare: Callable[[int], None] | None = None) -> int:
+        """A new queued job; its id. ``prepare(id)`` (making the job's directory) runs before
+        anyone else can see the job, in the same transaction: if it raises, there is no job;
+        so a queued job without its directory has lost it, and a scheduler need not wait to
+        be sure."""
         with self._lock:
-            cursor = self._db.execute(
-                "INSERT INTO job (tenant, status, program_name, spec, created) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (tenant, JobStatus.QUEUED.value, program_name, json.dumps(spec), time.time()))
-        return int(cursor.lastrowid or 0)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = self._db.execute(
+                    "INSERT INTO job (tenant, status, program_name, spec, created) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (tenant, JobStatus.QUEUED.value, program_name, json.dumps(spec), time.time()))
+                job_id = int(cursor.lastrowid or 0)
+                if prepare is not None:
+                    prepare(job_id)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        return job_id
 
     def job(self, job_id: int, tenant: int | None = None) -> JobRecord | None:
         """Job ``job_id`` (None when it does not exist or belongs to another tenant)."""

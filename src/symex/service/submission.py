@@ -20,7 +20,7 @@ from symex.output.ktest import KTest, KTestError
 from symex.service.jobs import (MAX_PROGRAM_BYTES, MAX_SEED_BYTES, MAX_SEEDS, SEEDS_DIRECTORY,
                                 JobSpec)
 from symex.service.sandboxing import CHECK_SECONDS, JobIsolation, job_diagnostics
-from symex.service.scheduler import CHECKING_MARKER, job_dir
+from symex.service.scheduler import CHECKING_MARKER, job_directory
 from symex.service.store import ServiceStore, Tenant
 
 __all__ = ["Refused", "check_compiles", "check_seed", "check_submission", "file_job"]
@@ -87,23 +87,23 @@ def file_job(store: ServiceStore, storage: Path, who: Tenant, name: str, data: b
     """Store an accepted job (its program and seeds in its directory) and leave it marked as
     being checked (the scheduler waits): its id and directory. :func:`check_compiles`, then
     removing the mark, make it runnable."""
-    job_id = store.add_job(who.id, name, spec.as_json())
-    job = store.job(job_id)
-    assert job is not None
-    where = job_dir(storage, job)
-    # a job id is new in this database, so a directory already there was left by another
-    # one (a database deleted, its files kept): its runs would be taken for this job's
-    shutil.rmtree(where, ignore_errors=True)
-    where.mkdir(parents=True)
-    # the scheduler leaves the job alone while it is checked; compiled where its run will
-    # compile it, its IR is cached for the run
-    (where / CHECKING_MARKER).touch()
-    (where / name).write_bytes(data)
-    if seeds:
-        (where / SEEDS_DIRECTORY).mkdir()
-        for i, seed in enumerate(seeds):
-            (where / SEEDS_DIRECTORY / f"seed{i:03d}.ktest").write_bytes(seed)
-    return job_id, where
+    def make_directory(job_id: int) -> None:
+        where = job_directory(storage, who.id, job_id)
+        # a job id is new in this database, so a directory already there was left by another
+        # one (a database deleted, its files kept): its runs would be taken for this job's
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
+        # the scheduler leaves the job alone while it is checked; compiled where its run will
+        # compile it, its IR is cached for the run
+        (where / CHECKING_MARKER).touch()
+        (where / name).write_bytes(data)
+        if seeds:
+            (where / SEEDS_DIRECTORY).mkdir()
+            for i, seed in enumerate(seeds):
+                (where / SEEDS_DIRECTORY / f"seed{i:03d}.ktest").write_bytes(seed)
+
+    job_id = store.add_job(who.id, name, spec.as_json(), prepare=make_directory)
+    return job_id, job_directory(storage, who.id, job_id)
 
 
 def check_compiles(store: ServiceStore, job_id: int, where: Path, name: str,
