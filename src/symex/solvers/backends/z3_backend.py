@@ -109,13 +109,7 @@ class Z3Backend(ModelReading):
         # The old context goes first: its memory counts against z3's cap, and past the cap
         # z3 makes no context at all, on which z3py's Context() crashes the process (seen
         # after memcached's queries over a 1 MB slab took z3 to its 6 GB)
-        self._solver: Any = None
-        self._model: Any = None
-        self._retained: list[Any] = []
-        self._lambdas: dict[Hashable, Any] = {}
-        self._sorts: dict[int, Any] = {}
-        self._fp_sorts: dict[int, Any] = {}
-        self._ctx: Any = None
+        self._release()
         held = z3.z3core.Z3_get_estimated_alloc_size() / 2**20
         if held > Z3_MEMORY_LIMIT_MB * 0.95:
             raise SolverError(f"z3 holds {held:.0f} MB, its cap is {Z3_MEMORY_LIMIT_MB} MB: "
@@ -456,9 +450,23 @@ class Z3Backend(ModelReading):
         self._new_context()
 
     def close(self) -> None:
-        """Drop the solver and model; the context goes with the backend."""
-        self._solver = z3.Solver(ctx=self._ctx)
+        """Drop every term and the context; the backend must not be used afterwards."""
+        self._release()
+
+    def _release(self) -> None:
+        """Drop every term, then the context. Deleted once its terms are freed, a context
+        goes in a tenth of a second; deleted with terms alive (their wrappers freed after it,
+        as a garbage cycle's members are, in any order) z3's ``~ast_manager`` took 8-37 s
+        over an interrupted nested-write query's 12,000 terms, stalling the thread that
+        happened to collect the garbage."""
+        self._solver = None
         self._model = None
+        self._retained: list[Any] = []
+        self._lambdas: dict[Hashable, Any] = {}
+        self._sorts: dict[int, Any] = {}
+        self._fp_sorts: dict[int, Any] = {}
+        self._array_sort = self._true = self._false = self._one1 = self._zero1 = None
+        self._ctx = None
 
 
 def _decode_array(model: Any, value: Any, size: int) -> bytes | None:
