@@ -19,6 +19,15 @@ read spelled out over its few writes, ending in the table read of the array's ow
 plain bit-vectors. So a read at a symbolic index of a constant array through at most
 :data:`FEW_WRITES` writes is an ``ite`` chain whatever the array's size (``few_writes=0``:
 off, for benchmarks/few_writes.py).
+
+A symbolic object the program wrote constants into (a table built on the stack, KLEE's PCRE
+query log: 150 constant writes over a symbolic array, read at an index computed from the
+input) is the fourth case: z3 took 2 to 3.6 s on such queries through the stores. A read at a
+symbolic index through at most :data:`FEW_WRITES` writes, each at a constant index, is the
+``ite`` chain over them ending in a ``select`` of the array itself (the 400 first PCRE queries:
+over 31 s for 294 of them -> 6.5 s for all 400 with z3; the other corpora unchanged within
+noise: docs/solver.md). Writes at symbolic indices keep the stores (histogram's buckets were
+slower spelled out). ``symbolic_few_writes=False`` turns this case off.
 """
 
 from __future__ import annotations
@@ -46,7 +55,7 @@ class HybridEncoding:
     """``ite`` for constant-initial arrays of at most ``small`` bytes, ``array-assert`` for
     the others."""
 
-    __slots__ = ("small", "few_writes", "_small_arrays", "_arrays")
+    __slots__ = ("small", "few_writes", "symbolic_few_writes", "_small_arrays", "_arrays")
 
     name: str = "hybrid"
     """The configuration name."""
@@ -54,13 +63,15 @@ class HybridEncoding:
     """Big arrays are solver arrays."""
 
     def __init__(self, small: int = SMALL_ARRAY_BYTES, uniform_arrays: bool = True,
-                 few_writes: int = FEW_WRITES) -> None:
+                 few_writes: int = FEW_WRITES, symbolic_few_writes: bool = True) -> None:
         """The encoding with ``small`` as the largest array spelled out byte by byte
         (``uniform_arrays``: as :class:`ArrayAssertEncoding`'s, for the big ones), and
         symbolic-index reads of the big constant ones through at most ``few_writes`` writes
-        spelled out too (0: never)."""
+        spelled out too (0: never), and of symbolic arrays through as many writes at
+        constant indices (``symbolic_few_writes``)."""
         self.small = small
         self.few_writes = few_writes
+        self.symbolic_few_writes = symbolic_few_writes
         self._small_arrays = IteEncoding()
         self._arrays = ArrayAssertEncoding(uniform_arrays=uniform_arrays)
 
@@ -79,6 +90,10 @@ class HybridEncoding:
                 and _has_few_writes(read, self.few_writes)):
             layout = cached_layout(handle)
             return ite_read(read, lower, builder, lambda index, j: table_read(layout, j, builder))
+        if (self.symbolic_few_writes and type(handle) is not ConstantArray
+                and read.args[0].op is not Op.CONST
+                and _has_few_writes(read, self.few_writes, constant_indices=True)):
+            return ite_read(read, lower, builder, lambda index, j: builder.select(handle, j))
         return self._arrays.read(read, handle, lower, builder, memo, setup)
 
     def model(self, array: Array, handle: Any, builder: Any) -> bytes:
@@ -88,8 +103,9 @@ class HybridEncoding:
         return self._arrays.model(array, handle, builder)
 
 
-def _has_few_writes(read: Expr, limit: int) -> bool:
-    """Whether the read's update list holds at least one and at most ``limit`` writes."""
+def _has_few_writes(read: Expr, limit: int, constant_indices: bool = False) -> bool:
+    """Whether the read's update list holds at least one and at most ``limit`` writes (and,
+    with ``constant_indices``, each at a constant index)."""
     updates = read.updates
     node = updates.head if updates is not None else None
     if node is None:
@@ -97,7 +113,7 @@ def _has_few_writes(read: Expr, limit: int) -> bool:
     count = 0
     while node is not None:
         count += 1
-        if count > limit:
+        if count > limit or (constant_indices and node.index.op is not Op.CONST):
             return False
         node = node.next
     return True

@@ -1,0 +1,66 @@
+"""Constant writes over a symbolic object read at a symbolic index: spelled out as an
+if-then-else ending in a select of the object (hybrid, as shipped) against the select
+through the stores (``HybridEncoding(symbolic_few_writes=False)``, as before).
+
+    python benchmarks/queries/symbolic_writes.py CORPUS... [--config z3] [--limit 400] \\
+        [--budget 30] [--cutoff 10]
+
+Each CORPUS is replayed by benchmarks/queries/replay.py twice, the two sides alternating
+corpus by corpus in this run: once with the encoding as it was, once as shipped. Prints
+each side's total over the queries both replayed and the ratio (before / shipped: above 1
+means the spelled-out reads are faster). Not a test: figures go to docs/solver.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "src"))
+sys.path.insert(0, str(HERE))
+
+import replay  # noqa: E402
+
+import symex.encodings as encodings  # noqa: E402
+from symex.encodings import HybridEncoding  # noqa: E402
+
+
+def replayed(corpus: str, options: argparse.Namespace, spelled_out: bool, out: Path) -> dict[str, float]:
+    """Seconds per query of one side on ``corpus``."""
+    encodings.ENCODINGS["hybrid"] = HybridEncoding(symbolic_few_writes=spelled_out)
+    replay.main([corpus, "--config", options.config, "--limit", str(options.limit),
+                 "--budget", str(options.budget), "--cutoff", str(options.cutoff), "--csv", str(out)])
+    with out.open() as handle:
+        return {row["query"]: float(row["seconds"]) for row in csv.DictReader(handle)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpora", nargs="+")
+    parser.add_argument("--config", default="z3")
+    parser.add_argument("--limit", type=int, default=400)
+    parser.add_argument("--budget", type=float, default=30.0)
+    parser.add_argument("--cutoff", type=float, default=10.0)
+    options = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for corpus in options.corpora:
+            before = replayed(corpus, options, False, Path(scratch) / "before.csv")
+            shipped = replayed(corpus, options, True, Path(scratch) / "shipped.csv")
+            both = before.keys() & shipped.keys()
+            old, new = sum(before[q] for q in both), sum(shipped[q] for q in both)
+            rows.append((Path(corpus).name, len(both), len(before), len(shipped), old, new))
+    print(f"\n{'corpus':32} {'both':>5} {'before':>7} {'shipped':>7} {'before s':>9} "
+          f"{'shipped s':>9} {'ratio':>6}")
+    for name, both_count, old_count, new_count, old, new in rows:
+        print(f"{name:32} {both_count:5} {old_count:7} {new_count:7} {old:9.2f} {new:9.2f} "
+              f"{old / new if new else float('nan'):6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
