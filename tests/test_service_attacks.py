@@ -386,3 +386,32 @@ def test_without_a_sandbox_c_is_refused_and_ir_runs(tmp_path: Path) -> None:
         service.stop()
     said = service.process.stdout.read().decode() if service.process.stdout else ""
     assert "no sandbox can be made here" in said, said
+
+
+def test_job_files_are_read_without_following_links(tmp_path: Path) -> None:
+    """A run directory's files are read one by one or many at once through one walk, and
+    neither way follows a link (a job's process could plant one to read the server's files)
+    nor reads a directory, a name outside the directory, or a file over the limit."""
+    from symex.service.job_files import JobRun, read_job_bytes
+
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"server's own")
+    run = tmp_path / "job" / "run-1"
+    run.mkdir(parents=True)
+    (run / "test000001.ktest").write_bytes(b"one")
+    (run / "test000002.ktest").symlink_to(secret)
+    (run / "test000003.ktest").mkdir()
+    (run / "big.bin").write_bytes(b"x" * 11)
+    (tmp_path / "job" / "run-2").symlink_to(run)   # a linked run directory: nothing read
+    names = ["test000001.ktest", "test000002.ktest", "test000003.ktest", "../../secret",
+             "missing.ktest"]
+    got = dict(JobRun(tmp_path / "job", "run-1").read_files(names))
+    assert got == {"test000001.ktest": b"one", "test000002.ktest": None,
+                   "test000003.ktest": None, "../../secret": None, "missing.ktest": None}
+    assert [read_job_bytes(tmp_path / "job", f"run-1/{n}") for n in names] == list(got.values())
+    assert dict(JobRun(tmp_path / "job", "run-2").read_files(["test000001.ktest"])) == \
+        {"test000001.ktest": None}
+    from symex.service.job_files import read_job_files
+    assert dict(read_job_files(tmp_path / "job", "run-1", ["big.bin"], limit=10)) == {"big.bin": None}
+    assert dict(read_job_files(tmp_path / "job", "run-1", ["big.bin"], limit=11)) == \
+        {"big.bin": b"x" * 11}

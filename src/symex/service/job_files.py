@@ -16,8 +16,8 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path, PurePosixPath
 
 import attrs
@@ -25,7 +25,7 @@ import attrs
 from symex.output.atomic_write import write_atomically
 
 __all__ = ["MAX_FILE_BYTES", "JobRun", "job_database", "job_runs", "list_job_entries",
-           "open_job_log", "read_job_bytes", "read_job_text"]
+           "open_job_log", "read_job_bytes", "read_job_files", "read_job_text"]
 
 #: the most the server reads of one job file (a test, a report, a coverage page)
 MAX_FILE_BYTES = 64 << 20
@@ -56,11 +56,22 @@ def _open_regular(where: Path, relative: str | os.PathLike[str]) -> int:
     """A descriptor of the regular file ``where/relative`` (OSError for anything else)."""
     names = _names(relative)
     with _directory(where, names[:-1]) as directory:
-        fd = os.open(names[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
+        return _open_regular_in(directory, names[-1])
+
+
+def _open_regular_in(directory: int, name: str) -> int:
+    """A descriptor of the regular file ``name`` in the directory open as ``directory``."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise OSError(f"{os.fspath(relative)} is not a regular file")
+        raise OSError(f"{name} is not a regular file")
     return fd
+
+
+def _read_limited(fd: int, limit: int) -> bytes | None:
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    return data if len(data) <= limit else None
 
 
 def read_job_bytes(where: Path, relative: str | os.PathLike[str],
@@ -71,9 +82,27 @@ def read_job_bytes(where: Path, relative: str | os.PathLike[str],
         fd = _open_regular(where, relative)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
-    return data if len(data) <= limit else None
+    return _read_limited(fd, limit)
+
+
+def read_job_files(where: Path, relative: str | os.PathLike[str], names: Iterable[str],
+                   limit: int = MAX_FILE_BYTES) -> Iterator[tuple[str, bytes | None]]:
+    """Each of the files ``names`` of the directory ``relative`` of job directory ``where``
+    with its contents, as :func:`read_job_bytes` reads them, the directory walked once (a
+    run's 7,000 tests: the walk per file was a quarter of zipping them)."""
+    with ExitStack() as stack:
+        try:
+            fd: int | None = stack.enter_context(_directory(where, _names(relative)))
+        except OSError:
+            fd = None
+        for name in names:
+            data = None
+            if fd is not None and "/" not in name and name not in ("", ".", ".."):
+                try:
+                    data = _read_limited(_open_regular_in(fd, name), limit)
+                except OSError:
+                    data = None
+            yield name, data
 
 
 def read_job_text(where: Path, relative: str | os.PathLike[str],
@@ -155,6 +184,10 @@ class JobRun:
     def read_text(self, file: str, limit: int = MAX_FILE_BYTES) -> str | None:
         """The run's file ``file`` as text."""
         return read_job_text(self.where, f"{self.name}/{file}", limit)
+
+    def read_files(self, files: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
+        """Each of the run's files ``files`` with its contents (None as :meth:`read_bytes`)."""
+        return read_job_files(self.where, self.name, files)
 
     def files(self) -> list[str]:
         """The names of the run's regular files, sorted."""

@@ -452,9 +452,9 @@ def test_suite_zip(run: JobRun, program_name: str) -> bytes:
         files = run.files()
         reached = {name for name in files if name.endswith(".reach_error.err")}
         count = 0
-        for name in (n for n in files if _KTEST_FILE.fullmatch(n)):
+        for name, data in run.read_files(n for n in files if _KTEST_FILE.fullmatch(n)):
             try:
-                objects = {o.name: o.data for o in KTest.from_bytes(run.read_bytes(name) or b"").objects}
+                objects = {o.name: o.data for o in KTest.from_bytes(data or b"").objects}
             except KTestError:
                 continue
             count += 1
@@ -469,15 +469,15 @@ def tests_zip(run: JobRun) -> bytes:
     their paths) as a zip file."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in run.files():
-            if _KTEST_FILE.fullmatch(name):
-                data = run.read_bytes(name)
-                if data is not None:
-                    archive.writestr(name, data)
-            elif _ERR_FILE.fullmatch(name):
-                text = run.read_text(name)
-                if text is not None:
-                    archive.writestr(name, without_job_paths(text, run.where))
+        wanted = (n for n in run.files() if _KTEST_FILE.fullmatch(n) or _ERR_FILE.fullmatch(n))
+        for name, data in run.read_files(wanted):
+            if data is None:
+                continue
+            if name.endswith(".err"):
+                text = data.decode("utf-8", "replace")   # as read_text reads it
+                archive.writestr(name, without_job_paths(text, run.where))
+            else:
+                archive.writestr(name, data)
     return buffer.getvalue()
 
 
