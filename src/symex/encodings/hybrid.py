@@ -86,14 +86,17 @@ class HybridEncoding:
         """The read as the encoding of its array's handle makes it."""
         if type(handle) is IteArray:
             return self._small_arrays.read(read, handle, lower, builder, memo, setup)
-        if (type(handle) is ConstantArray and read.args[0].op is not Op.CONST
-                and _has_few_writes(read, self.few_writes)):
-            layout = cached_layout(handle)
-            return ite_read(read, lower, builder, lambda index, j: table_read(layout, j, builder))
-        if (self.symbolic_few_writes and type(handle) is not ConstantArray
-                and read.args[0].op is not Op.CONST
-                and _has_few_writes(read, self.few_writes, constant_indices=True)):
-            return ite_read(read, lower, builder, lambda index, j: builder.select(handle, j))
+        if read.args[0].op is not Op.CONST:
+            # a symbolic index through few writes: spelled out, ending in the array's own byte
+            # (a constant array's table; a symbolic array's select, writes at constants only)
+            if type(handle) is ConstantArray:
+                if _has_few_writes(read, self.few_writes):
+                    layout = cached_layout(handle)
+                    return ite_read(read, lower, builder,
+                                    lambda index, j: table_read(layout, j, builder))
+            elif self.symbolic_few_writes and _has_few_writes(read, self.few_writes,
+                                                              constant_indices=True):
+                return ite_read(read, lower, builder, lambda index, j: builder.select(handle, j))
         return self._arrays.read(read, handle, lower, builder, memo, setup)
 
     def model(self, array: Array, handle: Any, builder: Any) -> bytes:
