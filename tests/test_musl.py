@@ -148,6 +148,21 @@ def test_the_allocators_other_entry_points(tmp_path: Path, libc: str) -> None:
     assert [(t.stdout, t.error) for t in result.tests] == [(b"0 1 1 7 1 1\n", None)]
 
 
+@pytest.mark.parametrize("libc", ["symex", "musl"])
+def test_klee_h_before_assert_h_compiles_and_asserts(tmp_path: Path, libc: str) -> None:
+    """KLEE's tutorial programs include <klee/klee.h> before <assert.h>: klee.h's declaration
+    of __assert_fail must be the C library's own (musl's line is an int, glibc's unsigned:
+    with musl such a program did not compile), and both asserts report a failure."""
+    source = tmp_path / "sorted.c"
+    source.write_text('#include "klee/klee.h"\n#include <assert.h>\n'
+                      'int main(void) { int a[2]; klee_make_symbolic(a, sizeof a, "a");\n'
+                      '  if (a[0] > 5) klee_assert(a[1] != 7);\n'
+                      '  assert(a[0] != 3);\n  return 0; }\n')
+    result = symex.explore(symex.compile(source, libc=libc))
+    failed = sorted((t.error.kind.value, t.error.location) for t in result.tests if t.error is not None)
+    assert failed == [("assert", (str(source), 4)), ("assert", (str(source), 5))]
+
+
 def test_statx_answers_from_the_model(tmp_path: Path) -> None:
     """statx, which programs configured against a newer musl call (gnulib's ls does), reports
     what stat does: here the size of an 8-byte symbolic file and that it is a regular file."""

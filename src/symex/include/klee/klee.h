@@ -66,9 +66,18 @@ void klee_prefer_cex(void *object, uintptr_t condition);
 #ifdef __cplusplus
 #include <assert.h>
 #else
-/* Same prototype as glibc's <assert.h>, which klee_assert relies on without including it. */
+/* The C library's own prototype, which klee_assert relies on without including <assert.h>
+   (that would define assert in the program): glibc's line is unsigned, musl's is int, and a
+   program including <assert.h> after this header must see the same declaration again.
+   <features.h> (both libraries have it) says which: only glibc defines __GLIBC__. */
+#include <features.h>
+#ifdef __GLIBC__
 extern void __assert_fail(const char *__assertion, const char *__file, unsigned int __line,
                           const char *__function) __attribute__((__noreturn__));
+#else
+extern void __assert_fail(const char *__assertion, const char *__file, int __line,
+                          const char *__function) __attribute__((__noreturn__));
+#endif
 #endif
 
 #define klee_assert(expr)                                                                        \
