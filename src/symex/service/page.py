@@ -118,7 +118,8 @@ async function detail(job) {
   $("solver-share").textContent = last ? "paths " + (last.completed + last.errors + last.partial) +
     ", solver share " + Math.round(100 * last.solver_time / Math.max(last.elapsed, 1e-9)) + " %" : "";
   const crashes = await (await api("/api/jobs/" + job.id + "/crashes")).json();
-  const list = $("crashes"); list.textContent = crashes.length ? "" : "none (yet)";
+  const over = ["done", "failed", "cancelled"].includes(job.status);
+  const list = $("crashes"); list.textContent = crashes.length ? "" : over ? "none" : "none (yet)";
   for (const crash of crashes) {
     const box = document.createElement("div"); box.className = "crash";
     const title = document.createElement("b");
