@@ -13,6 +13,7 @@ import re
 
 import attrs
 
+from symex.encodings import ENCODINGS
 from symex.errors import ConfigError
 
 __all__ = [
@@ -34,8 +35,8 @@ DEFAULT_ASSUMPTION_THRESHOLD = 50
 #: (measured on benchmarks/queries: see docs/solver.md).
 DEFAULT_STAGGER = 0.005
 
-#: The encodings a configuration may name (see :mod:`symex.encodings`).
-KNOWN_ENCODINGS: tuple[str, ...] = ("array-assert", "nested-write", "ite", "hybrid")
+#: The encodings a configuration may name: those :mod:`symex.encodings` defines.
+KNOWN_ENCODINGS: tuple[str, ...] = tuple(ENCODINGS)
 #: The encoding a configuration without one gets: ``hybrid`` (small memory objects as
 #: ``ite``, other arrays as ``array-assert``). Measured end to end with
 #: benchmarks/solver_default.py over the five corpus programs: z3 0.83x of array-assert's
@@ -48,7 +49,8 @@ GRAMMAR = (
     "BACKEND[:ENCODING[:SESSION]], portfolio(CONFIG, CONFIG, ...[, stagger=SECONDS]) or "
     "choose(CONFIG, CONFIG, ...), where BACKEND is one of "
     "z3, cvc5, bitwuzla, pysmt, pysmt-z3, pysmt-cvc5; ENCODING is one of "
-    "hybrid (default), array-assert, nested-write, ite; SESSION is none, pushpop (default), "
+    f"{', '.join([f'{DEFAULT_ENCODING} (default)', *(e for e in ENCODINGS if e != DEFAULT_ENCODING)])}; "
+    "SESSION is none, pushpop (default), "
     "assumptions or assumptions(N) with N >= 1 (default 50); "
     "e.g. 'z3', 'bitwuzla:ite', 'z3:array-assert:assumptions(50)', "
     "'portfolio(z3, z3:array-assert:pushpop)', 'portfolio(z3, bitwuzla, stagger=0)', "
