@@ -1048,7 +1048,8 @@ def test_a_job_stopped_past_its_time_limit_says_so(tmp_path: Path) -> None:
     from symex.cli import main as symex_main
     from symex.service.jobs import JobSpec
     from symex.service.scheduler import Scheduler, job_dir
-    from symex.service.store import JobStatus, ServiceStore
+    from symex.service.job_status import JobStatus
+    from symex.service.store import ServiceStore
     store = ServiceStore(tmp_path / "s.db")
     who = store.tenant_of(store.add_tenant("t"))
     assert who is not None
@@ -1148,7 +1149,8 @@ def test_a_job_is_seen_only_with_its_directory_made(tmp_path: Path) -> None:
     """``add_job``'s preparation runs before the job can be read, from this connection or
     another; a preparation that fails leaves no job, and the next one is filed as usual."""
     from symex.service.jobs import JobSpec
-    from symex.service.store import JobStatus, ServiceStore
+    from symex.service.job_status import JobStatus
+    from symex.service.store import ServiceStore
     store = ServiceStore(tmp_path / "s.db")
     other = ServiceStore(tmp_path / "s.db")  # a second connection: another process's view
     who = store.tenant_of(store.add_tenant("t"))

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import attrs
 
 from symex.errors import SymexError
+from symex.service.job_status import JobStatus
 
 __all__ = ["Client", "JobResults", "RemoteJob", "ServiceError"]
 
@@ -60,7 +61,7 @@ class RemoteJob:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             state = self.status()
-            if state["status"] in ("done", "failed", "cancelled"):
+            if JobStatus(state["status"]).final:
                 return state
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"job {self.id} is still {state['status']} after {timeout} s")

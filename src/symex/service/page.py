@@ -9,7 +9,14 @@ coverage (the HTML report, and the lcov text). Everything it shows comes from th
 
 from __future__ import annotations
 
+import json
+
+from symex.service.job_status import JobStatus
+
 __all__ = ["PAGE"]
+
+#: the statuses of a job that is over, as the page's script tests them
+_FINAL_STATUSES = json.dumps([status.value for status in JobStatus if status.final])
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>symex</title>
@@ -118,7 +125,7 @@ async function detail(job) {
   $("solver-share").textContent = last ? "paths " + (last.completed + last.errors + last.partial) +
     ", solver share " + Math.round(100 * last.solver_time / Math.max(last.elapsed, 1e-9)) + " %" : "";
   const crashes = await (await api("/api/jobs/" + job.id + "/crashes")).json();
-  const over = ["done", "failed", "cancelled"].includes(job.status);
+  const over = __FINAL_STATUSES__.includes(job.status);
   const list = $("crashes"); list.textContent = crashes.length ? "" : over ? "none" : "none (yet)";
   for (const crash of crashes) {
     const box = document.createElement("div"); box.className = "crash";
@@ -163,4 +170,4 @@ function plot(rows) {
 }
 setInterval(refresh, 1000); refresh();
 </script></body></html>
-"""
+""".replace("__FINAL_STATUSES__", _FINAL_STATUSES)

@@ -38,7 +38,8 @@ from symex.service.job_files import JobRun, job_runs, open_job_log, read_job_tex
 from symex.service.jobs import (SEEDS_DIRECTORY, JobSpec, Policy, crashes, latest_progress,
                                 job_order, without_job_paths)
 from symex.service.sandboxing import JobIsolation, default_job_memory_mb
-from symex.service.store import JobRecord, JobStatus, ServiceStore
+from symex.service.job_status import JobStatus
+from symex.service.store import JobRecord, ServiceStore
 
 __all__ = ["JOB_CRASHES_FILE", "POLL_SECONDS", "Scheduler", "job_dir", "job_directory"]
 

@@ -9,7 +9,6 @@ shared between threads through one connection guarded by a lock.
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
 import secrets
@@ -24,6 +23,7 @@ import attrs
 
 from symex.errors import ConfigError
 from symex.service import DEFAULT_MAX_INPUT_BYTES
+from symex.service.job_status import JobStatus
 from symex.service.jobs import JobSpec
 
 __all__ = ["MIGRATIONS", "JobRecord", "JobStatus", "ServiceStore", "Tenant", "hash_token"]
@@ -105,21 +105,6 @@ def hash_token(token: str) -> str:
     """The stored form of an API token. Tokens are 256 random bits, so a plain SHA-256
     suffices: there is nothing to guess that a slow hash would protect."""
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-class JobStatus(enum.Enum):
-    """Where a job is in its life."""
-
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
-    @property
-    def final(self) -> bool:
-        """Whether the job will not run again."""
-        return self in (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
 
 
 @attrs.frozen
