@@ -316,6 +316,18 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_munmap: case SYS_mprotect: case SYS_madvise: return 0;
 	/* a kernel without statx: musl's statx() then answers from fstatat, as symex wants */
 	case SYS_statx: return -ENOSYS;
+	/* posix_fadvise (cat and the digest tools advise sequential reads) is advice only; what
+	 * Linux checks: a closed descriptor is EBADF, a pipe ESPIPE, a negative length or an
+	 * unknown advice EINVAL */
+	case SYS_fadvise64: {
+		struct stat st;
+		long r = __symex_fstat(a, &st);
+		if (r < 0)
+			return r;
+		if (S_ISFIFO(st.st_mode))
+			return -ESPIPE;
+		return c < 0 || d < 0 || d > POSIX_FADV_NOREUSE ? -EINVAL : 0;
+	}
 	/* every page of the program is resident (gnulib's stack-overflow check asks) */
 	case SYS_mincore:
 		if (a & 4095)
