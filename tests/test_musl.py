@@ -329,3 +329,15 @@ def test_file_advice_is_answered_as_natively(tmp_path: Path) -> None:
                             timeout=60)
     assert test.stdout == native.stdout == b"0 0\n1\n1\n1 1\n"
     assert not result.shortfalls
+
+
+def test_access_with_flags_is_answered_as_natively(tmp_path: Path) -> None:
+    """faccessat with AT_EACCESS (``test -r``; musl asks faccessat2 first, which returned
+    ENOSYS and was counted as unmodelled): what the same program prints natively."""
+    source = ROOT / "programs" / "access_flags.c"
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
+                            timeout=60)
+    assert test.stdout == native.stdout == b"0 -1 1 -1 1\n"
+    assert not result.shortfalls

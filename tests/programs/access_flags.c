@@ -1,0 +1,16 @@
+/* faccessat with flags (test -r's euidaccess passes AT_EACCESS; musl asks the kernel's
+   faccessat2 first, which returned ENOSYS): an existing file is accessible, a missing one
+   ENOENT, an unknown flag EINVAL; the same output natively and under symex. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+  close(open("present", O_WRONLY | O_CREAT | O_TRUNC, 0600));
+  printf("%d ", faccessat(AT_FDCWD, "present", R_OK | W_OK, AT_EACCESS));
+  int r = faccessat(AT_FDCWD, "absent", R_OK, AT_EACCESS);
+  printf("%d %d ", r, errno == ENOENT);
+  r = faccessat(AT_FDCWD, "present", R_OK, 0x4000000);
+  printf("%d %d\n", r, errno == EINVAL);
+  return 0;
+}
