@@ -341,3 +341,17 @@ def test_access_with_flags_is_answered_as_natively(tmp_path: Path) -> None:
                             timeout=60)
     assert test.stdout == native.stdout == b"0 -1 1 -1 1\n"
     assert not result.shortfalls
+
+
+def test_copy_file_range_copies_between_files_as_natively(tmp_path: Path) -> None:
+    """copy_file_range (``cat``, ``cp``; it returned ENOSYS, so symex followed their
+    fallbacks where the native run copies): at the descriptors' offsets and at given ones, to
+    the input's end; EINVAL for a pipe or flags, EBADF for a closed descriptor: what the same
+    program prints natively."""
+    source = ROOT / "programs" / "copy_range.c"
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
+                            timeout=60)
+    assert test.stdout == native.stdout == b"3 5 3 4 10 4 5 3\n4 6789\n-1 1 -1 1 -1 1\n"
+    assert not result.shortfalls

@@ -124,6 +124,61 @@ static long fstatat_call(long dirfd, const char *path, struct stat *buf, long fl
 	return __symex_fstatat(dirfd, path, buf);
 }
 
+/* copy_file_range (cat and cp try it before read and write): between two regular files, the
+ * model's reads and writes, at the descriptors' offsets or at *off_in and *off_out (those
+ * descriptors' offsets then left where they were); anything else is EINVAL, as Linux answers
+ * for what is not a regular file, and the caller falls back to read and write itself */
+static long copy_range(long in, long long *off_in, long out, long long *off_out, size_t length,
+                       unsigned long flags)
+{
+	struct stat source, target;
+	long r = __symex_fstat(in, &source);
+	if (r < 0)
+		return r;
+	r = __symex_fstat(out, &target);
+	if (r < 0)
+		return r;
+	if (flags || !S_ISREG(source.st_mode) || !S_ISREG(target.st_mode))
+		return -EINVAL;
+	long in_was = off_in ? __symex_lseek(in, 0, SEEK_CUR) : 0;
+	long out_was = off_out ? __symex_lseek(out, 0, SEEK_CUR) : 0;
+	if (off_in)
+		__symex_lseek(in, *off_in, SEEK_SET);
+	if (off_out)
+		__symex_lseek(out, *off_out, SEEK_SET);
+	char buffer[4096];
+	long total = 0;
+	while (length > 0) {
+		long got = __symex_read(in, buffer, length < sizeof buffer ? length : sizeof buffer);
+		if (got <= 0) {
+			if (!total)
+				total = got;
+			break;
+		}
+		long put = __symex_write(out, buffer, got);
+		if (put <= 0) {
+			if (!total)
+				total = put;
+			break;
+		}
+		total += put;
+		length -= put;
+		if (put < got)
+			break;
+	}
+	if (off_in) {
+		__symex_lseek(in, in_was, SEEK_SET);
+		if (total > 0)
+			*off_in += total;
+	}
+	if (off_out) {
+		__symex_lseek(out, out_was, SEEK_SET);
+		if (total > 0)
+			*off_out += total;
+	}
+	return total;
+}
+
 /* statfs and fstatfs: every file of the model lies on one ext4 file system of 1 GiB, half
  * of it free (a path or descriptor the model has not: its stat error) */
 static long statfs_call(long stat_result, struct statfs *buf)
@@ -236,6 +291,8 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 {
 	switch (n) {
 	SYMEX_KERNEL_CASES /* the table's: read, write, open, stat, mkdir, chdir ... */
+	case SYS_copy_file_range:
+		return copy_range(a, (long long *)b, c, (long long *)d, e, f);
 	case SYS_readv: return vector_io(a, (const struct iovec *)b, c, 0);
 	case SYS_writev: return vector_io(a, (const struct iovec *)b, c, 1);
 	case SYS_newfstatat: return fstatat_call(a, (const char *)b, (struct stat *)c, d);
