@@ -355,3 +355,17 @@ def test_copy_file_range_copies_between_files_as_natively(tmp_path: Path) -> Non
                             timeout=60)
     assert test.stdout == native.stdout == b"3 5 3 4 10 4 5 3\n4 6789\n-1 1 -1 1 -1 1\n"
     assert not result.shortfalls
+
+
+def test_links_and_clock_resolutions_are_answered_as_natively(tmp_path: Path) -> None:
+    """readlink/readlinkat (musl's realpath reads each component with them: with ENOSYS,
+    ``realpath`` and ``readlink -f`` failed) and clock_getres: a file is no link, a missing
+    path ENOENT, realpath of a file its absolute name; what the program prints natively."""
+    source = ROOT / "programs" / "links_and_clocks.c"
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
+                            timeout=60)
+    assert test.stdout == native.stdout == (b"-1 1 -1 1 -1 1\n1 1 /file\n1\n"
+                                            b"0 0 1\n0 0 1\n0 0 4000000\n-1 7 7\n")
+    assert not result.shortfalls

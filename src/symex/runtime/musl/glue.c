@@ -179,6 +179,18 @@ static long copy_range(long in, long long *off_in, long out, long long *off_out,
 	return total;
 }
 
+/* readlink and readlinkat: the model has no symbolic links, so a path it has is EINVAL (not a
+ * link) and another ENOENT, as Linux answers; musl's realpath reads every component this way
+ * and takes EINVAL as "not a link" (ENOSYS made it fail) */
+static long readlink_call(long dirfd, const char *path, long size)
+{
+	struct stat st;
+	if (size <= 0)
+		return -EINVAL;
+	long r = __symex_fstatat(dirfd, path, &st);
+	return r < 0 ? r : -EINVAL;
+}
+
 /* statfs and fstatfs: every file of the model lies on one ext4 file system of 1 GiB, half
  * of it free (a path or descriptor the model has not: its stat error) */
 static long statfs_call(long stat_result, struct statfs *buf)
@@ -364,6 +376,19 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 		struct stat st;
 		return statfs_call(__symex_fstat(a, &st), (struct statfs *)b);
 	}
+	case SYS_readlink: return readlink_call(AT_FDCWD, (const char *)a, c);
+	case SYS_readlinkat: return readlink_call(a, (const char *)b, d);
+	/* the clocks a process may read tick in nanoseconds, the coarse ones at 250 Hz (gnulib's
+	 * gettime_res asks); the alarm clocks need an RTC device: none, as in a VM */
+	case SYS_clock_getres:
+		if (a < 0 || a > CLOCK_TAI || a == 8 || a == 9 || a == 10)
+			return -EINVAL;
+		if (b) {
+			((struct timespec *)b)->tv_sec = 0;
+			((struct timespec *)b)->tv_nsec = a == CLOCK_REALTIME_COARSE || a == CLOCK_MONOTONIC_COARSE
+			                                  ? 4000000 : 1;
+		}
+		return 0;
 	case SYS_clock_gettime: {
 		struct timespec *now = (struct timespec *)b;
 		now->tv_sec = SYMEX_TIME;
