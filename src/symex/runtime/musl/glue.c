@@ -191,6 +191,23 @@ static long readlink_call(long dirfd, const char *path, long size)
 	return r < 0 ? r : -EINVAL;
 }
 
+/* utimensat (touch, cp -p; musl's futimens and utimes come here too): the model keeps no
+ * file times (a symbolic file's are its free stat object's, the others' 0), so setting them
+ * checks what Linux checks (flags, nanoseconds, the file) and changes nothing */
+static long utimens_call(long dirfd, const char *path, const struct timespec *times, long flags)
+{
+	struct stat st;
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	for (int i = 0; times && i < 2; i++) {
+		long ns = times[i].tv_nsec;
+		if (ns != UTIME_NOW && ns != UTIME_OMIT && (ns < 0 || ns > 999999999))
+			return -EINVAL;
+	}
+	long r = path ? __symex_fstatat(dirfd, path, &st) : __symex_fstat(dirfd, &st);
+	return r < 0 ? r : 0;
+}
+
 /* statfs and fstatfs: every file of the model lies on one ext4 file system of 1 GiB, half
  * of it free (a path or descriptor the model has not: its stat error) */
 static long statfs_call(long stat_result, struct statfs *buf)
@@ -376,6 +393,7 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 		struct stat st;
 		return statfs_call(__symex_fstat(a, &st), (struct statfs *)b);
 	}
+	case SYS_utimensat: return utimens_call(a, (const char *)b, (const struct timespec *)c, d);
 	case SYS_readlink: return readlink_call(AT_FDCWD, (const char *)a, c);
 	case SYS_readlinkat: return readlink_call(a, (const char *)b, d);
 	/* the clocks a process may read tick in nanoseconds, the coarse ones at 250 Hz (gnulib's
