@@ -382,3 +382,34 @@ def test_setting_file_times_is_answered_as_natively(tmp_path: Path) -> None:
                             timeout=60)
     assert test.stdout == native.stdout == b"0 0 -1 1 -1 1\n0 -1 1 0\n"
     assert not result.shortfalls
+
+
+def test_links_and_renames_change_names_as_natively(tmp_path: Path) -> None:
+    """link/linkat and rename/renameat/renameat2 (``ln``, ``mv``; they returned ENOSYS): a
+    hard link is a second name of one file, a directory moves whole, renameat2 refuses to
+    replace or swaps, and each error is the kernel's: what the program prints natively."""
+    source = ROOT / "programs" / "names.c"
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
+                            timeout=60)
+    assert test.stdout == native.stdout == (
+        b"0/0 a:two -1/17 -1/2 -1/2 -1/1 0/0 -1/22 \n"
+        b"0/0 a:- c:two b:two 0/0 c:three -1/21 -1/20 -1/22 \n"
+        b"0/0 moved/a:two -1 -1/39 -1/39 0/0 empty/x:x \n"
+        b"-1/17 0/0 p:qq q:pp -1/2 0/0 r:qq 0/0 empty/r:qq \n")
+    assert not result.shortfalls
+
+
+@pytest.mark.parametrize("libc", ["symex", "musl"])
+def test_rename_and_link_in_either_library(tmp_path: Path, libc: str) -> None:
+    """symex's own library wraps the same declarations (ir/system_calls.py): rename and link
+    there too; the line is what glibc and musl print natively."""
+    source = tmp_path / "names.c"
+    source.write_text('#include <fcntl.h>\n#include <stdio.h>\n#include <unistd.h>\n'
+                      'int main(void) { close(open("a", O_WRONLY | O_CREAT, 0600));\n'
+                      '  int r = rename("a", "b"), l = link("b", "c");\n'
+                      '  printf("%d %d %d %d\\n", r, l, access("a", F_OK), access("c", F_OK));\n'
+                      '  return 0; }\n')
+    result = symex.explore(symex.compile(source, libc=libc))
+    assert [t.stdout for t in result.tests] == [b"0 0 -1 0\n"]

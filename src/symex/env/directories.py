@@ -1,6 +1,8 @@
-"""The system calls on directories: ``mkdir``, ``rmdir``, ``chdir``, ``fchdir``, ``getcwd``
-and ``getdents64`` (what ``opendir``/``readdir`` read), over the state's world
-(:mod:`symex.env.world`: a directory is a node, its entries the keys one level below it).
+"""The system calls on directories and their entries: ``mkdir``, ``rmdir``, ``chdir``,
+``fchdir``, ``getcwd``, ``getdents64`` (what ``opendir``/``readdir`` read), and the names of
+files, ``link`` and ``rename`` (with their ``*at`` forms), over the state's world
+(:mod:`symex.env.world`: a directory is a node, its entries the keys one level below it; a
+hard link is a second key of the same node).
 
 Each returns ``-errno`` as the kernel does; the C libraries' wrappers set ``errno``.
 """
@@ -15,8 +17,8 @@ from symex.core.machine import ExternalHandler, Machine
 from symex.core.state import State
 from symex.env.posix import concrete_int, open_directory, path_at, path_of, unlink_path
 from symex.env.world import (
-    DIRENT_TYPES, EBADF, EBUSY, EEXIST, EINVAL, ENOENT, ENOTDIR, ENOTEMPTY, ERANGE, S_IFDIR, S_IFMT,
-    FileNode, directory_entries, inode, parent_of, world_of)
+    DIRENT_TYPES, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, ERANGE,
+    S_IFDIR, S_IFMT, FileNode, directory_entries, inode, parent_of, world_of)
 from symex.ir.program import Instruction
 
 __all__ = ["HANDLERS"]
@@ -24,6 +26,8 @@ __all__ = ["HANDLERS"]
 #: the process's file-mode creation mask (the glue's umask answers the same)
 _UMASK = 0o022
 _AT_REMOVEDIR = 0x200
+_AT_SYMLINK_FOLLOW, _AT_EMPTY_PATH = 0x400, 0x1000
+_RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
 
 
 def _is_directory(world: Any, node_id: int | None) -> bool:
@@ -163,8 +167,128 @@ def _getdents64(ex: Machine, state: State, args: list[Any], ins: Instruction) ->
     return len(out)
 
 
+def _entry_checks(world: Any, old: str | None | int, new: str | None | int) -> tuple[int, int] | int:
+    """(old's node, the directory new goes in) for link and rename, or ``-errno`` in the
+    kernel's order: old's lookup, then new's directory."""
+    if isinstance(old, int):
+        return old
+    if isinstance(new, int):
+        return new
+    node = world.names.get(old) if old else None
+    if node is None or not new:
+        return -ENOENT
+    parent = world.names.get(parent_of(new))
+    if parent is None:
+        return -ENOENT
+    if not _is_directory(world, parent):
+        return -ENOTDIR
+    return node, parent
+
+
+def _link_entry(state: State, old: str | None | int, new: str | None | int) -> int:
+    world = world_of(state)
+    checked = _entry_checks(world, old, new)
+    if isinstance(checked, int):
+        return checked
+    assert isinstance(new, str)
+    if new in world.names:
+        return -EEXIST
+    if _is_directory(world, checked[0]):
+        return -EPERM  # no hard links to directories
+    state.posix = attrs.evolve(world, names=world.names.set(new, checked[0]))
+    return 0
+
+
+def _link(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``link(old, new)``: ``new`` names old's file too."""
+    return _link_entry(state, path_of(ex, state, args[0]), path_of(ex, state, args[1]))
+
+
+def _linkat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``linkat(olddirfd, old, newdirfd, new, flags)`` (coreutils' ln)."""
+    flags = concrete_int(ex, state, args[4], 32, "linkat flags")
+    if flags & ~(_AT_SYMLINK_FOLLOW | _AT_EMPTY_PATH):
+        return -EINVAL
+    return _link_entry(state, path_at(ex, state, args[0], args[1]), path_at(ex, state, args[2], args[3]))
+
+
+def _under(key: str, top: str) -> bool:
+    return key == top or key.startswith(top + "/")
+
+
+def _moved(key: str, old: str, new: str) -> str:
+    return new + key[len(old):]
+
+
+def _rename_entry(state: State, old: str | None | int, new: str | None | int, flags: int) -> int:
+    """rename with renameat2's flags: a file or a directory (its whole subtree, and the
+    working directory and open directories in it) moves to ``new``, replacing a file there
+    or an empty directory; ``RENAME_NOREPLACE`` refuses to replace, ``RENAME_EXCHANGE`` swaps."""
+    world = world_of(state)
+    if flags & ~(_RENAME_NOREPLACE | _RENAME_EXCHANGE) or flags == _RENAME_NOREPLACE | _RENAME_EXCHANGE:
+        return -EINVAL
+    checked = _entry_checks(world, old, new)
+    if isinstance(checked, int):
+        return checked
+    assert isinstance(old, str) and isinstance(new, str)
+    node = checked[0]
+    target = world.names.get(new)
+    if old == "." or new == ".":
+        return -EBUSY
+    if target is not None and flags & _RENAME_NOREPLACE:
+        return -EEXIST
+    if target is None and flags & _RENAME_EXCHANGE:
+        return -ENOENT
+    if target == node:
+        return 0  # two names of one file: nothing happens
+    is_directory = _is_directory(world, node)
+    if (is_directory and _under(new, old)) or (flags & _RENAME_EXCHANGE and _under(old, new)):
+        return -EINVAL  # into itself
+    if target is not None and not flags & _RENAME_EXCHANGE:
+        if is_directory and not _is_directory(world, target):
+            return -ENOTDIR
+        if not is_directory and _is_directory(world, target):
+            return -EISDIR
+        if _is_directory(world, target) and directory_entries(world, new):
+            return -ENOTEMPTY
+    exchange = bool(flags & _RENAME_EXCHANGE)
+
+    def place(key: str) -> str:
+        if _under(key, old):
+            return _moved(key, old, new)
+        return _moved(key, new, old) if exchange and _under(key, new) else key
+
+    names = world.names.mutate()
+    for key in list(world.names.keys()):
+        if _under(key, old) or _under(key, new):
+            del names[key]
+    for key, value in world.names.items():
+        if _under(key, old) or (exchange and _under(key, new)):
+            names[place(key)] = value
+    descriptions = world.descriptions
+    for number, opened in world.descriptions.items():
+        if opened.path and place(opened.path) != opened.path:
+            descriptions = descriptions.set(number, attrs.evolve(opened, path=place(opened.path)))
+    state.posix = attrs.evolve(world, names=names.finish(), descriptions=descriptions,
+                               cwd=place(world.cwd) if world.cwd != "." else world.cwd)
+    return 0
+
+
+def _rename(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``rename(old, new)``."""
+    return _rename_entry(state, path_of(ex, state, args[0]), path_of(ex, state, args[1]), 0)
+
+
+def _renameat2(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``renameat2(olddirfd, old, newdirfd, new, flags)`` (``renameat`` is flags 0; mv)."""
+    flags = concrete_int(ex, state, args[4], 32, "renameat2 flags")
+    return _rename_entry(state, path_at(ex, state, args[0], args[1]), path_at(ex, state, args[2], args[3]),
+                         flags)
+
+
 HANDLERS: dict[str, ExternalHandler] = {
     "mkdir": _mkdir, "mkdirat": _mkdirat, "rmdir": _rmdir, "unlinkat": _unlinkat,
     "chdir": _chdir, "fchdir": _fchdir, "getcwd": _getcwd, "getdents64": _getdents64,
+    "link": _link, "linkat": _linkat, "rename": _rename, "renameat2": _renameat2,
 }
 """The handlers by system call name (their declarations: :mod:`symex.ir.system_calls`)."""

@@ -100,6 +100,12 @@ SYSTEM_CALLS: tuple[SystemCall, ...] = (
     SystemCall("fchdir", "int", ("int fd",), kernel=("fchdir",), library=("fchdir",)),
     SystemCall("getcwd", "long", ("char *buffer", "unsigned long size"), kernel=("getcwd",)),
     SystemCall("getdents64", "long", ("int fd", "void *buffer", "unsigned long count"), kernel=("getdents64",)),
+    SystemCall("link", "int", ("const char *old", "const char *new"), kernel=("link",), library=("link",)),
+    SystemCall("linkat", "int", ("int olddirfd", "const char *old", "int newdirfd", "const char *new",
+                                 "int flags"), kernel=("linkat",), library=("linkat",)),
+    SystemCall("rename", "int", ("const char *old", "const char *new"), kernel=("rename",), library=("rename",)),
+    SystemCall("renameat2", "int", ("int olddirfd", "const char *old", "int newdirfd", "const char *new",
+                                    "unsigned flags"), kernel=("renameat2",)),
     # programs (env/execve.py)
     SystemCall("execve", "int", ("const char *path", "char *const *argv", "char *const *envp"),
                kernel=("execve",), library=("execve",)),

@@ -334,6 +334,7 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 			return -EINVAL;
 		return a == AT_FDCWD || *(const char *)b == '/' ? __symex_access((const char *)b, c) : -EBADF;
 	case SYS_unlinkat: return __symex_unlinkat(a, (const char *)b, c);
+	case SYS_renameat: return __symex_renameat2(a, (const char *)b, c, (const char *)d, 0);
 	case SYS_dup3: return a == b ? -EINVAL : __symex_dup2(a, b);
 	case SYS_fcntl: return __symex_fcntl(a, b, c);
 	case SYS_ioctl:
