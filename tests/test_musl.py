@@ -413,3 +413,31 @@ def test_rename_and_link_in_either_library(tmp_path: Path, libc: str) -> None:
                       '  return 0; }\n')
     result = symex.explore(symex.compile(source, libc=libc))
     assert [t.stdout for t in result.tests] == [b"0 0 -1 0\n"]
+
+
+def test_modes_nodes_groups_and_random_bytes_as_natively(tmp_path: Path) -> None:
+    """chmod/fchmod/fchmodat, mknod/mknodat (mkfifo), getgroups and getrandom (chmod, mkdir
+    -m, mkfifo, mknod, id, mktemp; they returned ENOSYS): what the program prints natively,
+    and getrandom's bytes the same in two runs (runs repeat)."""
+    source = ROOT / "programs" / "modes_and_nodes.c"
+    result = symex.explore(symex.compile(source, libc="musl"))
+    (test,) = result.tests
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
+                            timeout=60)
+    assert test.stdout == native.stdout == (
+        b"0/0 file:100640 0/0 file:100604 0/0 file:100755 -1/2 -1/9 \n"
+        b"0/0 fifo:10644 0/0 plain:100644 -1/17 -1/2 -1/1 0/0 fifo2:10600 \n-1/22 16\n")
+    assert not result.shortfalls
+
+
+def test_random_bytes_repeat_from_run_to_run(tmp_path: Path) -> None:
+    source = tmp_path / "random.c"
+    source.write_text('#include <stdio.h>\n#include <sys/random.h>\n'
+                      'int main(void) { unsigned char b[8] = {0};\n'
+                      '  getrandom(b, sizeof b, GRND_NONBLOCK);\n'
+                      '  for (int i = 0; i < 8; i++) printf("%02x", b[i]);\n'
+                      '  return b[0] == b[1] && b[1] == b[2]; }\n')
+    program = symex.compile(source, libc="musl")
+    first, second = (symex.explore(program).tests for _ in range(2))
+    assert [t.stdout for t in first] == [t.stdout for t in second]
+    assert [t.exit_code for t in first] == [0]  # not a constant fill

@@ -1,5 +1,5 @@
 """The system calls on directories and their entries: ``mkdir``, ``rmdir``, ``chdir``,
-``fchdir``, ``getcwd``, ``getdents64`` (what ``opendir``/``readdir`` read), and the names of
+``fchdir``, ``getcwd``, ``getdents64`` (what ``opendir``/``readdir`` read), ``mknod``, and the names of
 files, ``link`` and ``rename`` (with their ``*at`` forms), over the state's world
 (:mod:`symex.env.world`: a directory is a node, its entries the keys one level below it; a
 hard link is a second key of the same node).
@@ -18,7 +18,7 @@ from symex.core.state import State
 from symex.env.posix import concrete_int, open_directory, path_at, path_of, unlink_path
 from symex.env.world import (
     DIRENT_TYPES, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, ERANGE,
-    S_IFDIR, S_IFMT, FileNode, directory_entries, inode, parent_of, world_of)
+    S_IFCHR, S_IFDIR, S_IFIFO, S_IFMT, S_IFREG, FileNode, directory_entries, inode, parent_of, world_of)
 from symex.ir.program import Instruction
 
 __all__ = ["HANDLERS"]
@@ -28,13 +28,18 @@ _UMASK = 0o022
 _AT_REMOVEDIR = 0x200
 _AT_SYMLINK_FOLLOW, _AT_EMPTY_PATH = 0x400, 0x1000
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
+_S_IFBLK, _S_IFSOCK = 0o060000, 0o140000
+#: the kinds mknod makes (0 is a regular file)
+_MKNOD_KINDS = frozenset({0, S_IFREG, S_IFIFO, S_IFCHR, _S_IFBLK, _S_IFSOCK})
 
 
 def _is_directory(world: Any, node_id: int | None) -> bool:
     return node_id is not None and world.nodes[node_id].mode & S_IFMT == S_IFDIR
 
 
-def _make_directory(state: State, path: str | None | int, mode: int) -> int:
+def _make_node(state: State, path: str | None | int, kind: int, mode: int) -> int:
+    """A new empty node of ``kind`` (S_IFDIR, S_IFREG, S_IFIFO ...) at ``path``, in an
+    existing directory; its permissions ``mode`` less the umask."""
     if isinstance(path, int):
         return path
     world = world_of(state)
@@ -49,19 +54,39 @@ def _make_directory(state: State, path: str | None | int, mode: int) -> int:
         return -ENOTDIR
     node = world.next_node
     state.posix = attrs.evolve(world, names=world.names.set(path, node), next_node=node + 1,
-                               nodes=world.nodes.set(node, FileNode((), mode=S_IFDIR | (mode & 0o7777 & ~_UMASK))))
+                               nodes=world.nodes.set(node, FileNode((), mode=kind | (mode & 0o7777 & ~_UMASK))))
     return 0
 
 
 def _mkdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     """``mkdir(path, mode)``: in an existing directory; the mode less the umask."""
     mode = concrete_int(ex, state, args[1], 32, "mkdir mode")
-    return _make_directory(state, path_of(ex, state, args[0]), mode)
+    return _make_node(state, path_of(ex, state, args[0]), S_IFDIR, mode)
 
 
 def _mkdirat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     mode = concrete_int(ex, state, args[2], 32, "mkdir mode")
-    return _make_directory(state, path_at(ex, state, args[0], args[1]), mode)
+    return _make_node(state, path_at(ex, state, args[0], args[1]), S_IFDIR, mode)
+
+
+def _make_special(state: State, path: str | None | int, mode: int) -> int:
+    kind = mode & S_IFMT
+    if kind == S_IFDIR:
+        return -EPERM  # mkdir's job
+    if kind not in _MKNOD_KINDS:
+        return -EINVAL
+    return _make_node(state, path, kind or S_IFREG, mode)
+
+
+def _mknod(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``mknod(path, mode, device)`` (mkfifo, mknod): a file, FIFO, socket or device node (the
+    process is root), empty; opening a FIFO does not wait for the other end."""
+    return _make_special(state, path_of(ex, state, args[0]), concrete_int(ex, state, args[1], 32, "mknod mode"))
+
+
+def _mknodat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    return _make_special(state, path_at(ex, state, args[0], args[1]),
+                         concrete_int(ex, state, args[2], 32, "mknod mode"))
 
 
 def _remove_directory(state: State, path: str | None | int) -> int:
@@ -290,5 +315,6 @@ HANDLERS: dict[str, ExternalHandler] = {
     "mkdir": _mkdir, "mkdirat": _mkdirat, "rmdir": _rmdir, "unlinkat": _unlinkat,
     "chdir": _chdir, "fchdir": _fchdir, "getcwd": _getcwd, "getdents64": _getdents64,
     "link": _link, "linkat": _linkat, "rename": _rename, "renameat2": _renameat2,
+    "mknod": _mknod, "mknodat": _mknodat,
 }
 """The handlers by system call name (their declarations: :mod:`symex.ir.system_calls`)."""

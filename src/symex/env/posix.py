@@ -433,6 +433,42 @@ def _fstatat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> in
     return _fill_stat(ex, state, node_id, world.nodes[node_id], args[2])
 
 
+def _change_mode(state: State, node_id: int | None, mode: int) -> int:
+    """A node's permission bits become ``mode``'s (the process is root: any file's)."""
+    if node_id is None:
+        return -ENOENT
+    world = world_of(state)
+    node = world.nodes[node_id]
+    changed = attrs.evolve(node, mode=(node.mode & S_IFMT) | (mode & 0o7777))
+    state.posix = attrs.evolve(world, nodes=world.nodes.set(node_id, changed))
+    return 0
+
+
+def _chmod(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``chmod(path, mode)``: what ``stat`` then says."""
+    path = path_of(ex, state, args[0])
+    mode = concrete_int(ex, state, args[1], 32, "chmod mode")
+    return _change_mode(state, world_of(state).names.get(path) if path else None, mode)
+
+
+def _fchmod(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """``fchmod(fd, mode)``."""
+    opened = world_of(state).opened(concrete_int(ex, state, args[0], 32, "fchmod descriptor"))
+    if opened is None:
+        return -EBADF
+    return _change_mode(state, opened.node, concrete_int(ex, state, args[1], 32, "chmod mode"))
+
+
+def _fchmodat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """The kernel's ``fchmodat(dirfd, path, mode)`` (no flags; musl handles
+    ``AT_SYMLINK_NOFOLLOW`` itself)."""
+    path = path_at(ex, state, args[0], args[1])
+    if isinstance(path, int):
+        return path
+    mode = concrete_int(ex, state, args[2], 32, "chmod mode")
+    return _change_mode(state, world_of(state).names.get(path) if path else None, mode)
+
+
 def _unmodelled_syscall(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     """``__symex_unmodelled_syscall(number)`` (musl's system calls, runtime/musl/glue.c): one
     the model does not answer returns -ENOSYS, counted in the run's shortfalls by program
@@ -456,7 +492,8 @@ def returning(width: int, handler: ExternalHandler) -> ExternalHandler:
 HANDLERS: dict[str, ExternalHandler] = {
     "open": _open, "openat": _openat, "close": _close, "read": _read, "write": _write, "lseek": _lseek,
     "stat": _stat, "fstat": _fstat, "fstatat": _fstatat, "access": _access, "isatty": _isatty,
-    "dup": _dup, "dup2": _dup2, "unlink": _unlink,
+    "dup": _dup, "dup2": _dup2, "unlink": _unlink, "chmod": _chmod, "fchmod": _fchmod,
+    "fchmodat": _fchmodat,
 }
 """The handlers by system call name (their declarations: :mod:`symex.ir.system_calls`)."""
 

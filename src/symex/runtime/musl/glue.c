@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -243,6 +244,9 @@ static long uname_call(struct utsname *name)
  * three it has). Supplementary groups are accepted and not kept. */
 static unsigned user_ids[3], group_ids[3];
 
+/* getrandom's generator (a global of the program's, so each path draws its own sequence) */
+static unsigned long long random_state = 0x5eed;
+
 static long get_ids(const unsigned *ids, unsigned *real, unsigned *effective, unsigned *saved)
 {
 	*real = ids[0];
@@ -384,6 +388,18 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_setresuid: return set_ids(user_ids, a, b, c);
 	case SYS_setresgid: return set_ids(group_ids, a, b, c);
 	case SYS_setgroups: return user_ids[1] ? -EPERM : 0;
+	/* no supplementary groups: setgroups from root is accepted and keeps none */
+	case SYS_getgroups: return a < 0 ? -EINVAL : 0;
+	/* getrandom (mktemp's names, hash seeds): the same bytes on every run, so that runs
+	 * repeat (a native run's differ, as two native runs' do) */
+	case SYS_getrandom:
+		if (c & ~(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE))
+			return -EINVAL;
+		for (long i = 0; i < b; i++) {
+			random_state = random_state * 6364136223846793005ULL + 1442695040888963407ULL;
+			((unsigned char *)a)[i] = random_state >> 56;
+		}
+		return b;
 	case SYS_umask: return 022;
 	case SYS_uname: return uname_call((struct utsname *)a);
 	case SYS_statfs: {
