@@ -36,6 +36,7 @@ from symex.expr.value_sets import few_values
 from symex.ir.program import (
     SEGMENT_SHIFT,
     Access,
+    ValueKind,
 )
 from symex.core.machine import Machine
 
@@ -182,8 +183,14 @@ class MemoryAccess(Machine):
             data = self.read_bytes(state, address, size)
         try:
             return decode(data, access)
-        except SymbolicFloat as exc:
-            raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {exc}") from None
+        except SymbolicFloat:
+            # x86's 80-bit long double is computed concretely (as the nearest double): its
+            # symbolic bytes are fixed to one value the path allows, and counted, as a
+            # symbolic value converted to long double is (od -t fL reads its input so)
+            raw = decode(data, Access(ValueKind.INT, access.size, access.size * 8))
+            fixed = self.concretize(state, raw, access.size * 8,
+                                    "symbolic long double (-mlong-double-64 makes it a double, solved)")
+            return decode(fixed.to_bytes(access.size, "little"), access)
 
     def partial_load(self, state: State, os: ObjectState, offset: int, size: int) -> list[Any]:
         """The in-bounds bytes of an aligned load that crosses an object's end, then zeros.
