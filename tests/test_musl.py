@@ -441,3 +441,22 @@ def test_random_bytes_repeat_from_run_to_run(tmp_path: Path) -> None:
     first, second = (symex.explore(program).tests for _ in range(2))
     assert [t.stdout for t in first] == [t.stdout for t in second]
     assert [t.exit_code for t in first] == [0]  # not a constant fill
+
+
+def test_the_machine_has_one_processor(tmp_path: Path) -> None:
+    """sched_getaffinity (nproc; it returned ENOSYS): one processor, CPU 0, in the kernel's
+    8-byte mask, and sysconf agrees; a 4-byte buffer is EINVAL and another process ESRCH,
+    as sched_getaffinity(2) says."""
+    source = tmp_path / "cpus.c"
+    source.write_text('#define _GNU_SOURCE\n#include <errno.h>\n#include <sched.h>\n#include <stdio.h>\n'
+                      '#include <unistd.h>\n'
+                      'int main(void) { cpu_set_t set; CPU_ZERO(&set);\n'
+                      '  int r = sched_getaffinity(0, sizeof set, &set);\n'
+                      '  printf("%d %d %d %ld ", r, CPU_COUNT(&set), CPU_ISSET(0, &set),\n'
+                      '         sysconf(_SC_NPROCESSORS_ONLN));\n'
+                      '  r = sched_getaffinity(0, 4, &set); printf("%d %d ", r, errno == EINVAL);\n'
+                      '  r = sched_getaffinity(12345, sizeof set, &set); printf("%d %d\\n", r, errno == ESRCH);\n'
+                      '  return 0; }\n')
+    result = symex.explore(symex.compile(source, libc="musl"))
+    assert [t.stdout for t in result.tests] == [b"0 1 1 1 -1 1 -1 1\n"]
+    assert not result.shortfalls
