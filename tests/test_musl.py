@@ -460,3 +460,15 @@ def test_the_machine_has_one_processor(tmp_path: Path) -> None:
     result = symex.explore(symex.compile(source, libc="musl"))
     assert [t.stdout for t in result.tests] == [b"0 1 1 1 -1 1 -1 1\n"]
     assert not result.shortfalls
+
+
+@pytest.mark.parametrize("libc", ["symex", "musl"])
+def test_an_empty_file_name_names_no_file(tmp_path: Path, libc: str) -> None:
+    """open("") is ENOENT, with O_CREAT too (it made a file called "", so ``tee ""``
+    never reached its error lines); the line is what glibc and musl print natively."""
+    source = tmp_path / "empty.c"
+    source.write_text('#include <errno.h>\n#include <stdio.h>\n'
+                      'int main(void) { FILE *f = fopen("", "w");\n'
+                      '  printf("%d %d\\n", f != NULL, f ? 0 : errno == ENOENT); return 0; }\n')
+    result = symex.explore(symex.compile(source, libc=libc))
+    assert [t.stdout for t in result.tests] == [b"0 1\n"]

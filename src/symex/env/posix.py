@@ -160,6 +160,8 @@ def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> i
     flags = concrete_int(ex, state, flags_arg, 32, "open flags")
     if path is None:
         return -EINVAL  # glibc gives EFAULT; the path was NULL either way
+    if not path:
+        return -ENOENT  # "" names no file, even with O_CREAT (tee "" fails so natively)
     access = flags & O_ACCMODE
     wants_write = access in (O_WRONLY, O_RDWR) or flags & O_TRUNC
     names, nodes, next_node = world.names, world.nodes, world.next_node
