@@ -47,11 +47,9 @@ def _make_node(state: State, path: str | None | int, kind: int, mode: int) -> in
         return -ENOENT
     if path in world.names:
         return -EEXIST
-    parent = world.names.get(parent_of(path))
-    if parent is None:
-        return -ENOENT
-    if not _is_directory(world, parent):
-        return -ENOTDIR
+    missing = _directory_missing(world, path)
+    if missing:
+        return missing
     node = world.next_node
     state.posix = attrs.evolve(world, names=world.names.set(path, node), next_node=node + 1,
                                nodes=world.nodes.set(node, FileNode((), mode=kind | (mode & 0o7777 & ~_UMASK))))
@@ -192,35 +190,38 @@ def _getdents64(ex: Machine, state: State, args: list[Any], ins: Instruction) ->
     return len(out)
 
 
-def _entry_checks(world: Any, old: str | None | int, new: str | None | int) -> tuple[int, int] | int:
-    """(old's node, the directory new goes in) for link and rename, or ``-errno`` in the
-    kernel's order: old's lookup, then new's directory."""
+def _directory_missing(world: Any, path: str) -> int:
+    """0 if the directory that would hold ``path`` exists, else ``-errno``."""
+    parent = world.names.get(parent_of(path))
+    if parent is None:
+        return -ENOENT
+    return 0 if _is_directory(world, parent) else -ENOTDIR
+
+
+def _entry_checks(world: Any, old: str | None | int, new: str | None | int) -> int:
+    """0 if link or rename may go on from ``old`` (which exists) to ``new`` (whose directory
+    does), else ``-errno`` in the kernel's order: old's lookup, then new's directory."""
     if isinstance(old, int):
         return old
     if isinstance(new, int):
         return new
-    node = world.names.get(old) if old else None
-    if node is None or not new:
+    if not old or old not in world.names or not new:
         return -ENOENT
-    parent = world.names.get(parent_of(new))
-    if parent is None:
-        return -ENOENT
-    if not _is_directory(world, parent):
-        return -ENOTDIR
-    return node, parent
+    return _directory_missing(world, new)
 
 
 def _link_entry(state: State, old: str | None | int, new: str | None | int) -> int:
     world = world_of(state)
-    checked = _entry_checks(world, old, new)
-    if isinstance(checked, int):
-        return checked
-    assert isinstance(new, str)
+    refused = _entry_checks(world, old, new)
+    if refused:
+        return refused
+    assert isinstance(old, str) and isinstance(new, str)
+    node = world.names[old]
     if new in world.names:
         return -EEXIST
-    if _is_directory(world, checked[0]):
+    if _is_directory(world, node):
         return -EPERM  # no hard links to directories
-    state.posix = attrs.evolve(world, names=world.names.set(new, checked[0]))
+    state.posix = attrs.evolve(world, names=world.names.set(new, node))
     return 0
 
 
@@ -252,11 +253,11 @@ def _rename_entry(state: State, old: str | None | int, new: str | None | int, fl
     world = world_of(state)
     if flags & ~(_RENAME_NOREPLACE | _RENAME_EXCHANGE) or flags == _RENAME_NOREPLACE | _RENAME_EXCHANGE:
         return -EINVAL
-    checked = _entry_checks(world, old, new)
-    if isinstance(checked, int):
-        return checked
+    refused = _entry_checks(world, old, new)
+    if refused:
+        return refused
     assert isinstance(old, str) and isinstance(new, str)
-    node = checked[0]
+    node = world.names[old]
     target = world.names.get(new)
     if old == "." or new == ".":
         return -EBUSY
