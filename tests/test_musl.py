@@ -44,6 +44,17 @@ def native_build(source: Path, directory: Path) -> Path:
     return executable
 
 
+def _beside_native(program: str, tmp_path: Path) -> tuple[symex.Result, bytes]:
+    """tests/programs/PROGRAM explored with musl (one path) and what its native build prints,
+    both in ``tmp_path`` (the files it makes land there)."""
+    source = ROOT / "programs" / program
+    result = symex.explore(symex.compile(source, libc="musl"))
+    assert len(result.tests) == 1
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
+                            timeout=60)
+    return result, native.stdout
+
+
 def test_a_program_using_the_c_library_widely_matches_its_native_build(tmp_path: Path) -> None:
     program = symex.compile(REALISTIC, libc="musl")
     result = symex.explore(program, args=ARGS, sym_stdin=2)
@@ -311,35 +322,24 @@ def test_file_system_questions_are_answered_as_natively(tmp_path: Path) -> None:
     """statfs/statvfs/fstatfs (``stat -f``; they returned ENOSYS): a file the model has lies on
     a file system with blocks, free space and 255-byte names; a missing path is ENOENT, a
     closed descriptor EBADF: what the same program prints natively."""
-    source = ROOT / "programs" / "file_systems.c"
-    (test,) = symex.explore(symex.compile(source, libc="musl")).tests
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
-    assert test.stdout == native.stdout == b"0 1 1\n0 1\n-1 1\n0 1\n-1 1\n"
+    result, native = _beside_native("file_systems.c", tmp_path)
+    assert result.tests[0].stdout == native == b"0 1 1\n0 1\n-1 1\n0 1\n-1 1\n"
 
 
 def test_file_advice_is_answered_as_natively(tmp_path: Path) -> None:
     """posix_fadvise (``cat``, the digest tools; it returned ENOSYS and was counted as
     unmodelled): 0 on a file, ESPIPE on a pipe, EBADF on a closed descriptor, EINVAL for an
     unknown advice or a negative length: what the same program prints natively."""
-    source = ROOT / "programs" / "file_advice.c"
-    result = symex.explore(symex.compile(source, libc="musl"))
-    (test,) = result.tests
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
-    assert test.stdout == native.stdout == b"0 0\n1\n1\n1 1\n"
+    result, native = _beside_native("file_advice.c", tmp_path)
+    assert result.tests[0].stdout == native == b"0 0\n1\n1\n1 1\n"
     assert not result.shortfalls
 
 
 def test_access_with_flags_is_answered_as_natively(tmp_path: Path) -> None:
     """faccessat with AT_EACCESS (``test -r``; musl asks faccessat2 first, which returned
     ENOSYS and was counted as unmodelled): what the same program prints natively."""
-    source = ROOT / "programs" / "access_flags.c"
-    result = symex.explore(symex.compile(source, libc="musl"))
-    (test,) = result.tests
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
-    assert test.stdout == native.stdout == b"0 -1 1 -1 1\n"
+    result, native = _beside_native("access_flags.c", tmp_path)
+    assert result.tests[0].stdout == native == b"0 -1 1 -1 1\n"
     assert not result.shortfalls
 
 
@@ -348,12 +348,8 @@ def test_copy_file_range_copies_between_files_as_natively(tmp_path: Path) -> Non
     fallbacks where the native run copies): at the descriptors' offsets and at given ones, to
     the input's end; EINVAL for a pipe or flags, EBADF for a closed descriptor: what the same
     program prints natively."""
-    source = ROOT / "programs" / "copy_range.c"
-    result = symex.explore(symex.compile(source, libc="musl"))
-    (test,) = result.tests
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
-    assert test.stdout == native.stdout == b"3 5 3 4 10 4 5 3\n4 6789\n-1 1 -1 1 -1 1\n"
+    result, native = _beside_native("copy_range.c", tmp_path)
+    assert result.tests[0].stdout == native == b"3 5 3 4 10 4 5 3\n4 6789\n-1 1 -1 1 -1 1\n"
     assert not result.shortfalls
 
 
@@ -361,12 +357,8 @@ def test_links_and_clock_resolutions_are_answered_as_natively(tmp_path: Path) ->
     """readlink/readlinkat (musl's realpath reads each component with them: with ENOSYS,
     ``realpath`` and ``readlink -f`` failed) and clock_getres: a file is no link, a missing
     path ENOENT, realpath of a file its absolute name; what the program prints natively."""
-    source = ROOT / "programs" / "links_and_clocks.c"
-    result = symex.explore(symex.compile(source, libc="musl"))
-    (test,) = result.tests
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
-    assert test.stdout == native.stdout == (b"-1 1 -1 1 -1 1\n1 1 /file\n1\n"
+    result, native = _beside_native("links_and_clocks.c", tmp_path)
+    assert result.tests[0].stdout == native == (b"-1 1 -1 1 -1 1\n1 1 /file\n1\n"
                                             b"0 0 1\n0 0 1\n0 0 4000000\n-1 7 7\n")
     assert not result.shortfalls
 
@@ -375,12 +367,8 @@ def test_setting_file_times_is_answered_as_natively(tmp_path: Path) -> None:
     """utimensat, futimens, utimes (``touch``, ``cp -p``; they returned ENOSYS, so touch
     reported a failure a native run never has): success on a file, ENOENT, EINVAL and EBADF
     where Linux says so; what the program prints natively."""
-    source = ROOT / "programs" / "file_times.c"
-    result = symex.explore(symex.compile(source, libc="musl"))
-    (test,) = result.tests
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
-    assert test.stdout == native.stdout == b"0 0 -1 1 -1 1\n0 -1 1 0\n"
+    result, native = _beside_native("file_times.c", tmp_path)
+    assert result.tests[0].stdout == native == b"0 0 -1 1 -1 1\n0 -1 1 0\n"
     assert not result.shortfalls
 
 
@@ -388,12 +376,8 @@ def test_links_and_renames_change_names_as_natively(tmp_path: Path) -> None:
     """link/linkat and rename/renameat/renameat2 (``ln``, ``mv``; they returned ENOSYS): a
     hard link is a second name of one file, a directory moves whole, renameat2 refuses to
     replace or swaps, and each error is the kernel's: what the program prints natively."""
-    source = ROOT / "programs" / "names.c"
-    result = symex.explore(symex.compile(source, libc="musl"))
-    (test,) = result.tests
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
-    assert test.stdout == native.stdout == (
+    result, native = _beside_native("names.c", tmp_path)
+    assert result.tests[0].stdout == native == (
         b"0/0 a:two -1/17 -1/2 -1/2 -1/1 0/0 -1/22 \n"
         b"0/0 a:- c:two b:two 0/0 c:three -1/21 -1/20 -1/22 \n"
         b"0/0 moved/a:two -1 -1/39 -1/39 0/0 empty/x:x \n"
@@ -419,12 +403,8 @@ def test_modes_nodes_groups_and_random_bytes_as_natively(tmp_path: Path) -> None
     """chmod/fchmod/fchmodat, mknod/mknodat (mkfifo), getgroups and getrandom (chmod, mkdir
     -m, mkfifo, mknod, id, mktemp; they returned ENOSYS): what the program prints natively,
     and getrandom's bytes the same in two runs (runs repeat)."""
-    source = ROOT / "programs" / "modes_and_nodes.c"
-    result = symex.explore(symex.compile(source, libc="musl"))
-    (test,) = result.tests
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
-    assert test.stdout == native.stdout == (
+    result, native = _beside_native("modes_and_nodes.c", tmp_path)
+    assert result.tests[0].stdout == native == (
         b"0/0 file:100640 0/0 file:100604 0/0 file:100755 -1/2 -1/9 \n"
         b"0/0 fifo:10644 0/0 plain:100644 -1/17 -1/2 -1/1 0/0 fifo2:10600 \n-1/22 16\n")
     assert not result.shortfalls
