@@ -94,17 +94,17 @@ def test_inputs_or_workers_that_cannot_fit_are_refused_in_one_line(tmp_path: Pat
 
 # -- a real run against its cap ----------------------------------------------------------------------
 
-#: 2^16 paths, each allocating and filling 16 blocks of 1 MiB as it goes: breadth-first,
+#: 2^11 paths, each allocating and filling 11 blocks of 1 MiB as it goes: breadth-first,
 #: the waiting states' memory grows past any modest cap
 HUNGRY = textwrap.dedent("""\
     #include <klee/klee.h>
     #include <stdlib.h>
     #include <string.h>
     int main(void) {
-      unsigned char in[16];
+      unsigned char in[11];
       klee_make_symbolic(in, sizeof in, "in");
       int count = 0;
-      for (int i = 0; i < 16; i++) {
+      for (int i = 0; i < 11; i++) {
         char *block = malloc(1 << 20);
         memset(block, i + 1, 1 << 20);
         if (in[i] > 'm')
