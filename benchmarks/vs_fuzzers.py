@@ -17,6 +17,9 @@ seconds each, one at a time on the machine:
 - symex alone (``--fuzz-target --corpus-out``);
 - both: symex for the first half, then libFuzzer seeded with symex's corpus for the second.
 
+The three run one after another, ``--repeat`` times (3): the figures are the medians, with
+each repetition's beside them (libFuzzer is random; so is symex's default search).
+
 Each run's corpus (crash files included) is replayed on the coverage build, one process per
 input, and gcov counts the lines and branches of the library's own files. Not a test:
 figures go to docs/benchmarks.md.
@@ -32,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -207,10 +211,46 @@ def coverage(replayer: Path, corpora: list[Path], measured: tuple[str, ...], tre
             "branches": branches, "total_branches": total_branches}
 
 
+def run_once(name: str, target: Target, tree: Path, builds: tuple[Path, Path, Path], runs: Path,
+             seconds: float) -> dict[str, dict[str, object]]:
+    """One repetition of the three configurations on one target: coverage of each."""
+    archive, fuzzer, replayer = builds
+    shutil.rmtree(runs, ignore_errors=True)
+    run_libfuzzer(fuzzer, runs / "libfuzzer", seconds, target.max_input)
+    alone = run_symex(target, tree, archive, runs / "symex", seconds)
+    first = run_symex(target, tree, archive, runs / "both-symex", seconds / 2)
+    run_libfuzzer(fuzzer, runs / "both-libfuzzer", seconds / 2, target.max_input,
+                  seeds=runs / "both-symex")
+    return {"libfuzzer": coverage(replayer, [runs / "libfuzzer"], target.measured, tree),
+            "symex": {**coverage(replayer, [runs / "symex"], target.measured, tree), **alone},
+            "both": {**coverage(replayer, [runs / "both-symex", runs / "both-libfuzzer"],
+                                target.measured, tree), "symex_half": first}}
+
+
+CONFIGS = ("libfuzzer", "symex", "both")
+
+
+def median_row(name: str, seconds: float, repetitions: list[dict[str, dict[str, object]]]) -> dict[str, object]:
+    """A target's figures over its repetitions: per configuration the median lines, branches
+    and inputs, with every repetition's lines and branches beside them."""
+    row: dict[str, object] = {"target": name, "seconds": seconds, "repetitions": len(repetitions)}
+    for config in CONFIGS:
+        runs = [r[config] for r in repetitions]
+        row[config] = {
+            **{key: statistics.median_low(int(r[key]) for r in runs)  # type: ignore[call-overload]
+               for key in ("lines", "branches", "inputs")},
+            "total_lines": runs[0]["total_lines"], "total_branches": runs[0]["total_branches"],
+            "each_lines": [r["lines"] for r in runs], "each_branches": [r["branches"] for r in runs]}
+    return row
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--targets", default=",".join(TARGETS), help="comma-separated: " + ", ".join(TARGETS))
     parser.add_argument("--time", type=float, default=120.0, help="seconds per configuration (120)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="repetitions of the three configurations, one after another (3): "
+                             "medians are reported")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "symex-vs-fuzzers")
     options = parser.parse_args()
     work = options.work.resolve()
@@ -219,28 +259,23 @@ def main() -> int:
     for name in options.targets.split(","):
         target = TARGETS[name]
         tree = source_tree(target.package, work)
-        out = work / name
-        archive, fuzzer, replayer = build(target, tree, out)
-        runs = out / "runs"
-        shutil.rmtree(runs, ignore_errors=True)
-        half = options.time / 2
-        run_libfuzzer(fuzzer, runs / "libfuzzer", options.time, target.max_input)
-        alone = run_symex(target, tree, archive, runs / "symex", options.time)
-        first = run_symex(target, tree, archive, runs / "both-symex", half)
-        run_libfuzzer(fuzzer, runs / "both-libfuzzer", half, target.max_input, seeds=runs / "both-symex")
-        row = {"target": name, "seconds": options.time,
-               "libfuzzer": coverage(replayer, [runs / "libfuzzer"], target.measured, tree),
-               "symex": {**coverage(replayer, [runs / "symex"], target.measured, tree), **alone},
-               "both": {**coverage(replayer, [runs / "both-symex", runs / "both-libfuzzer"],
-                                   target.measured, tree), "symex_half": first}}
+        builds = build(target, tree, work / name)
+        repetitions = []
+        for index in range(options.repeat):
+            once = run_once(name, target, tree, builds, work / name / "runs", options.time)
+            print(json.dumps({"target": name, "repetition": index + 1, **once}), flush=True)
+            repetitions.append(once)
+        row = median_row(name, options.time, repetitions)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print(f"\n{'target':10} {'config':10} {'lines':>14} {'branches':>14} {'inputs':>7}")
+    print(f"\nmedians of {options.repeat} repetitions, {options.time:g} s each")
+    print(f"{'target':10} {'config':10} {'lines':>14} {'branches':>14} {'inputs':>7}  lines each")
     for row in rows:
-        for config in ("libfuzzer", "symex", "both"):
+        for config in CONFIGS:
             c = row[config]
+            assert isinstance(c, dict)
             print(f"{row['target']:10} {config:10} {c['lines']:>6}/{c['total_lines']:<7} "
-                  f"{c['branches']:>6}/{c['total_branches']:<7} {c['inputs']:>7}")
+                  f"{c['branches']:>6}/{c['total_branches']:<7} {c['inputs']:>7}  {c['each_lines']}")
     (work / "summary.json").write_text(json.dumps(rows, indent=1))
     return 0
 
