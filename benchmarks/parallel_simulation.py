@@ -129,6 +129,7 @@ import attrs
 
 import symex
 from symex.core.outcome import TIME_LIMIT_REASON
+from symex.description import Limits
 from symex.exploration import TIME_SLICE
 from symex.results import Hooks
 from symex.ir.program import Program
@@ -579,8 +580,8 @@ def measure_messages(program: Program, spec: Workload, rounds: int = 200,
     for _ in range(repeats):
         for size in (16, 64, 256):
             coordinator = Coordinator(program, _CountingPool(size), hooks=Hooks(),
-                                      max_time=None, max_instructions=None,
-                                      emit_all_errors=False, progress_interval=1e9)
+                                      limits=Limits(), emit_all_errors=False,
+                                      progress_interval=1e9)
             # everyone busy with loads the rule leaves alone; worker 0 reports, again and again
             coordinator.loads = {w: 5 + w % 10 for w in range(size)}
             coordinator.busy = set(range(size))
@@ -920,9 +921,8 @@ def simulate(program: Program, model: Model, messages: MessageCosts, workers: in
     pool = SimulatedPool(workers, model, messages, variant, seed, jitter)
     balancer = LoadBalancer(variant.ratio, max_jobs=variant.max_jobs,
                             low_water=variant.low_water)
-    coordinator = Coordinator(program, pool, hooks=Hooks(), max_time=None,
-                              max_instructions=None, emit_all_errors=False,
-                              progress_interval=1e9, balancer=balancer)
+    coordinator = Coordinator(program, pool, hooks=Hooks(), limits=Limits(),
+                              emit_all_errors=False, progress_interval=1e9, balancer=balancer)
     with step_lengths(variant.step, variant.short_step):
         result = coordinator.run()
     makespan = pool.now

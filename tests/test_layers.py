@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "memo": 6, "loading": 6,
     "options": 7, "memory_cap": 7,
     "description": 8,
-    "results": 9,
+    "results": 9, "run_limits": 9,
     "exploration": 10,
     "output": 11,
     "parallel": 12,

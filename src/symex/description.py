@@ -30,7 +30,7 @@ from symex.env.fuzz_input import DEFAULT_MAX_INPUT
 from symex.env.world import PosixSetup
 from symex.errors import ConfigError
 from symex.memory_cap import check_fits, default_max_memory_mb, worker_cap
-from symex.options import DEFAULT_CHAIN, RunOptions, defaults
+from symex.options import DEFAULT_BALANCE_RATIO, DEFAULT_CHAIN, RunOptions, defaults
 from symex.solvers.float_route import DEFAULT_FLOAT_SOLVER, parse_float_solver
 from symex.symargs import ArgvItem, ArgvSpec, MaxFail, SymFiles, SymFragments, SymPackets, SymStdin
 
@@ -167,7 +167,7 @@ class Parallelism:
     backend: str | None = None
     """``processes`` (the default with workers), ``in-process`` or ``ray``."""
     cluster: str | None = None
-    balance_ratio: float = 10.0
+    balance_ratio: float = DEFAULT_BALANCE_RATIO
     journal: str | None = None
     """Where the coordinator keeps its journal of open jobs and finished paths, so that a
     killed run can be resumed (``TreeOptions.continue_with`` names it then); None: nowhere."""

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 
 
 from symex.core.collection import fewer_collections
-from symex.core.coverage import reach_targets, reached_location
 from symex.core.executor import Executor
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.searchers import ExecutionTree, Searcher, make_searcher
@@ -36,6 +35,7 @@ from symex.solvers.base import Solver
 from symex.solvers.chain import ChainStatistics
 from symex.results import (Coverage, Hooks, PathCounts, ProgressSnapshot,
                            Result, Statistics)
+from symex.run_limits import RunLimits
 from symex.symargs import ArgvSpec
 
 if TYPE_CHECKING:  # the memo package is imported by a run that records or replays a tree only
@@ -89,8 +89,6 @@ class Exploration:
         self.description = description
         self.hooks = hooks
         limits, output, search = description.limits, description.output, description.search
-        self.max_time = limits.max_time
-        self.max_instructions = limits.max_instructions
         self.max_depth = limits.max_depth
         self.max_states = limits.max_states
         #: the run's memory cap (symex.memory_cap): no forks near it, states shed above it
@@ -115,8 +113,8 @@ class Exploration:
             self.executor.entry_hooks.update(printed_value_hooks(program))
         if description.solver.site_budgets and description.solver.timeout:
             self.executor.site_budgets = SiteBudgets(description.solver.timeout)
-        #: blocks whose first visit halts the run (limits.stop_at), with their location
-        self.reach_targets = reach_targets(self.executor.coverage_map, limits.stop_at)
+        #: the limits of the whole run (max_time, max_instructions, stop_at, should_stop)
+        self.run_limits = RunLimits(limits, self.executor.coverage_map, hooks.should_stop)
         self.tree = ExecutionTree()
         self.searcher = searcher if searcher is not None else make_searcher(
             search.searcher, seed=search.seed, tree=self.tree, coverage=self.executor.coverage)
@@ -193,7 +191,8 @@ class Exploration:
         self.next_progress = self.start + self.progress_interval
         # a query still running when the time is up is cut there (a limit: resumable); a
         # solver object used before may hold an earlier run's deadline: this run's replaces it
-        self.set_solver_deadline(self.start + self.max_time if self.max_time is not None
+        max_time = self.run_limits.max_time
+        self.set_solver_deadline(self.start + max_time if max_time is not None
                                  else None)
         inputs = self.description.inputs
         self.entry = self.program.functions[inputs.entry]
@@ -458,19 +457,13 @@ class Exploration:
         per time slice, so the interpreter loop itself never looks at the clock)."""
         if self.stop_reason is not None:
             return self.stop_reason
-        if self.hooks.should_stop is not None and (asked := self.hooks.should_stop()):
-            return asked
         if self.memo is not None:
             self.memo.tick()
         now = time.monotonic()
-        if self.max_time is not None and now - start > self.max_time:
-            return TIME_LIMIT_REASON
-        if self.max_instructions is not None and self.executor.instructions >= self.max_instructions:
-            return "max-instructions reached"
-        if self.reach_targets:
-            reached = reached_location(self.reach_targets, self.executor.coverage_map.blocks)
-            if reached is not None:
-                return f"reached {reached}"
+        halt = self.run_limits.halt_reason(now - start, self.executor.instructions,
+                                           self.executor.coverage_map.blocks)
+        if halt is not None:
+            return halt
         if self.memory_cap is not None and now >= self.next_memory_check:
             # near the cap, every slice looks (a statm read is ~20 us): a state can take
             # many megabytes in 0.1 s

@@ -120,6 +120,10 @@ FLAG_GROUPS: tuple[tuple[str, str | None], ...] = (
     (PARALLEL, "split the execution tree over worker processes (docs/parallel.md)"),
     (ERRORS, None), (OUTPUT, None), (MEMO, None), (SOLVER, None))
 
+#: Cloud9's load-balancing threshold x: work moves when the most loaded worker has at least
+#: x times the live states of the least loaded (symex.parallel.balancing)
+DEFAULT_BALANCE_RATIO = 10.0
+
 OPTIONS: tuple[Option, ...] = (
     # -- where the program starts and what it gets ------------------------------------------
     Option("entry", "main", "The function exploration starts from."),
@@ -361,11 +365,12 @@ OPTIONS: tuple[Option, ...] = (
            Flag(("--cluster",), PARALLEL, "run the workers as Ray actors: 'auto' (a local Ray "
                 "instance), HOST:PORT or ray://HOST:10001 (an existing cluster); needs pip "
                 "install 'symex[ray]'", "ADDRESS")),
-    Option("balance_ratio", 10.0,
+    Option("balance_ratio", DEFAULT_BALANCE_RATIO,
            "Work moves (Cloud9's rule) when the most loaded worker has at least this many "
            "times the live states of the least loaded one.",
            Flag(("--balance-ratio",), PARALLEL, "move work when the most loaded worker has X "
-                "times the live states of the least loaded (Cloud9's rule; default 10)", "X",
+                "times the live states of the least loaded (Cloud9's rule; default "
+                f"{DEFAULT_BALANCE_RATIO:g})", "X",
                 float)),
     Option("portfolio", None,
            "Search strategies the workers take in turn (``[\"dfs\", \"random-path\", "

@@ -91,13 +91,12 @@ def explore_in_parallel(program: Program, description: RunDescription, *, hooks:
         journal = open_journal(program, description)
         run_tree = open_run_tree(program, description, journal)
         limits = description.limits
-        coordinator = Coordinator(program, pool, hooks=hooks, max_time=limits.max_time,
-                                  max_instructions=limits.max_instructions,
+        coordinator = Coordinator(program, pool, hooks=hooks, limits=limits,
                                   emit_all_errors=description.output.emit_all_errors,
                                   progress_interval=description.progress_interval,
                                   balancer=LoadBalancer(parallel.balance_ratio),
                                   journal=journal, resume=tree.continue_with is not None,
-                                  tree=run_tree, stop_at=limits.stop_at)
+                                  tree=run_tree)
         result = coordinator.run()
         if run_tree is not None and run_tree.messages:
             result = attrs.evolve(result, messages=tuple(run_tree.messages) + result.messages)

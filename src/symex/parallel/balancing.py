@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import attrs
 
+from symex.options import DEFAULT_BALANCE_RATIO
+
 __all__ = ["DEFAULT_BALANCE_RATIO", "LOW_WATER", "MAX_JOBS_PER_MOVE", "LoadBalancer", "Move"]
 
-#: Cloud9's threshold x: a transfer when max load >= x * min load
-DEFAULT_BALANCE_RATIO = 10.0
 #: a worker keeps at least this many states when it gives work
 KEPT_STATES = 1
 #: jobs one move hands over at most (see the module docstring)

@@ -23,11 +23,13 @@ from typing import Any
 
 import attrs
 
-from symex.core.coverage import CoverageMap, reach_targets, reached_location
-from symex.core.outcome import TIME_LIMIT_REASON, PathStatus, TestCase
+from symex.core.coverage import CoverageMap
+from symex.core.outcome import PathStatus, TestCase
 from symex.core.shortfalls import merge_shortfalls
+from symex.description import Limits
 from symex.exploration import ErrorSites
 from symex.memory_cap import MEMORY_CAP_REASON, resident_mb
+from symex.run_limits import RunLimits
 from symex.results import (
     Coverage,
     Hooks,
@@ -72,7 +74,7 @@ class Coordinator:
     """Runs one exploration over ``pool`` (module docstring)."""
 
     def __init__(self, program: Program, pool: WorkerPool, *, hooks: Hooks,
-                 max_time: float | None, max_instructions: int | None,
+                 limits: Limits,
                  emit_all_errors: bool, progress_interval: float,
                  balancer: LoadBalancer | None = None, journal: RunJournal | None = None,
                  resume: bool = False, tree: RunTree | None = None,
@@ -85,13 +87,12 @@ class Coordinator:
         self.journal = journal
         self.resume = resume
         self.hooks = hooks
-        self.max_time = max_time
-        self.max_instructions = max_instructions
         self.progress_interval = progress_interval
         self.balancer = balancer or LoadBalancer()
         self.coverage = CoverageMap(program)
-        #: blocks whose first visit by any worker halts the run (``stop_at``)
-        self.reach_targets = reach_targets(self.coverage, stop_at)
+        #: the whole run's limits, over the workers' totals (a ``stop_at`` block halts the
+        #: run at its first visit by any worker)
+        self.run_limits = RunLimits(limits, self.coverage, hooks.should_stop)
         self.size = pool.size
         self.alive = set(range(self.size))
         self.busy: set[int] = set()
@@ -207,16 +208,8 @@ class Coordinator:
     def _check_limits(self) -> None:
         if self.halting is not None:
             return
-        if self.max_time is not None and time.monotonic() - self.start > self.max_time:
-            self.halting = TIME_LIMIT_REASON
-        elif self.max_instructions is not None and \
-                self._total("instructions") >= self.max_instructions:
-            self.halting = "max-instructions reached"
-        elif self.reach_targets and (reached := reached_location(self.reach_targets,
-                                                                  self.blocks)) is not None:
-            self.halting = f"reached {reached}"
-        elif self.hooks.should_stop is not None and (asked := self.hooks.should_stop()):
-            self.halting = asked
+        self.halting = self.run_limits.halt_reason(time.monotonic() - self.start,
+                                                   self._total("instructions"), self.blocks)
 
     def _dispatch(self) -> None:
         """Give every worker without an order in progress its next one."""
@@ -270,9 +263,7 @@ class Coordinator:
 
     def _time_left(self) -> float | None:
         """Seconds until the run's time limit, for the workers' solvers (None: no limit)."""
-        if self.max_time is None:
-            return None
-        return max(0.0, self.start + self.max_time - time.monotonic())
+        return self.run_limits.time_left(time.monotonic() - self.start)
 
     def _hand(self, worker: int, jobs: list[tuple[int, Job]]) -> tuple[tuple[int, Job], ...]:
         for job_id, job in jobs:

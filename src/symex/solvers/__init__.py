@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 __all__ = [
     "create_core_solver",
     "with_chain",
-    "KNOWN_SOLVERS",
     "ChoiceConfig",
     "PortfolioConfig",
     "Query",
@@ -30,10 +29,6 @@ __all__ = [
     "create_solver",
     "parse_config",
 ]
-
-KNOWN_SOLVERS: tuple[str, ...] = ("z3", "cvc5", "bitwuzla", "pysmt")
-"""The backend names a configuration string may start with (see :mod:`symex.solvers.config`)."""
-
 
 def create_solver(
     config: str | SolverConfig | PortfolioConfig | ChoiceConfig = "z3", *, timeout: float | None = None,
