@@ -17,8 +17,8 @@ processes), and so do the hooks, which are callbacks of the caller's process.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
-from typing import Unpack
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import attrs
 
@@ -33,6 +33,9 @@ from symex.memory_cap import check_fits, default_max_memory_mb, worker_cap
 from symex.options import DEFAULT_BALANCE_RATIO, DEFAULT_CHAIN, RunOptions, defaults
 from symex.solvers.float_route import DEFAULT_FLOAT_SOLVER, parse_float_solver
 from symex.symargs import ArgvItem, ArgvSpec, MaxFail, SymFiles, SymFragments, SymPackets, SymStdin
+
+if TYPE_CHECKING:
+    from attrs import AttrsInstance
 
 __all__ = [
     "DEFAULT_CHAIN",
@@ -198,7 +201,7 @@ class RunDescription:
         lists them), checked; host files are read now. ``solver`` is a configuration string
         ("" when the caller brings a solver object)."""
         o = defaults(options)
-        searcher, seed, args, sym_args = o["searcher"], o["seed"], o["args"], o["sym_args"]
+        searcher, args, sym_args = o["searcher"], o["args"], o["sym_args"]
         sym_files, sym_stdin, stdin = o["sym_files"], o["sym_stdin"], o["stdin"]
         sym_packets, sym_fragments, max_fail = o["sym_packets"], o["sym_fragments"], o["max_fail"]
         schedule_forks, max_sym_array_size = o["schedule_forks"], o["max_sym_array_size"]
@@ -260,26 +263,23 @@ class RunDescription:
             max_memory = None
         check_fits(max_memory, argv.input_bytes, workers)
         return cls(
-            inputs=Inputs(o["entry"], argv, PosixSetup.make(stdin, o["host_files"]), variables,
-                          bool(o["fuzz_target"]), o["max_input"]),
-            limits=Limits(_finite(o["max_time"]), o["max_instructions"], o["max_depth"], o["max_states"],
-                          o["max_forks"], max_memory, o["max_stack_frames"],
-                          _locations(o["stop_at"]), max_idle_time_outs, max_sym_array_size,
-                          bool(o["concretize_printed"])),
-            search=Search(_names(searcher), seed, portfolio_strategies(o["portfolio"], workers,
-                                                                       searcher),
-                          _names(replay_searcher), schedule_forks, seed_values),
-            solver=SolverSpec(o["solver"], _finite(o["solver_timeout"]), tuple(o["solver_chain"]),
-                              _path(o["write_queries"]), o["float_solver"], bool(o["site_budgets"])),
-            output=PathOutput(o["emit_all_errors"],
-                              frozenset(k.value for k in exit_kinds) if exit_kinds
-                              else frozenset(),
-                              o["only_output_states_covering_new"], o["track_test_coverage"],
-                              bool(o["write_no_tests"])),
-            tree=TreeOptions(_path(o["record_tree"]), _path(continue_with), restart_all_states,
-                             stop_after_replay, o["hash_constants"]),
-            parallel=Parallelism(workers, o["parallel_backend"], o["cluster"],
-                                 o["balance_ratio"], _path(o["journal"])),
+            inputs=_group(Inputs, o, argv=argv, posix=PosixSetup.make(stdin, o["host_files"]),
+                          environment=variables, fuzz_target=bool(o["fuzz_target"])),
+            limits=_group(Limits, o, max_time=_finite(o["max_time"]), max_memory=max_memory,
+                          stop_at=_locations(o["stop_at"]),
+                          concretize_printed=bool(o["concretize_printed"])),
+            search=_group(Search, o, searcher=_names(searcher),
+                          portfolio=portfolio_strategies(o["portfolio"], workers, searcher),
+                          replay_searcher=_names(replay_searcher), seeds=seed_values),
+            solver=_group(SolverSpec, o, config=o["solver"], timeout=_finite(o["solver_timeout"]),
+                          chain=tuple(o["solver_chain"]), write_queries=_path(o["write_queries"]),
+                          float_config=o["float_solver"], site_budgets=bool(o["site_budgets"])),
+            output=_group(PathOutput, o, exit_on_error=frozenset(k.value for k in exit_kinds or ()),
+                          write_no_tests=bool(o["write_no_tests"])),
+            tree=_group(TreeOptions, o, record_tree=_path(o["record_tree"]),
+                        continue_with=_path(continue_with)),
+            parallel=_group(Parallelism, o, backend=o["parallel_backend"],
+                            journal=_path(o["journal"])),
             progress_interval=o["progress_interval"])
 
     @property
@@ -309,6 +309,16 @@ def _names(searcher: str | Sequence[str]) -> str | tuple[str, ...]:
 
 def _path(path: str | os.PathLike[str] | None) -> str | None:
     return None if path is None else os.fspath(path)
+
+
+_Group = TypeVar("_Group", bound="AttrsInstance")
+
+def _group(group: type[_Group], o: Mapping[str, Any], **given: Any) -> _Group:
+    """One of a description's groups (``Limits``, ``Search``, ...) filled by field name: each
+    field from ``given`` (a value converted or checked above, or an option named otherwise),
+    else from the option of the same name in the options table's values ``o``."""
+    return group(**{f.name: given[f.name] if f.name in given else o[f.name]
+                    for f in attrs.fields(group)})
 
 
 def _finite(seconds: float | None) -> float | None:
