@@ -60,7 +60,7 @@ def test_a_worker_gets_its_strategy_and_no_run_wide_limit() -> None:
 @pytest.mark.parametrize("arguments, message", [
     ({"args": "one string"}, "args must be a sequence of strings"),
     ({"stdin": b"x", "sym_stdin": 3}, "stdin and sym_stdin both give standard input"),
-    ({"replay_searcher": "random-path"}, "replay_searcher cannot be random-path"),
+    ({"replay_searcher": "random-path"}, "searcher 'random-path' cannot order a replay"),
     ({"stop_after_replay": True}, "pass continue_with=DIR as well"),
     ({"exit_on_error": ["nonsense"]}, "unknown error kind 'nonsense'"),
     ({"host_files": ["/no/such/file"]}, "cannot read host file"),

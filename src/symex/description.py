@@ -24,6 +24,7 @@ import attrs
 
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.livelock import MAX_IDLE_TIME_OUTS
+from symex.core.searchers import SEARCHER_NAMES, searcher_names
 from symex.core.seeding import Seed, seeds_from_mappings
 from symex.core.outcome import ErrorKind
 from symex.env.fuzz_input import DEFAULT_MAX_INPUT
@@ -235,13 +236,7 @@ class RunDescription:
         if stdin is not None and (sym_stdin is not None
                                   or any(isinstance(i, SymStdin) for i in extra)):
             raise ConfigError("stdin and sym_stdin both give standard input; pass one of them")
-        replay_names = ([replay_searcher] if isinstance(replay_searcher, str)
-                        else list(replay_searcher))
-        if any("random-path" in name for name in replay_names):
-            # random-path walks the tree of all live states, replaying or not: it cannot
-            # order the replaying ones alone
-            raise ConfigError("replay_searcher cannot be random-path; use dfs, bfs, "
-                              "random-state or nurs:covnew")
+        searcher_names(replay_searcher, replay=True)
         if (restart_all_states or stop_after_replay) and continue_with is None:
             raise ConfigError("restart_all_states and stop_after_replay replay a recorded "
                               "tree; pass continue_with=DIR as well")
@@ -354,8 +349,8 @@ def portfolio_strategies(portfolio: str | Sequence[str] | None, workers: int,
     items = [portfolio] if isinstance(portfolio, str) else list(portfolio)
     names = tuple(n.strip() for item in items for n in str(item).split(",") if n.strip())
     if not names:
-        raise ConfigError("portfolio names no search strategy; give some of: "
-                          "dfs, bfs, random-state, random-path, nurs:covnew")
+        raise ConfigError(f"portfolio names no search strategy; give some of: "
+                          f"{', '.join(SEARCHER_NAMES)}")
     if searcher != "dfs":
         raise ConfigError("pass searcher or portfolio, not both: a portfolio gives every "
                           "worker its strategy")

@@ -18,7 +18,7 @@ from typing import Unpack
 import attrs
 
 from symex.core.machine import ExternalHandler
-from symex.core.searchers import Searcher
+from symex.core.searchers import SEARCHER_NAMES, Searcher
 from symex.description import RunDescription
 from symex.env.fuzz_input import check_fuzz_target
 from symex.errors import ConfigError
@@ -85,9 +85,9 @@ def run_exploration(program: Program, description: RunDescription, *,
     hooks = hooks or Hooks()
     if description.parallel_wanted:
         if searcher is not None:
-            raise ConfigError("a searcher object runs in this process only; give workers a "
-                              "searcher's name (dfs, bfs, random-state, random-path, "
-                              "nurs:covnew) or run without workers")
+            raise ConfigError(f"a searcher object runs in this process only; give workers a "
+                              f"searcher's name ({', '.join(SEARCHER_NAMES)}) or run "
+                              f"without workers")
         if externals:
             raise ConfigError("your own external functions run in this process only; run "
                               "without workers to use them")

@@ -28,7 +28,7 @@ import attrs
 
 from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.livelock import MAX_IDLE_TIME_OUTS
-from symex.core.searchers import SEARCHER_NAMES
+from symex.core.searchers import REPLAY_SEARCHER_NAMES, SEARCHER_NAMES
 from symex.core.seeding import Seed
 from symex.env.fuzz_input import DEFAULT_MAX_INPUT, FUZZ_TARGET
 from symex.errors import ConfigError
@@ -179,8 +179,8 @@ OPTIONS: tuple[Option, ...] = (
            "say (a path per choice; native replay does not inject them)."),
     # -- search and limits ------------------------------------------------------------------
     Option("searcher", "dfs",
-           "``dfs``, ``bfs``, ``random-state``, ``random-path``, ``nurs:covnew``, or a list of "
-           "them to interleave (:func:`symex.explore` also takes a searcher object).",
+           f"{', '.join(f'``{name}``' for name in SEARCHER_NAMES)}, or a list of them to "
+           f"interleave (:func:`symex.explore` also takes a searcher object).",
            Flag(("--search",), SEARCH, f"search strategy, repeatable to interleave: "
                 f"{', '.join(SEARCHER_NAMES)}", "NAME", action="append")),
     Option("seed", 0, "Seed of the random searchers.",
@@ -340,7 +340,7 @@ OPTIONS: tuple[Option, ...] = (
            "The order of the replay (the searchers' names but ``random-path``; ``searcher`` "
            "orders what is new).",
            Flag(("--replay-search",), MEMO, f"the order of the replay (default dfs): "
-                f"{', '.join(n for n in SEARCHER_NAMES if n != 'random-path')}", "NAME",
+                f"{', '.join(REPLAY_SEARCHER_NAMES)}", "NAME",
                 action="append")),
     Option("hash_constants", True,
            "Divergence detection compares constants too (for a new tree; a continued one keeps "

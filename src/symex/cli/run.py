@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from symex.core.outcome import ErrorKind
-from symex.core.searchers import SEARCHER_NAMES
+from symex.core.searchers import searcher_names
 from symex.core.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
 from symex.engine import check_continuation, run_exploration, writing_into
@@ -321,15 +321,10 @@ def _validate(options: argparse.Namespace) -> None:
     if (options.seed_corpus or options.corpus_out) and not options.fuzz_target:
         raise ConfigError("--seed-corpus and --corpus-out hold a fuzz target's inputs: add "
                           "--fuzz-target (the program defines LLVMFuzzerTestOneInput)")
-    for spec in options.searcher or []:
-        for name in (n.strip() for n in spec.split("+")):
-            if name not in SEARCHER_NAMES and name != "covnew":
-                raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(SEARCHER_NAMES)}")
-    for spec in options.replay_searcher or []:
-        for name in (n.strip() for n in spec.split("+")):
-            if name == "random-path" or (name not in SEARCHER_NAMES and name != "covnew"):
-                raise ConfigError(f"unknown or unusable --replay-search '{name}'; choose from "
-                                  f"dfs, bfs, random-state, nurs:covnew")
+    if options.searcher:
+        searcher_names(options.searcher)
+    if options.replay_searcher:
+        searcher_names(options.replay_searcher, replay=True)
     if (options.restart_all_states or options.stop_after_replay or options.replay_searcher) \
             and not options.continue_with:
         raise ConfigError("--restart-all-states, --stop-after-replay and --replay-search replay "

@@ -11,13 +11,11 @@ import random
 from typing import Protocol
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from symex.core.state import Frame, State
 from symex.errors import ConfigError
 from symex.ir.program import Function, Opcode
-
-#: the names a run takes (docs, messages); SEARCHERS also knows KLEE's short "covnew"
-SEARCHER_NAMES = ("dfs", "bfs", "random-state", "random-path", "nurs:covnew")
-
 
 class Searcher(Protocol):
     """KLEE's Searcher interface."""
@@ -321,31 +319,56 @@ class InterleavedSearcher:
         return self.searchers[0].empty()
 
 
-#: each searcher's name and how it is made (from the run's seeded random generator, the
-#: execution tree and the block coverage); ``covnew`` is KLEE's short name for nurs:covnew
-SEARCHERS: dict[str, Callable[[random.Random, ExecutionTree, dict[str, bytearray]], Searcher]] = {
-    "dfs": lambda rng, tree, coverage: DFSSearcher(),
-    "bfs": lambda rng, tree, coverage: BFSSearcher(),
-    "random-state": lambda rng, tree, coverage: RandomStateSearcher(rng),
-    "random-path": lambda rng, tree, coverage: RandomPathSearcher(tree, rng),
-    "nurs:covnew": lambda rng, tree, coverage: CoveringNewSearcher(rng, coverage),
-    "covnew": lambda rng, tree, coverage: CoveringNewSearcher(rng, coverage),
+@attrs.frozen
+class SearchContext:
+    """What a searcher is built from: the run's seeded random generator (shared by the
+    searchers a run interleaves), the execution tree of live states, and the block coverage
+    (function name -> one flag per block, set once the block ran)."""
+
+    rng: random.Random
+    tree: ExecutionTree
+    coverage: dict[str, bytearray]
+
+
+#: each searcher's name and how it is made from the run's :class:`SearchContext`; ``covnew``
+#: is KLEE's short name for nurs:covnew
+SEARCHERS: dict[str, Callable[[SearchContext], Searcher]] = {
+    "dfs": lambda context: DFSSearcher(),
+    "bfs": lambda context: BFSSearcher(),
+    "random-state": lambda context: RandomStateSearcher(context.rng),
+    "random-path": lambda context: RandomPathSearcher(context.tree, context.rng),
+    "nurs:covnew": lambda context: CoveringNewSearcher(context.rng, context.coverage),
+    "covnew": lambda context: CoveringNewSearcher(context.rng, context.coverage),
 }
+#: the names a run takes, as messages and the docs list them (the table less KLEE's alias)
+SEARCHER_NAMES = tuple(name for name in SEARCHERS if name != "covnew")
+#: the searchers that can order the states replaying a recorded tree: random-path walks the
+#: tree of all live states, replaying or not, so it cannot order the replaying ones alone
+REPLAY_SEARCHER_NAMES = tuple(name for name in SEARCHER_NAMES if name != "random-path")
+
+
+def searcher_names(spec: str | Sequence[str], *, replay: bool = False) -> list[str]:
+    """The searcher names in ``spec`` (a name, names joined by ``+``, or a list of them),
+    checked against :data:`SEARCHERS` (``replay``: against the replay searchers); a
+    ConfigError lists the names to choose from."""
+    names = [spec] if isinstance(spec, str) else list(spec)
+    names = [n.strip() for name in names for n in name.split("+") if n.strip()]
+    choices = REPLAY_SEARCHER_NAMES if replay else SEARCHER_NAMES
+    if not names:
+        raise ConfigError(f"no searcher given; choose from {', '.join(choices)}")
+    for name in names:
+        if name not in SEARCHERS:
+            raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(choices)}")
+        if replay and name not in REPLAY_SEARCHER_NAMES and name != "covnew":
+            raise ConfigError(f"searcher '{name}' cannot order a replay (it walks every live "
+                              f"state); choose from {', '.join(choices)}")
+    return names
 
 
 def make_searcher(spec: str | Sequence[str], *, seed: int, tree: ExecutionTree,
                   coverage: dict[str, bytearray]) -> Searcher:
     """A searcher from KLEE-style names (:data:`SEARCHERS`): ``"dfs"``, ``"random-path"``,
     ... A list (or names joined by ``+``) interleaves them."""
-    names = [spec] if isinstance(spec, str) else list(spec)
-    names = [n.strip() for name in names for n in name.split("+") if n.strip()]
-    if not names:
-        raise ConfigError(f"no searcher given; choose from {', '.join(SEARCHER_NAMES)}")
-    rng = random.Random(seed)
-    built: list[Searcher] = []
-    for name in names:
-        make = SEARCHERS.get(name)
-        if make is None:
-            raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(SEARCHER_NAMES)}")
-        built.append(make(rng, tree, coverage))
+    context = SearchContext(random.Random(seed), tree, coverage)
+    built = [SEARCHERS[name](context) for name in searcher_names(spec)]
     return built[0] if len(built) == 1 else InterleavedSearcher(built)
