@@ -15,6 +15,7 @@ import attrs
 
 from symex.encodings import ENCODINGS
 from symex.errors import ConfigError
+from symex.solvers.backends import BACKEND_NAMES
 
 __all__ = [
     "DEFAULT_ASSUMPTION_THRESHOLD",
@@ -48,7 +49,7 @@ DEFAULT_ENCODING = "hybrid"
 GRAMMAR = (
     "BACKEND[:ENCODING[:SESSION]], portfolio(CONFIG, CONFIG, ...[, stagger=SECONDS]) or "
     "choose(CONFIG, CONFIG, ...), where BACKEND is one of "
-    "z3, cvc5, bitwuzla, pysmt, pysmt-z3, pysmt-cvc5; ENCODING is one of "
+    f"{', '.join(BACKEND_NAMES)}; ENCODING is one of "
     f"{', '.join([f'{DEFAULT_ENCODING} (default)', *(e for e in ENCODINGS if e != DEFAULT_ENCODING)])}; "
     "SESSION is none, pushpop (default), "
     "assumptions or assumptions(N) with N >= 1 (default 50); "

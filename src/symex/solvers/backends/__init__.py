@@ -15,6 +15,10 @@ BACKENDS: dict[str, tuple[str, str, str]] = {
     "bitwuzla": ("symex.solvers.backends.bitwuzla_backend", "BitwuzlaBackend", "bitwuzla"),
     "pysmt": ("symex.solvers.backends.pysmt_backend", "PysmtBackend", "pysmt"),
 }
+#: the solvers the ``pysmt`` backend may drive (``pysmt-SOLVER``; plain ``pysmt`` drives z3)
+PYSMT_SOLVERS = ("z3", "cvc5")
+#: every backend name a configuration may give, as messages list them
+BACKEND_NAMES = (*BACKENDS, *(f"pysmt-{solver}" for solver in PYSMT_SOLVERS))
 
 
 def make_backend(name: str) -> Backend:
@@ -22,7 +26,7 @@ def make_backend(name: str) -> Backend:
     Unknown names and missing or broken packages raise one SolverError naming the fix."""
     base, _, option = name.partition("-")
     if base not in BACKENDS:
-        raise SolverError(f"unknown solver backend '{name}'; choose from {', '.join(BACKENDS)}")
+        raise SolverError(f"unknown solver backend '{name}'; choose from {', '.join(BACKEND_NAMES)}")
     module_name, class_name, package = BACKENDS[base]
     try:
         module = importlib.import_module(module_name)

@@ -22,12 +22,11 @@ from pysmt.typing import ArrayType, BOOL, BVType
 
 from symex.errors import SolverError
 from symex.expr import Op
+from symex.solvers.backends import PYSMT_SOLVERS
 from symex.solvers.backend import MAX_CHECK_MS, CheckResult, ModelReading, array_contents, check_milliseconds
 
 __all__ = ["PysmtBackend"]
 
-#: the solvers pySMT may drive here
-SOLVERS = ("z3", "cvc5")
 
 
 class PysmtBackend(ModelReading):
@@ -39,9 +38,9 @@ class PysmtBackend(ModelReading):
 
     def __init__(self, solver: str = "z3") -> None:
         """A backend over pySMT driving ``solver`` (``z3`` or ``cvc5``)."""
-        if solver not in SOLVERS:
-            raise SolverError(f"pysmt backend cannot drive '{solver}'; choose pysmt-z3 or "
-                              "pysmt-cvc5")
+        if solver not in PYSMT_SOLVERS:
+            raise SolverError(f"pysmt backend cannot drive '{solver}'; choose "
+                              f"{' or '.join(f'pysmt-{s}' for s in PYSMT_SOLVERS)}")
         self.name = "pysmt" if solver == "z3" else f"pysmt-{solver}"
         self.can_interrupt = solver == "z3"
         self.releases_gil = False
