@@ -13,7 +13,7 @@ The switches (environment variables, "0" turns one off):
 - ``SYMEX_MEMOS``: Executor.simplify's rewrites and the casts' and literal comparisons'
   symbolic results are remembered;
 - ``SYMEX_COMPILED_RUNS`` and ``SYMEX_CHAINS``: straight-line runs and chains of blocks as
-  generated Python (core/compiled_runs.py).
+  generated Python (core/interpreter/compiled_runs.py).
 
 Prints CPU seconds (``time.process_time``: this machine is shared) for all on, then each
 switch's "off / on" ratio, with paths and instructions, which no switch may change. Not a

@@ -1,5 +1,5 @@
 """Garbage collection while paths run: symex's thresholds and frozen start-up heap
-(symex.core.collection, as shipped) against Python's defaults, alternating in one process.
+(symex.core.interpreter.collection, as shipped) against Python's defaults, alternating in one process.
 
     python benchmarks/collection.py [--repeat N] [--seconds S]
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 
 import symex  # noqa: E402
 import symex.exploration as engine  # noqa: E402  (the loop that collects less often)
-from symex.core.collection import fewer_collections  # noqa: E402
+from symex.core.interpreter.collection import fewer_collections  # noqa: E402
 
 COLLECTING = [0.0, 0.0]
 

@@ -45,8 +45,8 @@ from collections.abc import Sequence
 import attrs
 
 import symex
-from symex.core import compiled_runs
-from symex.core.memory import ObjectKind
+from symex.core.interpreter import compiled_runs
+from symex.core.memory.objects import ObjectKind
 from symex.description import RunDescription
 from symex.exploration import Exploration
 from symex.results import Hooks
@@ -158,7 +158,7 @@ def concrete_speed(size: Size, workdir: Path) -> None:
     print(f"symex: {timed.statistics.instructions:,} instructions (2 rounds) in "
           f"{timed.statistics.time:.3f} s = {rate / 1e6:.2f} M instr/s "
           f"(target >= 10.00 M; best of {size.repeats})")
-    # the same without compiled runs (core/compiled_runs.py), alternating, in this process
+    # the same without compiled runs (core/interpreter/compiled_runs.py), alternating, in this process
     times = {"0": [], "1": []}
     for _ in range(size.repeats):
         for enabled in ("0", "1"):

@@ -31,8 +31,8 @@ from typing import Any
 from collections.abc import Sequence
 
 import symex
-from symex.core import memory
-from symex.core.executor import Executor
+from symex.core.memory import objects as memory
+from symex.core.interpreter.executor import Executor
 
 ROOT = Path(__file__).resolve().parent.parent
 BRANCHES = ROOT / "tests" / "programs" / "branches.c"

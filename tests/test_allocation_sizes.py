@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import symex
-from symex.core.allocation_sizes import SIZE_CAP
+from symex.core.memory.allocation_sizes import SIZE_CAP
 from symex.core.outcome import PathStatus
 from symex.output.ktest import KTest, KTestObject
 from symex.replay import build_native, reproduces, run_native

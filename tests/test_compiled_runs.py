@@ -1,4 +1,4 @@
-"""Compiled runs (core/compiled_runs.py): straight-line runs of a block executed by generated
+"""Compiled runs (core/interpreter/compiled_runs.py): straight-line runs of a block executed by generated
 Python functions must change nothing a user sees: the same tests, paths, outputs, errors and
 instruction counts as the per-instruction closures, also where a run stops in the middle
 (symbolic operands, errors, copy-on-write, the end of a time slice) and under the recorded
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import symex
-from symex.core import compiled_runs
+from symex.core.interpreter import compiled_runs
 from c_programs import write
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -507,7 +507,7 @@ def test_a_run_leaves_the_embedding_programs_collector_as_it_was(tmp_path: Path)
     """Paths run with fewer garbage collections (core.collection), and the program that
     called explore() gets its own thresholds back and an unfrozen heap."""
     import gc
-    from symex.core.collection import RUN_THRESHOLDS
+    from symex.core.interpreter.collection import RUN_THRESHOLDS
     program = symex.compile(Path(__file__).parents[1] / "examples" / "get_sign.c")
     seen: list[tuple[int, int, int]] = []
     before = gc.get_threshold()

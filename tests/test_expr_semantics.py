@@ -419,7 +419,7 @@ def test_a_quotient_compared_with_zero_keeps_every_value(op: str, divisor: int) 
 def test_the_few_values_found_include_every_value_the_expression_takes(
         data: st.DataObject, width: int, mem: bytes) -> None:
     """expr.value_sets.few_values: where it names a set, the expression's value for any
-    input is in it (core/access.py reads only at those offsets)."""
+    input is in it (core/memory/access.py reads only at those offsets)."""
     tree = data.draw(trees(width, 3))
     e = build(tree)
     found = few_values(e, 8)

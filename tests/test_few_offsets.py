@@ -1,4 +1,4 @@
-"""Reads at a symbolic offset that can take only a few values (core/access.py with
+"""Reads at a symbolic offset that can take only a few values (core/memory/access.py with
 expr/value_sets.py): the choice between those reads, with the paths and tests of reading a
 symbolic array, and no memory array left in the solver's queries."""
 

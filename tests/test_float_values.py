@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symex import expr as E
-from symex.core.float_values import (
+from symex.core.interpreter.float_values import (
     fcmp_value,
     float_binary,
     float_from_integer,
@@ -139,7 +139,7 @@ def test_narrowing_rounds_and_overflows_to_infinity() -> None:
 def test_every_float_intrinsic_the_lowering_keeps_is_one_the_executor_computes() -> None:
     # the IR layer names the intrinsics it lowers to FLOATMATH; core computes them (a name
     # missing there would fail at run time, on the first program that used it)
-    from symex.core.float_math import INTRINSICS
+    from symex.core.interpreter.float_math import INTRINSICS
     from symex.ir.lower_instructions import _FLOAT_MATH
 
     assert set(_FLOAT_MATH) <= INTRINSICS

@@ -1,4 +1,4 @@
-"""Processes, threads, pipes and sockets in one state (core/scheduling.py, env/threads.py,
+"""Processes, threads, pipes and sockets in one state (core/threads/scheduling.py, env/threads.py,
 env/network.py, runtime/libc/pthread.c and socket.c): ordinary networked C programs run
 unchanged, bugs behind a socket are found and replay natively, deadlocks end as ``hang``.
 

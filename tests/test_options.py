@@ -11,7 +11,7 @@ import pytest
 
 import symex
 from symex.cli import run as cli_run
-from symex.core.searchers import DFSSearcher
+from symex.core.search.searchers import DFSSearcher
 from symex.description import RunDescription
 from symex.options import OPTIONS, ExploreOptions, RunOptions
 

@@ -14,7 +14,7 @@ import pytest
 
 import symex
 from symex import PathStatus
-from symex.core.memory import FLATTEN_SHARE, PAGE_SIZE, PAGED_OBJECT_SIZE, MemoryObject, \
+from symex.core.memory.objects import FLATTEN_SHARE, PAGE_SIZE, PAGED_OBJECT_SIZE, MemoryObject, \
     ObjectKind, ObjectState
 
 SIZE = 2 * PAGED_OBJECT_SIZE

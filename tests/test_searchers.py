@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import symex
-from symex.core.searchers import CoveringNewSearcher
+from symex.core.search.searchers import CoveringNewSearcher
 from symex.core.state import Frame, State
 from c_programs import write
 

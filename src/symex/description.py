@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 import attrs
 
-from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
-from symex.core.livelock import MAX_IDLE_TIME_OUTS
-from symex.core.searchers import SEARCHER_NAMES, searcher_names
-from symex.core.seeding import Seed, seeds_from_mappings
+from symex.core.interpreter.executor import DEFAULT_MAX_STACK_FRAMES
+from symex.core.threads.livelock import MAX_IDLE_TIME_OUTS
+from symex.core.search.searchers import SEARCHER_NAMES, searcher_names
+from symex.core.search.seeding import Seed, seeds_from_mappings
 from symex.core.outcome import ErrorKind
 from symex.env.fuzz_input import DEFAULT_MAX_INPUT
 from symex.env.world import PosixSetup
@@ -108,9 +108,9 @@ class Search:
     """The order states replaying a recorded tree are chosen in."""
     schedule_forks: int = 0
     """How many times a path may fork on which thread runs after a blocking call (0: the
-    next runnable thread in order, no fork; see core/scheduling.py)."""
+    next runnable thread in order, no fork; see core/threads/scheduling.py)."""
     seeds: tuple[Seed, ...] = ()
-    """Concrete inputs whose paths run first (core/seeding.py); empty: none."""
+    """Concrete inputs whose paths run first (core/search/seeding.py); empty: none."""
 
     def searcher_name(self) -> str:
         """The strategy as the command line names it (``random-path+nurs:covnew`` for

@@ -17,8 +17,8 @@ from typing import Unpack
 
 import attrs
 
-from symex.core.machine import ExternalHandler
-from symex.core.searchers import SEARCHER_NAMES, Searcher
+from symex.core.interpreter.machine import ExternalHandler
+from symex.core.search.searchers import SEARCHER_NAMES, Searcher
 from symex.description import RunDescription
 from symex.env.fuzz_input import check_fuzz_target
 from symex.errors import ConfigError
@@ -40,13 +40,13 @@ def explore(program: Program, *, searcher: str | Sequence[str] | Searcher = "dfs
     statistics (:class:`~symex.results.Result`).
 
     ``searcher``: a strategy's name, names to interleave, or a searcher object (anything with
-    :class:`~symex.core.searchers.Searcher`'s ``select``, ``update`` and ``empty``; not with
+    :class:`~symex.core.search.searchers.Searcher`'s ``select``, ``update`` and ``empty``; not with
     workers). ``solver``: a configuration string (docs/usage.md) or a solver object (not
     closed here). ``hooks``: callbacks as the run goes (:class:`~symex.results.Hooks`).
     ``externals``: your own handlers of external functions (C functions the program declares
     but does not define), by name, besides or instead of symex's environment: each is called
     as ``handler(machine, state, arguments, call)`` and returns the call's value (an int,
-    an expression, or None for void), through :class:`~symex.core.machine.Machine` (read and
+    an expression, or None for void), through :class:`~symex.core.interpreter.machine.Machine` (read and
     write memory, make symbolic values with :func:`symex.env.klee.fresh_value`, fork); in
     this process only (not with workers).
     Paths stopped by a limit are reported as partial, with a test case each. Every other

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Mapping, Sequence
 
 
-from symex.core.collection import fewer_collections
-from symex.core.executor import Executor
+from symex.core.interpreter.collection import fewer_collections
+from symex.core.interpreter.executor import Executor
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
-from symex.core.searchers import ExecutionTree, Searcher, make_searcher
-from symex.core.seeding import SeededSearcher, SeedFollowing
+from symex.core.search.searchers import ExecutionTree, Searcher, make_searcher
+from symex.core.search.seeding import SeededSearcher, SeedFollowing
 from symex.core.site_budgets import SiteBudgets
-from symex.core.seeding import refresh as refresh_seeds
+from symex.core.search.seeding import refresh as refresh_seeds
 from symex.core.state import State
-from symex.core.machine import ExternalHandler
+from symex.core.interpreter.machine import ExternalHandler
 from symex.env import default_externals
 from symex.description import Inputs, RunDescription, error_kinds_to_exit_on
 from symex.env.printed_values import printed_value_hooks

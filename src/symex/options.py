@@ -26,10 +26,10 @@ from typing import Any, TypedDict
 
 import attrs
 
-from symex.core.executor import DEFAULT_MAX_STACK_FRAMES
-from symex.core.livelock import MAX_IDLE_TIME_OUTS
-from symex.core.searchers import REPLAY_SEARCHER_NAMES, SEARCHER_NAMES
-from symex.core.seeding import Seed
+from symex.core.interpreter.executor import DEFAULT_MAX_STACK_FRAMES
+from symex.core.threads.livelock import MAX_IDLE_TIME_OUTS
+from symex.core.search.searchers import REPLAY_SEARCHER_NAMES, SEARCHER_NAMES
+from symex.core.search.seeding import Seed
 from symex.env.fuzz_input import DEFAULT_MAX_INPUT, FUZZ_TARGET
 from symex.errors import ConfigError
 from symex.solvers.float_route import DEFAULT_FLOAT_SOLVER
@@ -187,9 +187,9 @@ OPTIONS: tuple[Option, ...] = (
            Flag(("--seed",), SEARCH, "seed of the random searchers", parse=int)),
     Option("seeds", (),
            "Concrete inputs whose paths run first (KLEE's ``--seed-file``; "
-           ":mod:`symex.core.seeding`): each a mapping of symbolic object name "
+           ":mod:`symex.core.search.seeding`): each a mapping of symbolic object name "
            "(``\"packet-0\"``, ``\"arg00\"``, ``\"stdin\"``: the names tests carry) to bytes, or "
-           "a :class:`~symex.core.seeding.Seed`. Bytes a seed does not give read as zero. "
+           "a :class:`~symex.core.search.seeding.Seed`. Bytes a seed does not give read as zero. "
            "States that follow a seed run before any other; every branch a seed does not take "
            "is explored afterwards, so seeds change the order, not what is explored. With "
            "``workers``, each worker runs its own states that follow a seed first."),
@@ -221,7 +221,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_idle_time_outs", MAX_IDLE_TIME_OUTS,
            "A path whose threads have only woken from time-outs, N times in a row with no "
            "input or output, ends as partial, \"idle\" (0: never; a path whose whole state "
-           "repeats ends as a ``hang`` either way: :mod:`symex.core.livelock`).",
+           "repeats ends as a ``hang`` either way: :mod:`symex.core.threads.livelock`).",
            Flag(("--max-idle-time-outs",), SEARCH, "end a path as idle after N time-outs in "
                 "a row with no other wake-up, input or output (default %(default)s; 0: never)",
                 "N", count)),

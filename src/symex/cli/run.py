@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from symex.core.outcome import ErrorKind
-from symex.core.searchers import searcher_names
-from symex.core.seeding import Seed
+from symex.core.search.searchers import searcher_names
+from symex.core.search.seeding import Seed
 from symex.description import RunDescription, portfolio_strategies
 from symex.engine import check_continuation, run_exploration, writing_into
 from symex.env.fuzz_input import FUZZ_TARGET

@@ -11,7 +11,7 @@ from symex import expr as E
 from symex.expr.reads import Element, read_elements
 from symex.core.constraints import equality_of
 from symex.core.independence import ConstraintGroups
-from symex.core.memory import MAX_SEGMENTS, MemoryObject, ObjectKind, ObjectState
+from symex.core.memory.objects import MAX_SEGMENTS, MemoryObject, ObjectKind, ObjectState
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.ir.program import SEGMENT_SHIFT, Block, Function
 

@@ -7,7 +7,7 @@ package fills it. See docs/architecture.md.
 
 from __future__ import annotations
 
-from symex.core.machine import ExternalHandler
+from symex.core.interpreter.machine import ExternalHandler
 from symex.env import (directories, execve, fuzz_input, klee, libm, network, posix, process, strtod,
                        threads)
 from symex.errors import SymexError

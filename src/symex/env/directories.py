@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from symex.core.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, Machine
 from symex.core.state import State
 from symex.env.posix import concrete_int, open_directory, path_at, path_of, unlink_path
 from symex.env.world import (

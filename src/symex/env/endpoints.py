@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 from symex.core.state import State
 from symex.env.posix import concrete_int
 from symex.env.world import MAX_FDS, OpenFile, PosixWorld, lowest_free_fd, world_of

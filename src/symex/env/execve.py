@@ -24,8 +24,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from symex.core.machine import ExternalHandler, Machine
-from symex.core.memory import ObjectKind
+from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.memory.objects import ObjectKind
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
 from symex.env.world import EACCES, ENOENT, resolve, world_of

@@ -6,7 +6,7 @@ makes two inputs, in this order (native replay reads them in the same order):
 
 - ``fuzz-size``: 8 symbolic bytes, the input's length, at most ``max_input``;
 - ``fuzz-data``: ``max_input`` symbolic bytes in a read-only heap object whose
-  :attr:`~symex.core.memory.MemoryObject.limit` is that length, so an access at or past it
+  :attr:`~symex.core.memory.objects.MemoryObject.limit` is that length, so an access at or past it
   is out of bounds, as AddressSanitizer reports a read past libFuzzer's exactly sized copy.
 
 A test's input as a fuzzer stores it (a corpus file) is the first ``fuzz-size`` bytes of
@@ -22,8 +22,8 @@ from typing import Any
 import attrs
 
 from symex import expr as E
-from symex.core.machine import ExternalHandler, Machine
-from symex.core.memory import ObjectKind
+from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.memory.objects import ObjectKind
 from symex.core.state import State
 from symex.env.klee import fresh_value, make_symbolic
 from symex.errors import ConfigError

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any, cast
 
 from symex import expr as E
-from symex.core import values as V
-from symex.core.float_values import register_of
-from symex.core.machine import ExternalHandler, Machine
-from symex.core.memory import OFFSET_MASK, ObjectKind
+from symex.core.interpreter import values as V
+from symex.core.interpreter.float_values import register_of
+from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.memory.objects import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
-from symex.core.seeding import refresh as refresh_seeds
+from symex.core.search.seeding import refresh as refresh_seeds
 from symex.core.state import State, Symbolic
 from symex.expr import format_expr
 from symex.ir.program import SEGMENT_SHIFT, Instruction

@@ -1,5 +1,5 @@
 """The C library's math functions (``sqrt``, ``floorf``, ``fmod``, ``sin``...), computed by
-:mod:`symex.core.float_math`: exactly on symbolic floats where the floating-point theory
+:mod:`symex.core.interpreter.float_math`: exactly on symbolic floats where the floating-point theory
 has the operation, and from the host's C library otherwise (a symbolic argument fixed
 first, a shortfall the run reports).
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.core.float_math import C_MATH_FUNCTIONS, apply_math
-from symex.core.machine import ExternalHandler, Machine
+from symex.core.interpreter.float_math import C_MATH_FUNCTIONS, apply_math
+from symex.core.interpreter.machine import ExternalHandler, Machine
 from symex.core.state import State
 from symex.ir.program import Instruction
 

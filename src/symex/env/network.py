@@ -41,9 +41,9 @@ from typing import Any
 
 import attrs
 
-from symex.core import scheduling
-from symex.core.machine import ExternalHandler, Machine
-from symex.core.memory import ObjectKind
+from symex.core.threads import scheduling
+from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.memory.objects import ObjectKind
 from symex.core.state import State
 from symex.env.endpoints import (
     AF_INET,

@@ -9,9 +9,9 @@ from typing import Any
 import attrs
 import immutables
 
-from symex.core import scheduling
+from symex.core.threads import scheduling
 from symex.core.forks import ForkKind
-from symex.core.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, Machine
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.core.state import State
 from symex.env.endpoints import (

@@ -30,8 +30,8 @@ import attrs
 
 from symex import expr as E
 from symex.core.forks import ForkKind
-from symex.core.machine import ExternalHandler, Machine
-from symex.core.memory import locate
+from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.memory.objects import locate
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
 from symex.env.world import (

@@ -20,8 +20,8 @@ from typing import Any
 
 from symex import expr as E
 from symex.core.forks import ForkKind
-from symex.core.machine import Machine
-from symex.core.memory import ObjectKind
+from symex.core.interpreter.machine import Machine
+from symex.core.memory.objects import ObjectKind
 from symex.core.state import State
 from symex.env.klee import fresh_value, make_symbolic
 from symex.symargs import ArgvSpec, SymArg, SymArgs

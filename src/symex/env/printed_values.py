@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 from symex.core.state import State
 from symex.expr.walk import node_count
 from symex.ir.program import Program

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
-from symex.core.float_values import fixed_float
-from symex.core.machine import ExternalHandler, Machine
-from symex.core.memory import ObjectKind
+from symex.core.interpreter.float_values import fixed_float
+from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.memory.objects import ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
 from symex.core.state import State
 from symex.ir.program import POINTER_ACCESS, Access, Instruction, Opcode, ValueKind

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.core import scheduling
-from symex.core import values as V
-from symex.core.allocation_sizes import fix_allocation_size
-from symex.core.machine import ExternalHandler, Machine
-from symex.core.memory import OFFSET_MASK, ObjectKind
+from symex.core.threads import scheduling
+from symex.core.interpreter import values as V
+from symex.core.memory.allocation_sizes import fix_allocation_size
+from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.memory.objects import OFFSET_MASK, ObjectKind
 from symex.core.outcome import ErrorKind
 from symex.core.state import State
 from symex.env import printf

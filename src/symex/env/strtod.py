@@ -14,7 +14,7 @@ import errno
 import functools
 from typing import Any
 
-from symex.core.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, Machine
 from symex.core.state import State
 from symex.ir.program import WORD_ACCESS, Access, Instruction, ValueKind
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.core import scheduling
-from symex.core.machine import ExternalHandler, Machine
+from symex.core.threads import scheduling
+from symex.core.interpreter.machine import ExternalHandler, Machine
 from symex.core.outcome import ErrorKind
-from symex.core.scheduling import FIRST_PID, threads_of
+from symex.core.threads.scheduling import FIRST_PID, threads_of
 from symex.core.state import State
 from symex.env.posix import concrete_int
 from symex.env.world import world_of

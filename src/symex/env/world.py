@@ -30,8 +30,8 @@ import attrs
 import immutables
 
 from symex import expr as E
-from symex.core.machine import Machine
-from symex.core.memory import ObjectKind
+from symex.core.interpreter.machine import Machine
+from symex.core.memory.objects import ObjectKind
 from symex.core.state import State
 from symex.env.klee import make_symbolic
 from symex.errors import ConfigError

@@ -5,7 +5,7 @@ between two addresses) is an expression whose only symbolic parts are width-1 co
 its offset into the object it points to takes two or four values, whatever the inputs.
 :func:`few_values` finds such a set (a superset of the values the expression takes on any
 path), so that a read at that offset can be the choice between those few reads
-(core/access.py) rather than a read of a symbolic array, which turns every later query
+(core/memory/access.py) rather than a read of a symbolic array, which turns every later query
 about the value into array theory (expr: the argument cursor, 2,400 queries of
 ``select`` over pinned arrays in 40 s).
 """

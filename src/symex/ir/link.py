@@ -9,7 +9,7 @@ library: a program's own ``strlen`` wins.
 
 The library is compiled without debug information: its instructions have no source
 location, so they never count as program coverage, and an error inside it is reported with
-the program's calling line (see :meth:`symex.core.executor.Executor.make_error`).
+the program's calling line (see :meth:`symex.core.interpreter.executor.Executor.make_error`).
 """
 
 from __future__ import annotations

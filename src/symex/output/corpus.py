@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from symex.core.outcome import ErrorKind, TestCase
-from symex.core.seeding import Seed
+from symex.core.search.seeding import Seed
 from symex.env.fuzz_input import raw_input, seed_objects
 from symex.errors import ConfigError
 from symex.output.atomic_write import write_atomically

@@ -20,7 +20,7 @@ from pathlib import Path
 import attrs
 
 from symex.output.atomic_write import write_atomically
-from symex.core.seeding import Seed
+from symex.core.search.seeding import Seed
 from symex.errors import ConfigError, SymexError
 
 __all__ = ["KTEST_VERSION", "KTest", "KTestError", "KTestObject", "read_ktest", "read_seeds",

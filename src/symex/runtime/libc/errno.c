@@ -1,7 +1,7 @@
 /* errno for programs under symex: glibc's headers (clang here, and zig's bundled ones for
  * x86_64-linux-gnu) read errno through __errno_location(). Memory is per path, so one
  * variable serves every path; each thread has its own errno, because the scheduler saves
- * and restores this variable (named in core/scheduling.py) when it switches threads. */
+ * and restores this variable (named in core/threads/scheduling.py) when it switches threads. */
 
 int __symex_errno_value;
 

@@ -1,7 +1,7 @@
 /* Mutexes, condition variables, semaphores and pthread_once for programs under symex, over
  * one blocking primitive of the model: __symex_wait_while(word, value) blocks the calling
  * thread while *word == value (a futex wait; env/threads.py). Threads are scheduled
- * cooperatively (core/scheduling.py): a thread runs until it blocks, so a check and the
+ * cooperatively (core/threads/scheduling.py): a thread runs until it blocks, so a check and the
  * store after it happen together, and none of this needs atomic instructions.
  *
  * The layouts are glibc's x86-64 ones, so the static initializers of <pthread.h> work:

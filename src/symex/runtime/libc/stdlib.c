@@ -178,7 +178,7 @@ WEAK void *bsearch(const void *key, const void *base, size_t count, size_t size,
 }
 
 /* atexit's table. The executor reads it (by these names) when exit() is called and when main
- * returns, and calls the handlers last first before the path ends (core/executor.py,
+ * returns, and calls the handlers last first before the path ends (core/interpreter/executor.py,
  * Executor.next_exit_handler). POSIX asks for room for at least 32. */
 #define ATEXIT_MAX 32
 WEAK void (*__symex_atexit_handlers[ATEXIT_MAX])(void);

@@ -1,21 +1,21 @@
 """What the rest of the interpreter may use of the machine that runs it.
 
 :class:`Machine` is the executor seen from outside: the instruction builders
-(:mod:`symex.core.builders`), the environment's handlers (:mod:`symex.env`), thread
+(:mod:`symex.core.interpreter.builders`), the environment's handlers (:mod:`symex.env`), thread
 scheduling, compiled runs and allocation sizes are written against it, not against
-:class:`~symex.core.executor.Executor`, so none of them imports the executor (and the
+:class:`~symex.core.interpreter.executor.Executor`, so none of them imports the executor (and the
 executor, which imports them, closes no loop). Its parts, by what they do:
 
-- decisions (:class:`~symex.core.decisions.Decisions`): the solver's answers about a path's
+- decisions (:class:`~symex.core.interpreter.decisions.Decisions`): the solver's answers about a path's
   conditions and values, and the forks that follow;
-- memory (:class:`~symex.core.access.MemoryAccess`): pointers resolved, values and bytes read
+- memory (:class:`~symex.core.memory.access.MemoryAccess`): pointers resolved, values and bytes read
   and written, objects allocated and freed;
-- control flow (:class:`~symex.core.calls.Calls` and the executor): calls, returns, jumps,
+- control flow (:class:`~symex.core.interpreter.calls.Calls` and the executor): calls, returns, jumps,
   setjmp/longjmp;
 - errors and coverage (the executor): a path's errors with their stacks, the blocks and
   branch outcomes reached.
 
-The three mixins implement it together with :class:`~symex.core.executor.Executor`, each
+The three mixins implement it together with :class:`~symex.core.interpreter.executor.Executor`, each
 declaring itself a ``Machine`` so that what it calls of the others is typed.
 """
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from symex import expr as E
     from symex.core.coverage import CoverageMap
     from symex.core.forks import DecisionMemo, ForkKind
-    from symex.core.memory import ObjectKind, ObjectState
+    from symex.core.memory.objects import ObjectKind, ObjectState
     from symex.core.outcome import ErrorKind, PathTerminated, ProgramError, StackEntry
     from symex.core.shortfalls import ShortfallTally
     from symex.core.site_budgets import SiteBudgets

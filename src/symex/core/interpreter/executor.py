@@ -3,7 +3,7 @@
 Every lowered instruction is compiled once (per exploration) into a small closure
 ``step(state, frame, regs)``; the engine calls them in a flat loop. Concrete values are plain
 Python ints and take the fast path in each closure; symbolic values are expressions and go
-through :mod:`symex.core.values` and the solver.
+through :mod:`symex.core.interpreter.values` and the solver.
 
 Paths end by raising :class:`PathTerminated`; a fork raises :class:`Forked` after queuing the
 new state, so the engine can consult its searcher. Both are caught by the engine only.
@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 import immutables
 
 from symex import expr as E
-from symex.core.livelock import MAX_IDLE_TIME_OUTS
-from symex.core.memory import (
+from symex.core.threads.livelock import MAX_IDLE_TIME_OUTS
+from symex.core.memory.objects import (
     ObjectKind,
     ObjectState,
     MemoryObject,
@@ -31,7 +31,7 @@ from symex.core.forks import (
     ForkKind,
     Site,
 )
-from symex.core.compiled_runs import compile_runs, runs_enabled
+from symex.core.interpreter.compiled_runs import compile_runs, runs_enabled
 from symex.core.independence import splits_enabled
 from symex.core.outcome import (
     ErrorKind,
@@ -52,11 +52,11 @@ from symex.ir.program import (
     Program,
 )
 from symex.solvers.base import Solver
-from symex.core.access import MemoryAccess
-from symex.core.builders import build_step
-from symex.core.calls import Calls
-from symex.core.decisions import Decisions
-from symex.core.machine import ExternalHandler, Machine
+from symex.core.memory.access import MemoryAccess
+from symex.core.interpreter.builders import build_step
+from symex.core.interpreter.calls import Calls
+from symex.core.interpreter.decisions import Decisions
+from symex.core.interpreter.machine import ExternalHandler, Machine
 
 #: KLEE's default --max-stack-frames
 DEFAULT_MAX_STACK_FRAMES = 8192

@@ -1,8 +1,8 @@
 """The executor's decisions: what the solver says about a path's conditions and values, and
 the forks they lead to (branches, error checks, several values, seeded sides).
 
-A mixin of :class:`~symex.core.executor.Executor`, written against the
-:class:`~symex.core.machine.Machine` it is part of."""
+A mixin of :class:`~symex.core.interpreter.executor.Executor`, written against the
+:class:`~symex.core.interpreter.machine.Machine` it is part of."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from symex.ir.program import (
     Edge,
 )
 from symex.solvers.base import Query, Validity
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 
 #: values concretize() fixes without counting a shortfall: the path ends with them
 _NOT_SHORTFALLS = frozenset({"exit code", "exit status"})

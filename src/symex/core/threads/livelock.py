@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import immutables
 
-from symex.core.memory import OFFSET_MASK, ObjectState
+from symex.core.memory.objects import OFFSET_MASK, ObjectState
 from symex.core.state import Frame, State
 from symex.ir.program import SEGMENT_SHIFT
 

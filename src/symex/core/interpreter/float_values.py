@@ -22,15 +22,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from symex import expr as E
-from symex.core import values as V
-from symex.core.memory import SOLVED_FLOATS
+from symex.core.interpreter import values as V
+from symex.core.memory.objects import SOLVED_FLOATS
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.expr import float_build as FB
 from symex.expr import floats
 from symex.expr.floats import BINARY64
 
 if TYPE_CHECKING:
-    from symex.core.machine import Machine
+    from symex.core.interpreter.machine import Machine
     from symex.core.state import State
 
 __all__ = ["DEFAULT_NAN", "bits_of", "concrete_float", "fcmp_value", "fixed_float", "float_binary",

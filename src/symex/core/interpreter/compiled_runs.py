@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING, Any
 from collections.abc import Callable, Iterable
 
 from symex import expr as E
-from symex.core.memory import OFFSET_MASK, PACK, POINTER_MASK, UNPACK
+from symex.core.memory.objects import OFFSET_MASK, PACK, POINTER_MASK, UNPACK
 from symex.ir.liveness import Liveness, slots_written_in, written_slots
 from symex.ir.program import SEGMENT_SHIFT, Edge, Function, Instruction, Opcode, ValueKind
 
 if TYPE_CHECKING:
-    from symex.core.machine import Machine
+    from symex.core.interpreter.machine import Machine
 
 __all__ = ["MIN_RUN", "compile_runs", "runs_enabled"]
 

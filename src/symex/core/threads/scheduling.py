@@ -37,15 +37,15 @@ from collections.abc import Callable
 
 import immutables
 
-from symex.core import livelock
-from symex.core.memory import OFFSET_MASK
+from symex.core.threads import livelock
+from symex.core.memory.objects import OFFSET_MASK
 from symex.core.forks import ForkKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated, ProgramError, StackEntry
 from symex.core.state import Frame, State
 from symex.ir.program import SEGMENT_SHIFT, Function
 
 if TYPE_CHECKING:
-    from symex.core.machine import Machine
+    from symex.core.interpreter.machine import Machine
 
 __all__ = ["ERRNO_VARIABLE", "word_at", "FIRST_PID", "ProcessContext", "ThreadContext", "Threads", "WaitCondition",
            "block", "current_thread", "exit_process", "exit_thread", "fork_process",

@@ -1,8 +1,8 @@
 """The executor's calls and returns: frames, variadic arguments, the environment's handlers,
 function pointers, atexit handlers, setjmp/longjmp.
 
-A mixin of :class:`~symex.core.executor.Executor`, written against the
-:class:`~symex.core.machine.Machine` it is part of."""
+A mixin of :class:`~symex.core.interpreter.executor.Executor`, written against the
+:class:`~symex.core.interpreter.machine.Machine` it is part of."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from typing import Any
 
 
 from symex import expr as E
-from symex.core import values as V
-from symex.core.memory import (
+from symex.core.interpreter import values as V
+from symex.core.memory.objects import (
     ObjectKind,
     encode,
 )
 from symex.core.forks import (
     ForkKind,
 )
-from symex.core import scheduling
+from symex.core.threads import scheduling
 from symex.core.outcome import (
     ErrorKind,
     PathStatus,
@@ -35,9 +35,9 @@ from symex.ir.program import (
     ValueKind,
 )
 from symex.solvers.base import Validity
-from symex.core.builders.registry import where
-from symex.core.float_math import C_MATH_FUNCTIONS
-from symex.core.machine import Machine
+from symex.core.interpreter.builders.registry import where
+from symex.core.interpreter.float_math import C_MATH_FUNCTIONS
+from symex.core.interpreter.machine import Machine
 
 #: The C library's atexit table (runtime/libc/stdlib.c): handler pointers and their count
 ATEXIT_HANDLERS = "__symex_atexit_handlers"

@@ -12,7 +12,7 @@ from symex.core.state import Frame, State
 from symex.ir.program import Function, Instruction, Opcode
 
 if TYPE_CHECKING:
-    from symex.core.machine import Machine
+    from symex.core.interpreter.machine import Machine
 
 __all__ = ["BUILDERS", "SITE_MEMO_LIMIT", "Builder", "builds", "elementwise", "unsupported_step",
            "where"]

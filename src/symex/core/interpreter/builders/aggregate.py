@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 
-from symex.core.builders.registry import builds
+from symex.core.interpreter.builders.registry import builds
 from symex.core.outcome import (
     PathStatus,
     PathTerminated,

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from symex.core.float_values import bits_of, register_of
-from symex.core.machine import Machine
+from symex.core.interpreter.float_values import bits_of, register_of
+from symex.core.interpreter.machine import Machine
 
 from symex import expr as E
-from symex.core import values as V
-from symex.core.builders.registry import SITE_MEMO_LIMIT, builds, elementwise, unsupported_step
-from symex.core.memory import (
+from symex.core.interpreter import values as V
+from symex.core.interpreter.builders.registry import SITE_MEMO_LIMIT, builds, elementwise, unsupported_step
+from symex.core.memory.objects import (
     SymbolicFloat,
     decode,
     encode,

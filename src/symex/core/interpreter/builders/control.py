@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 
 from symex import expr as E
-from symex.core.builders.registry import builds, unsupported_step, where
+from symex.core.interpreter.builders.registry import builds, unsupported_step, where
 from symex.core.coverage import successor_targets
 from symex.core.forks import (
     ForkKind,
 )
-from symex.core.memory import (
+from symex.core.memory.objects import (
     OFFSET_MASK,
 )
 from symex.core.outcome import (

@@ -2,8 +2,8 @@
 into several objects), loads and stores of values and bytes, strings, allocation and free,
 with the errors each can raise.
 
-A mixin of :class:`~symex.core.executor.Executor`, written against the
-:class:`~symex.core.machine.Machine` it is part of."""
+A mixin of :class:`~symex.core.interpreter.executor.Executor`, written against the
+:class:`~symex.core.interpreter.machine.Machine` it is part of."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any, NoReturn
 
 
 from symex import expr as E
-from symex.core import values as V
-from symex.core.memory import (
+from symex.core.interpreter import values as V
+from symex.core.memory.objects import (
     SEGMENT_HALF,
     ObjectKind,
     ObjectState,
@@ -38,7 +38,7 @@ from symex.ir.program import (
     Access,
     ValueKind,
 )
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 
 
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from symex import expr as E
-from symex.core.searchers import Searcher
+from symex.core.search.searchers import Searcher
 from symex.core.state import State
 from symex.errors import ConfigError
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from symex import expr as E
-from symex.core import values as V
-from symex.core.builders.registry import builds
-from symex.core.machine import Machine
+from symex.core.interpreter import values as V
+from symex.core.interpreter.builders.registry import builds
+from symex.core.interpreter.machine import Machine
 from symex.core.state import Frame, State
 from symex.ir.program import AssemblyKind, Function, Instruction, Opcode
 

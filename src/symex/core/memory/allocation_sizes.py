@@ -26,7 +26,7 @@ from symex import expr as E
 from symex.solvers.base import Query
 
 if TYPE_CHECKING:
-    from symex.core.machine import Machine
+    from symex.core.interpreter.machine import Machine
     from symex.core.state import State
 
 __all__ = ["MAX_BOUNDARIES", "SIZE_CAP", "allocation_sizes", "fix_allocation_size"]

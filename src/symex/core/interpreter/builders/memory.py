@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 
 from symex import expr as E
-from symex.core import values as V
-from symex.core.allocation_sizes import fix_allocation_size
-from symex.core.builders.registry import builds
-from symex.core.memory import (
+from symex.core.interpreter import values as V
+from symex.core.memory.allocation_sizes import fix_allocation_size
+from symex.core.interpreter.builders.registry import builds
+from symex.core.memory.objects import (
     OFFSET_MASK,
     POINTER_MASK,
     ObjectKind,

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from symex import expr as E
-from symex.core.float_values import (
+from symex.core.interpreter.float_values import (
     DEFAULT_NAN,
     bits_of,
     fixed_float,
@@ -28,7 +28,7 @@ from symex.core.float_values import (
     round_to_kind,
     symbolic_width,
 )
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 from symex.core.state import State
 from symex.expr import float_build as FB
 from symex.expr.floats import RoundingKind

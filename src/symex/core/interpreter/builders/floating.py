@@ -1,14 +1,14 @@
 """Builders of floating-point instructions: arithmetic, comparisons, the math intrinsics and
 the conversions between floats and integers. A register holds a Python float or, symbolic,
-the expression of its IEEE bits (:mod:`symex.core.float_values`)."""
+the expression of its IEEE bits (:mod:`symex.core.interpreter.float_values`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from symex.core.builders.registry import builds
-from symex.core.float_math import apply_math
-from symex.core.float_values import (
+from symex.core.interpreter.builders.registry import builds
+from symex.core.interpreter.float_math import apply_math
+from symex.core.interpreter.float_values import (
     bits_of,
     fcmp_value,
     float_binary,
@@ -18,7 +18,7 @@ from symex.core.float_values import (
     float_to_integer,
     register_of,
 )
-from symex.core.machine import Machine
+from symex.core.interpreter.machine import Machine
 from symex.core.state import Frame, State
 from symex.expr import float_build as FB
 from symex.ir.program import Function, Instruction, Opcode

@@ -1,0 +1,1 @@
+"""The interpreter: the executor, its decisions, calls, values and compiled code."""

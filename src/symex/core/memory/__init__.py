@@ -1,0 +1,1 @@
+"""Memory: objects and address spaces, and the executor's accesses through them."""

@@ -1,0 +1,1 @@
+"""Search: which state runs next, and seeds."""

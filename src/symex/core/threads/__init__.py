@@ -1,0 +1,1 @@
+"""Threads: scheduling and livelock detection."""
