@@ -18,7 +18,7 @@ SOURCE = Path(symex.__file__).resolve().parent
 #: own part and any part of a lower layer. Parts on one layer do not import each other.
 LAYERS: dict[str, int] = {
     "errors": 0,
-    "expr": 1, "symargs": 1, "sandbox": 1,
+    "expr": 1, "symargs": 1, "sandbox": 1, "plugins": 1,
     "encodings": 2,
     "ir": 3, "solvers": 3,
     "core": 4,

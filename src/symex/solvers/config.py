@@ -15,6 +15,7 @@ import attrs
 
 from symex.encodings import ENCODINGS
 from symex.errors import ConfigError
+from symex.plugins import PluginKind, plugin_names
 from symex.solvers.backends import BACKEND_NAMES
 
 __all__ = [
@@ -49,7 +50,7 @@ DEFAULT_ENCODING = "hybrid"
 GRAMMAR = (
     "BACKEND[:ENCODING[:SESSION]], portfolio(CONFIG, CONFIG, ...[, stagger=SECONDS]) or "
     "choose(CONFIG, CONFIG, ...), where BACKEND is one of "
-    f"{', '.join(BACKEND_NAMES)}; ENCODING is one of "
+    f"{', '.join(BACKEND_NAMES)} (or an installed plug-in's); ENCODING is one of "
     f"{', '.join([f'{DEFAULT_ENCODING} (default)', *(e for e in ENCODINGS if e != DEFAULT_ENCODING)])}; "
     "SESSION is none, pushpop (default), "
     "assumptions or assumptions(N) with N >= 1 (default 50); "
@@ -154,7 +155,8 @@ def _parse_single(text: str, whole: str) -> SolverConfig:
         raise _bad(whole, f"'{text}' is not BACKEND[:ENCODING[:SESSION]]")
     backend = parts[0].lower()
     base, _, option = backend.partition("-")
-    if base not in _known_backends() or (option and base != "pysmt"):
+    if (base not in _known_backends() or (option and base != "pysmt")) \
+            and backend not in plugin_names(PluginKind.BACKEND):
         raise _bad(whole, f"unknown backend '{parts[0]}'")
     encoding = parts[1].lower() if len(parts) > 1 else DEFAULT_ENCODING
     if encoding not in KNOWN_ENCODINGS:

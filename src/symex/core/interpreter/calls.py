@@ -26,6 +26,7 @@ from symex.core.outcome import (
 )
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import Frame, State
+from symex.plugins import PluginKind, load_plugin
 from symex.ir.program import (
     POINTER_ACCESS,
     WORD_ACCESS,
@@ -104,6 +105,12 @@ class Calls(Machine):
         if fn.is_declaration or (fn.name in _INTERCEPTED and (
                 fn.name in ALWAYS_INTERCEPTED or fn.file is None)):
             handler = self.externals.get(fn.name)
+            if handler is None and fn.is_declaration and fn.name not in self.unplugged:
+                handler = load_plugin(PluginKind.EXTERNAL, fn.name)  # read once per name
+                if handler is None:
+                    self.unplugged.add(fn.name)
+                else:
+                    self.externals[fn.name] = handler
             if handler is None:
                 if not fn.is_declaration:
                     self.push_frame(state, fn, args, ins.dest, ins)

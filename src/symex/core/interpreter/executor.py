@@ -73,6 +73,8 @@ class Executor(Decisions, MemoryAccess, Calls):
         self.program = program
         self.solver = solver
         self.externals = dict(externals)
+        #: external functions no installed plug-in models either (symex.plugins)
+        self.unplugged: set[str] = set()
         self.first_segment = first_segment
         self.max_stack_frames = max_stack_frames
         self.code: dict[str, list[list[Any]]] = {}

@@ -55,6 +55,8 @@ class Machine(Protocol):
     """The solver (chain) every question goes to."""
     externals: dict[str, ExternalHandler]
     """Handlers of external functions, by name."""
+    unplugged: set[str]
+    """External functions no installed plug-in models either (read once per name)."""
     memo: DecisionMemo | None
     """The execution tree's recorder or a job's replay, None without either."""
     coverage: dict[str, bytearray]

@@ -15,6 +15,7 @@ import attrs
 
 from symex.core.state import Frame, State
 from symex.errors import ConfigError
+from symex.plugins import PluginKind, load_plugin, plugin_names
 from symex.ir.program import Function, Opcode
 
 class Searcher(Protocol):
@@ -347,28 +348,45 @@ SEARCHER_NAMES = tuple(name for name in SEARCHERS if name != "covnew")
 REPLAY_SEARCHER_NAMES = tuple(name for name in SEARCHER_NAMES if name != "random-path")
 
 
+def _maker(name: str) -> Callable[[SearchContext], Searcher] | None:
+    """How the searcher ``name`` is made: symex's own, or an installed plug-in's."""
+    make = SEARCHERS.get(name)
+    return make if make is not None else load_plugin(PluginKind.SEARCHER, name)
+
+
+def searcher_choices(*, replay: bool = False) -> str:
+    """The searcher names to choose from, for messages: symex's own, then plug-ins'."""
+    own = REPLAY_SEARCHER_NAMES if replay else SEARCHER_NAMES
+    return ", ".join((*own, *plugin_names(PluginKind.SEARCHER)))
+
+
 def searcher_names(spec: str | Sequence[str], *, replay: bool = False) -> list[str]:
     """The searcher names in ``spec`` (a name, names joined by ``+``, or a list of them),
-    checked against :data:`SEARCHERS` (``replay``: against the replay searchers); a
-    ConfigError lists the names to choose from."""
+    checked against :data:`SEARCHERS` and the installed plug-ins (``replay``: those that
+    can order a replay); a ConfigError lists the names to choose from."""
     names = [spec] if isinstance(spec, str) else list(spec)
     names = [n.strip() for name in names for n in name.split("+") if n.strip()]
-    choices = REPLAY_SEARCHER_NAMES if replay else SEARCHER_NAMES
     if not names:
-        raise ConfigError(f"no searcher given; choose from {', '.join(choices)}")
+        raise ConfigError(f"no searcher given; choose from {searcher_choices(replay=replay)}")
     for name in names:
-        if name not in SEARCHERS:
-            raise ConfigError(f"unknown searcher '{name}'; choose from {', '.join(choices)}")
-        if replay and name not in REPLAY_SEARCHER_NAMES and name != "covnew":
+        if name not in SEARCHERS and _maker(name) is None:
+            raise ConfigError(f"unknown searcher '{name}'; choose from "
+                              f"{searcher_choices(replay=replay)}")
+        if replay and name in SEARCHERS and name not in REPLAY_SEARCHER_NAMES \
+                and name != "covnew":
             raise ConfigError(f"searcher '{name}' cannot order a replay (it walks every live "
-                              f"state); choose from {', '.join(choices)}")
+                              f"state); choose from {searcher_choices(replay=True)}")
     return names
 
 
 def make_searcher(spec: str | Sequence[str], *, seed: int, tree: ExecutionTree,
                   coverage: dict[str, bytearray]) -> Searcher:
-    """A searcher from KLEE-style names (:data:`SEARCHERS`): ``"dfs"``, ``"random-path"``,
-    ... A list (or names joined by ``+``) interleaves them."""
+    """A searcher from KLEE-style names (:data:`SEARCHERS`, or an installed plug-in's):
+    ``"dfs"``, ``"random-path"``, ... A list (or names joined by ``+``) interleaves them."""
     context = SearchContext(random.Random(seed), tree, coverage)
-    built = [SEARCHERS[name](context) for name in searcher_names(spec)]
+    built = []
+    for name in searcher_names(spec):
+        make = _maker(name)
+        assert make is not None  # searcher_names checked it
+        built.append(make(context))
     return built[0] if len(built) == 1 else InterleavedSearcher(built)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 
 from symex.errors import SolverError
+from symex.plugins import PluginKind, load_plugin, plugin_names
 from symex.solvers.backend import Backend
 
 #: backend name -> (module, class, the pip package that provides the solver)
@@ -25,8 +26,13 @@ def make_backend(name: str) -> Backend:
     """A fresh backend context. ``pysmt`` may name the solver pySMT drives: ``pysmt-cvc5``.
     Unknown names and missing or broken packages raise one SolverError naming the fix."""
     base, _, option = name.partition("-")
-    if base not in BACKENDS:
-        raise SolverError(f"unknown solver backend '{name}'; choose from {', '.join(BACKEND_NAMES)}")
+    if base not in BACKENDS or (option and base != "pysmt"):
+        make = load_plugin(PluginKind.BACKEND, name)
+        if make is None:
+            choices = (*BACKEND_NAMES, *plugin_names(PluginKind.BACKEND))
+            raise SolverError(f"unknown solver backend '{name}'; choose from {', '.join(choices)}")
+        backend: Backend = make()
+        return backend
     module_name, class_name, package = BACKENDS[base]
     try:
         module = importlib.import_module(module_name)

@@ -1,0 +1,95 @@
+"""Plug-ins (symex.plugins): a package installed beside symex adds a searcher, a solver backend
+and a model of an external function through entry points of the group ``symex.plugins``,
+and runs use them without editing symex: in one process and with workers."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent / "plugin_package"
+
+#: sensor_read() is the plug-in's model: a value in [0, 100]; 3 paths (v > 50 with x == 7 or
+#: not, and v <= 50, where v == 100 cannot hold)
+PROGRAM = textwrap.dedent("""\
+    #include <klee/klee.h>
+    int sensor_read(void);
+    int main(void) {
+      int v = sensor_read();
+      int x;
+      klee_make_symbolic(&x, sizeof x, "x");
+      if (v > 50) {
+        if (x == 7)
+          return 3;
+        return 2;
+      }
+      return v == 100;
+    }
+    """)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plug-in package, installed by pip into a directory of its own (put on PYTHONPATH
+    by the runs that should see it)."""
+    target = tmp_path_factory.mktemp("site")
+    ran = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                          "--target", str(target), str(PACKAGE)],
+                         capture_output=True, text=True, timeout=600)
+    if ran.returncode != 0:
+        pytest.skip(f"pip could not install tests/plugin_package here (it builds with "
+                    f"setuptools from the package index): {ran.stderr.strip()[-300:]}")
+    return target
+
+
+def _run(tmp_path: Path, site: Path | None, *flags: str) -> subprocess.CompletedProcess[str]:
+    program = tmp_path / "sensor.c"
+    program.write_text(PROGRAM)
+    env = dict(os.environ, SYMEX_TEST_PLUGIN_COUNT=str(tmp_path / "checks.log"))
+    if site is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    out = tmp_path / f"out{len(list(tmp_path.glob('out*')))}"
+    return subprocess.run([sys.executable, "-m", "symex.cli", "run", *flags, "--output-dir",
+                           str(out), str(program)],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
+
+
+def _exit_codes(stdout: str) -> list[int]:
+    return sorted(int(code) for code in re.findall(r"completed exit (\d+)", stdout))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_plugin_package_adds_a_searcher_a_backend_and_a_model(installed: Path, tmp_path: Path,
+                                                                 workers: int) -> None:
+    ran = _run(tmp_path, installed, "--search", "newest-last", "--solver", "counting-z3",
+               "--workers", str(workers))
+    assert ran.returncode == 0, ran.stderr
+    assert "explored 3 paths: 3 completed" in ran.stdout, ran.stdout
+    assert _exit_codes(ran.stdout) == [0, 2, 3]   # the model's value decided the branches
+    # the plug-in's backend answered the queries, in the process that ran the paths
+    checks = (tmp_path / "checks.log").read_text().split()
+    assert checks
+    if workers > 1:
+        assert str(os.getpid()) not in checks
+
+
+def test_names_to_choose_from_include_the_plugins(installed: Path, tmp_path: Path) -> None:
+    ran = _run(tmp_path, installed, "--search", "nosuch")
+    assert ran.returncode == 2
+    assert "unknown searcher 'nosuch'" in ran.stderr and "newest-last" in ran.stderr
+    ran = _run(tmp_path, installed, "--solver", "nosuch")
+    assert ran.returncode == 2 and "unknown backend 'nosuch'" in ran.stderr, ran.stderr
+
+
+def test_without_the_package_the_function_is_unmodelled_and_the_names_unknown(tmp_path: Path) -> None:
+    ran = _run(tmp_path, None)
+    assert ran.returncode == 0, ran.stderr
+    assert "call to external function 'sensor_read'" in ran.stdout + ran.stderr
+    ran = _run(tmp_path, None, "--search", "newest-last")
+    assert ran.returncode == 2 and "unknown searcher 'newest-last'" in ran.stderr
