@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import weakref
+from collections.abc import Sequence
 
 from symex import expr as E
-from symex.expr.nodes import UpdateNode
+from symex.expr.fold import DagFold
 
 __all__ = ["MASK64", "StructureHasher", "mix", "mix_words", "name_hash"]
 
@@ -28,7 +29,7 @@ MASK64 = (1 << 64) - 1
 _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
 
-#: update nodes remembered before the memo is cleared (they are not weakly referenceable)
+#: update nodes remembered before their memo is emptied (they are not weakly referable)
 UPDATE_MEMO_LIMIT = 200_000
 
 
@@ -50,68 +51,43 @@ def name_hash(text: str) -> int:
                                           digest_size=8).digest(), "little")
 
 
-class StructureHasher:
-    """Hashes expressions by structure (and constants, if asked); memoized, iterative."""
+class StructureHasher(DagFold[int]):
+    """Hashes expressions by structure (and constants, if asked): a memoized
+    :class:`~symex.expr.fold.DagFold`, so deep expressions are fine."""
 
-    __slots__ = ("hash_constants", "_exprs", "_updates", "_arrays")
+    __slots__ = ("hash_constants", "_arrays")
 
     def __init__(self, hash_constants: bool = True) -> None:
+        super().__init__(weakref.WeakKeyDictionary(), {}, UPDATE_MEMO_LIMIT)
         self.hash_constants = hash_constants
-        self._exprs: weakref.WeakKeyDictionary[E.Expr, int] = weakref.WeakKeyDictionary()
-        self._updates: dict[UpdateNode, int] = {}
         self._arrays: weakref.WeakKeyDictionary[E.Array, int] = weakref.WeakKeyDictionary()
 
     def expr(self, root: E.Expr) -> int:
-        """The hash of ``root`` (explicit stack: deep expressions are fine)."""
-        memo = self._exprs
-        known = memo.get(root)
-        if known is not None:
-            return known
-        stack: list[tuple[E.Expr, bool]] = [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if node in memo:
-                continue
-            if not expanded:
-                stack.append((node, True))
-                for child in node.args:
-                    if child not in memo:
-                        stack.append((child, False))
-                continue
-            h = mix(mix(_FNV_OFFSET, node.op), node.width)
-            op = node.op
-            if op is E.Op.CONST:
-                if self.hash_constants:
-                    h = mix(h, node.value)
-                    h = mix(h, node.value >> 64) if node.value >> 64 else h
-            elif op is E.Op.EXTRACT:
-                h = mix(h, node.value)
-            for child in node.args:
-                h = mix(h, memo[child])
-            if op is E.Op.READ:
-                h = mix(h, self._update_list(node.updates))  # type: ignore[arg-type]
-            memo[node] = h
-        return memo[root]
+        """The hash of ``root``."""
+        return self(root)
 
-    def _update_list(self, updates: E.UpdateList) -> int:
-        """The hash of an array with its writes (newest first), memoized per write node."""
-        base = self._array(updates.array)
-        pending: list[UpdateNode] = []
-        node = updates.head
-        known = self._updates
-        while node is not None and node not in known:
-            pending.append(node)
-            node = node.next
-        h = base if node is None else known[node]
-        if len(known) + len(pending) > UPDATE_MEMO_LIMIT:
-            known.clear()
-        for write in reversed(pending):
-            h = mix(mix(mix(h, 0x5752), self.expr(write.index)), self.expr(write.value))
-            known[write] = h
+    def node(self, e: E.Expr, args: Sequence[int]) -> int:
+        h = mix(mix(_FNV_OFFSET, e.op), e.width)
+        op = e.op
+        if op is E.Op.CONST:
+            if self.hash_constants:
+                h = mix(h, e.value)
+                h = mix(h, e.value >> 64) if e.value >> 64 else h
+        elif op is E.Op.EXTRACT:
+            h = mix(h, e.value)
+        for child in args:
+            h = mix(h, child)
+        return h
+
+    def write(self, before: int, index: int, value: int) -> int:
+        return mix(mix(mix(before, 0x5752), index), value)
+
+    def read(self, e: E.Expr, updates: int, index: int) -> int:
         # the array's own hash joins every list: the same writes to another array differ
-        return mix(h, base)
+        array = self.array(e.updates.array)  # type: ignore[union-attr]  # a read has its list
+        return mix(mix(mix(mix(_FNV_OFFSET, e.op), e.width), index), mix(updates, array))
 
-    def _array(self, array: E.Array) -> int:
+    def array(self, array: E.Array) -> int:
         known = self._arrays.get(array)
         if known is None:
             known = mix(name_hash(array.name), array.size)
