@@ -361,9 +361,23 @@ def _fstat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
 
 
 def _access(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    return _access_check(state, path_of(ex, state, args[0]),
+                         concrete_int(ex, state, args[1], 32, "access mode"))
+
+
+def _faccessat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    """The kernel's ``faccessat(dirfd, path, mode)``: ``access`` with the path taken from the
+    directory ``dirfd`` (musl's faccessat and faccessat2 come here, flags checked in C)."""
+    path = path_at(ex, state, args[0], args[1])
+    if isinstance(path, int):
+        return path
+    return _access_check(state, path, concrete_int(ex, state, args[2], 32, "access mode"))
+
+
+def _access_check(state: State, path: str | None, mode: int) -> int:
+    """access's answer for a path's key: ENOENT, EACCES for writing a read-only file, or 0
+    (the process is root: reading and running need no permission bits)."""
     world = world_of(state)
-    path = path_of(ex, state, args[0])
-    mode = concrete_int(ex, state, args[1], 32, "access mode")
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
@@ -493,7 +507,7 @@ def returning(width: int, handler: ExternalHandler) -> ExternalHandler:
 
 HANDLERS: dict[str, ExternalHandler] = {
     "open": _open, "openat": _openat, "close": _close, "read": _read, "write": _write, "lseek": _lseek,
-    "stat": _stat, "fstat": _fstat, "fstatat": _fstatat, "access": _access, "isatty": _isatty,
+    "stat": _stat, "fstat": _fstat, "fstatat": _fstatat, "access": _access, "faccessat": _faccessat, "isatty": _isatty,
     "dup": _dup, "dup2": _dup2, "unlink": _unlink, "chmod": _chmod, "fchmod": _fchmod,
     "fchmodat": _fchmodat,
 }

@@ -180,11 +180,10 @@ static long copy_range(long in, long long *off_in, long out, long long *off_out,
 	return total;
 }
 
-/* faccessat and faccessat2: access from the working directory or by an absolute path; a path
- * relative to another directory descriptor is not followed there (EBADF) */
+/* faccessat and faccessat2: access, the path taken from the directory dirfd */
 static long access_at(long dirfd, const char *path, long mode)
 {
-	return dirfd == AT_FDCWD || *path == '/' ? __symex_access(path, mode) : -EBADF;
+	return __symex_faccessat(dirfd, path, mode);
 }
 
 /* readlink and readlinkat: the model has no symbolic links, so a path it has is EINVAL (not a
