@@ -406,7 +406,7 @@ def test_modes_nodes_groups_and_random_bytes_as_natively(tmp_path: Path) -> None
     and getrandom's bytes the same in two runs (runs repeat)."""
     result, native = _beside_native("modes_and_nodes.c", tmp_path)
     assert result.tests[0].stdout == native == (
-        b"0/0 file:100640 0/0 file:100604 0/0 file:100755 -1/2 -1/9 \n"
+        b"0/0 file:100640 0/0 file:100604 0/0 file:100755 -1/2 -1/9 0/0 file:100700 -1/22 \n"
         b"0/0 fifo:10644 0/0 plain:100644 -1/17 -1/2 -1/1 0/0 fifo2:10600 \n-1/22 16\n")
     assert not result.shortfalls
 

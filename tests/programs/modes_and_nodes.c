@@ -1,5 +1,6 @@
-/* chmod, fchmod, fchmodat, mknod, mkfifo, getgroups, getrandom (chmod, mkdir -m, mkfifo,
-   mknod, id, mktemp; they returned ENOSYS): modes change as stat then says, the umask
+/* chmod, fchmod, fchmodat (with AT_SYMLINK_NOFOLLOW too: fchmodat2), mknod, mkfifo,
+   getgroups, getrandom (chmod, mkdir -m, mkfifo -m, mknod, id, mktemp; they returned
+   ENOSYS): modes change as stat then says, the umask
    applies to new nodes, a FIFO is a FIFO, and the kernel's errors; the same output natively
    (as root or not: nothing here needs privilege) and under symex. */
 #include <errno.h>
@@ -30,6 +31,9 @@ int main(void) {
   mode("file");
   result(chmod("missing", 0644));
   result(fchmod(99, 0644));
+  result(fchmodat(AT_FDCWD, "file", 0700, AT_SYMLINK_NOFOLLOW));
+  mode("file");
+  result(fchmodat(AT_FDCWD, "file", 0700, 0x4000000));
   printf("\n");
   result(mkfifo("fifo", 0666));
   mode("fifo");

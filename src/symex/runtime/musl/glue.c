@@ -343,6 +343,12 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 			return -EINVAL;
 		return access_at(a, (const char *)b, c);
 	case SYS_unlinkat: return __symex_unlinkat(a, (const char *)b, c);
+	/* fchmodat with flags (lchmod: mkfifo -m, chmod on a link's target): the model has no
+	 * symbolic links, so not following one is fchmodat; another flag is EINVAL, as Linux */
+	case SYS_fchmodat2:
+		if (d & ~AT_SYMLINK_NOFOLLOW)
+			return -EINVAL;
+		return __symex_fchmodat(a, (const char *)b, c);
 	case SYS_renameat: return __symex_renameat2(a, (const char *)b, c, (const char *)d, 0);
 	case SYS_dup3: return a == b ? -EINVAL : __symex_dup2(a, b);
 	case SYS_fcntl: return __symex_fcntl(a, b, c);
