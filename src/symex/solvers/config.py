@@ -16,7 +16,7 @@ import attrs
 from symex.encodings import ENCODINGS
 from symex.errors import ConfigError
 from symex.plugins import PluginKind, plugin_names
-from symex.solvers.backends import BACKEND_NAMES
+from symex.solvers.backends import BACKEND_NAMES, BACKENDS
 
 __all__ = [
     "DEFAULT_ASSUMPTION_THRESHOLD",
@@ -138,13 +138,6 @@ _SESSION_RE = re.compile(r"^assumptions\s*\(\s*(\d+)\s*\)$")
 _LIST_RE = re.compile(r"^(portfolio|choose)\s*\((.*)\)$", re.DOTALL)
 
 
-def _known_backends() -> tuple[str, ...]:
-    # The registry is the single source of backend names; importing it loads no solver package.
-    from symex.solvers.backends import BACKENDS
-
-    return tuple(BACKENDS)
-
-
 def _bad(text: str, why: str) -> ConfigError:
     return ConfigError(f"invalid solver configuration {text!r}: {why}; expected {GRAMMAR}")
 
@@ -155,7 +148,7 @@ def _parse_single(text: str, whole: str) -> SolverConfig:
         raise _bad(whole, f"'{text}' is not BACKEND[:ENCODING[:SESSION]]")
     backend = parts[0].lower()
     base, _, option = backend.partition("-")
-    if (base not in _known_backends() or (option and base != "pysmt")) \
+    if (base not in BACKENDS or (option and base != "pysmt")) \
             and backend not in plugin_names(PluginKind.BACKEND):
         raise _bad(whole, f"unknown backend '{parts[0]}'")
     encoding = parts[1].lower() if len(parts) > 1 else DEFAULT_ENCODING
