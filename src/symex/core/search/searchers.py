@@ -360,23 +360,31 @@ def searcher_choices(*, replay: bool = False) -> str:
     return ", ".join((*own, *plugin_names(PluginKind.SEARCHER)))
 
 
-def searcher_names(spec: str | Sequence[str], *, replay: bool = False) -> list[str]:
-    """The searcher names in ``spec`` (a name, names joined by ``+``, or a list of them),
-    checked against :data:`SEARCHERS` and the installed plug-ins (``replay``: those that
-    can order a replay); a ConfigError lists the names to choose from."""
+def _resolved(spec: str | Sequence[str], replay: bool) -> list[tuple[str, Callable[[SearchContext], Searcher]]]:
+    """Each searcher name in ``spec`` with how it is made, checked (see searcher_names)."""
     names = [spec] if isinstance(spec, str) else list(spec)
     names = [n.strip() for name in names for n in name.split("+") if n.strip()]
     if not names:
         raise ConfigError(f"no searcher given; choose from {searcher_choices(replay=replay)}")
+    resolved = []
     for name in names:
-        if name not in SEARCHERS and _maker(name) is None:
+        make = _maker(name)
+        if make is None:
             raise ConfigError(f"unknown searcher '{name}'; choose from "
                               f"{searcher_choices(replay=replay)}")
         if replay and name in SEARCHERS and name not in REPLAY_SEARCHER_NAMES \
                 and name != "covnew":
             raise ConfigError(f"searcher '{name}' cannot order a replay (it walks every live "
                               f"state); choose from {searcher_choices(replay=True)}")
-    return names
+        resolved.append((name, make))
+    return resolved
+
+
+def searcher_names(spec: str | Sequence[str], *, replay: bool = False) -> list[str]:
+    """The searcher names in ``spec`` (a name, names joined by ``+``, or a list of them),
+    checked against :data:`SEARCHERS` and the installed plug-ins (``replay``: those that
+    can order a replay); a ConfigError lists the names to choose from."""
+    return [name for name, _ in _resolved(spec, replay)]
 
 
 def make_searcher(spec: str | Sequence[str], *, seed: int, tree: ExecutionTree,
@@ -384,9 +392,5 @@ def make_searcher(spec: str | Sequence[str], *, seed: int, tree: ExecutionTree,
     """A searcher from KLEE-style names (:data:`SEARCHERS`, or an installed plug-in's):
     ``"dfs"``, ``"random-path"``, ... A list (or names joined by ``+``) interleaves them."""
     context = SearchContext(random.Random(seed), tree, coverage)
-    built = []
-    for name in searcher_names(spec):
-        make = _maker(name)
-        assert make is not None  # searcher_names checked it
-        built.append(make(context))
+    built = [make(context) for _, make in _resolved(spec, False)]
     return built[0] if len(built) == 1 else InterleavedSearcher(built)
