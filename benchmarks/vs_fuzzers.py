@@ -211,7 +211,7 @@ def coverage(replayer: Path, corpora: list[Path], measured: tuple[str, ...], tre
             "branches": branches, "total_branches": total_branches}
 
 
-def run_once(name: str, target: Target, tree: Path, builds: tuple[Path, Path, Path], runs: Path,
+def run_once(target: Target, tree: Path, builds: tuple[Path, Path, Path], runs: Path,
              seconds: float) -> dict[str, dict[str, object]]:
     """One repetition of the three configurations on one target: coverage of each."""
     archive, fuzzer, replayer = builds
@@ -262,7 +262,7 @@ def main() -> int:
         builds = build(target, tree, work / name)
         repetitions = []
         for index in range(options.repeat):
-            once = run_once(name, target, tree, builds, work / name / "runs", options.time)
+            once = run_once(target, tree, builds, work / name / "runs", options.time)
             print(json.dumps({"target": name, "repetition": index + 1, **once}), flush=True)
             repetitions.append(once)
         row = median_row(name, options.time, repetitions)

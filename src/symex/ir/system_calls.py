@@ -86,7 +86,7 @@ SYSTEM_CALLS: tuple[SystemCall, ...] = (
     SystemCall("fstat", "int", ("int fd", "struct stat *buffer"), kernel=("fstat",), library=("fstat", "fstat64")),
     SystemCall("fstatat", "int", ("int dirfd", "const char *path", "struct stat *buffer")),
     SystemCall("access", "int", ("const char *path", "int mode"), kernel=("access",), library=("access",)),
-    SystemCall("faccessat", "int", ("int dirfd", "const char *path", "int mode")),
+    SystemCall("faccessat", "int", ("int dirfd", "const char *path", "int mode"), kernel=("faccessat",)),
     SystemCall("isatty", "int", ("int fd",)),
     SystemCall("dup", "int", ("int fd",), kernel=("dup",), library=("dup",)),
     SystemCall("dup2", "int", ("int fd", "int target"), kernel=("dup2",), library=("dup2",)),

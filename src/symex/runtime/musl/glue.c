@@ -180,12 +180,6 @@ static long copy_range(long in, long long *off_in, long out, long long *off_out,
 	return total;
 }
 
-/* faccessat and faccessat2: access, the path taken from the directory dirfd */
-static long access_at(long dirfd, const char *path, long mode)
-{
-	return __symex_faccessat(dirfd, path, mode);
-}
-
 /* readlink and readlinkat: the model has no symbolic links, so a path it has is EINVAL (not a
  * link) and another ENOENT, as Linux answers; musl's realpath reads every component this way
  * and takes EINVAL as "not a link" (ENOSYS made it fail) */
@@ -335,13 +329,12 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_readv: return vector_io(a, (const struct iovec *)b, c, 0);
 	case SYS_writev: return vector_io(a, (const struct iovec *)b, c, 1);
 	case SYS_newfstatat: return fstatat_call(a, (const char *)b, (struct stat *)c, d);
-	case SYS_faccessat: return access_at(a, (const char *)b, c);
 	/* faccessat with flags (test -r's euidaccess asks with AT_EACCESS; musl tries this call
 	 * first): faccessat's answer, the model's access not depending on ids */
 	case SYS_faccessat2:
 		if (d & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 			return -EINVAL;
-		return access_at(a, (const char *)b, c);
+		return __symex_faccessat(a, (const char *)b, c);
 	case SYS_unlinkat: return __symex_unlinkat(a, (const char *)b, c);
 	/* fchmodat with flags (lchmod: mkfifo -m, chmod on a link's target): the model has no
 	 * symbolic links, so not following one is fchmodat; another flag is EINVAL, as Linux */
