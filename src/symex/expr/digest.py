@@ -51,6 +51,11 @@ def name_hash(text: str) -> int:
                                           digest_size=8).digest(), "little")
 
 
+def _header(e: E.Expr) -> int:
+    """The hash of a node's operation and width, before its operands."""
+    return mix(mix(_FNV_OFFSET, e.op), e.width)
+
+
 class StructureHasher(DagFold[int]):
     """Hashes expressions by structure (and constants, if asked): a memoized
     :class:`~symex.expr.fold.DagFold`, so deep expressions are fine."""
@@ -67,7 +72,7 @@ class StructureHasher(DagFold[int]):
         return self(root)
 
     def node(self, e: E.Expr, args: Sequence[int]) -> int:
-        h = mix(mix(_FNV_OFFSET, e.op), e.width)
+        h = _header(e)
         op = e.op
         if op is E.Op.CONST:
             if self.hash_constants:
@@ -85,7 +90,7 @@ class StructureHasher(DagFold[int]):
     def read(self, e: E.Expr, updates: int, index: int) -> int:
         # the array's own hash joins every list: the same writes to another array differ
         array = self.array(e.updates.array)  # type: ignore[union-attr]  # a read has its list
-        return mix(mix(mix(mix(_FNV_OFFSET, e.op), e.width), index), mix(updates, array))
+        return mix(mix(_header(e), index), mix(updates, array))
 
     def array(self, array: E.Array) -> int:
         known = self._arrays.get(array)
