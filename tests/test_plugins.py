@@ -1,6 +1,7 @@
-"""Plug-ins (symex.plugins): a package installed beside symex adds a searcher, a solver backend
-and a model of an external function through entry points of the group ``symex.plugins``,
-and runs use them without editing symex: in one process and with workers."""
+"""Plug-ins (symex.plugins): a package installed beside symex adds a searcher, a solver backend,
+a model of an external function and a memory model through entry points of the group
+``symex.plugins``, and runs use them without editing symex: in one process and with
+workers."""
 
 from __future__ import annotations
 
@@ -48,9 +49,27 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-def _run(tmp_path: Path, site: Path | None, *flags: str) -> subprocess.CompletedProcess[str]:
+#: a table of three pointers read at a symbolic index and followed: the forking model makes a
+#: path per string (exit 1, 2, 3 and the index out of range's 0), a model that fixes the
+#: pointer one path past the range check
+POINTERS = textwrap.dedent("""\
+    #include <klee/klee.h>
+    static const char *const words[] = {"one", "two", "six"};
+    int main(void) {
+      unsigned char i;
+      klee_make_symbolic(&i, sizeof i, "i");
+      if (i >= 3)
+        return 0;
+      const char *w = words[i];
+      return w[0] == 'o' ? 1 : w[1] == 'w' ? 2 : 3;
+    }
+    """)
+
+
+def _run(tmp_path: Path, site: Path | None, *flags: str,
+         source: str = PROGRAM) -> subprocess.CompletedProcess[str]:
     program = tmp_path / "sensor.c"
-    program.write_text(PROGRAM)
+    program.write_text(source)
     env = dict(os.environ, SYMEX_TEST_PLUGIN_COUNT=str(tmp_path / "checks.log"))
     if site is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
@@ -79,12 +98,30 @@ def test_a_plugin_package_adds_a_searcher_a_backend_and_a_model(installed: Path,
         assert str(os.getpid()) not in checks
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_plugin_memory_model_decides_what_a_symbolic_pointer_does(installed: Path, tmp_path: Path,
+                                                                    workers: int) -> None:
+    forking = _run(tmp_path, installed, "--workers", str(workers), source=POINTERS)
+    assert forking.returncode == 0, forking.stderr
+    assert _exit_codes(forking.stdout) == [0, 1, 2, 3]
+    fixed = _run(tmp_path, installed, "--memory-model", "concretizing", "--workers", str(workers),
+                 source=POINTERS)
+    assert fixed.returncode == 0, fixed.stderr
+    # the in-range path read one string, the one the path's inputs chose
+    codes = _exit_codes(fixed.stdout)
+    assert len(codes) == 2 and codes[0] == 0 and codes[1] in (1, 2, 3), fixed.stdout
+    assert "pointer fixed by the concretizing model" in fixed.stdout + fixed.stderr, fixed.stderr
+
+
 def test_names_to_choose_from_include_the_plugins(installed: Path, tmp_path: Path) -> None:
     ran = _run(tmp_path, installed, "--search", "nosuch")
     assert ran.returncode == 2
     assert "unknown searcher 'nosuch'" in ran.stderr and "newest-last" in ran.stderr
     ran = _run(tmp_path, installed, "--solver", "nosuch")
     assert ran.returncode == 2 and "unknown backend 'nosuch'" in ran.stderr, ran.stderr
+    ran = _run(tmp_path, installed, "--memory-model", "nosuch")
+    assert ran.returncode == 2, ran.stderr
+    assert "unknown memory model 'nosuch'" in ran.stderr and "concretizing" in ran.stderr
 
 
 def test_without_the_package_the_function_is_unmodelled_and_the_names_unknown(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ import attrs
 
 from symex.core.interpreter.executor import DEFAULT_MAX_STACK_FRAMES
 from symex.core.threads.livelock import MAX_IDLE_TIME_OUTS
+from symex.core.memory.models import DEFAULT_MEMORY_MODEL, memory_model_name
 from symex.core.search.searchers import SEARCHER_NAMES, searcher_names
 from symex.core.search.seeding import Seed, seeds_from_mappings
 from symex.core.outcome import ErrorKind
@@ -195,6 +196,8 @@ class RunDescription:
     parallel: Parallelism = Parallelism()
     progress_interval: float = 2.0
     """Seconds between two progress snapshots (``Hooks.on_progress``)."""
+    memory_model: str = DEFAULT_MEMORY_MODEL
+    """What a symbolic pointer into several objects does (core.memory.model)."""
 
     @classmethod
     def build(cls, **options: Unpack[RunOptions]) -> RunDescription:
@@ -275,7 +278,8 @@ class RunDescription:
                         continue_with=_path(continue_with)),
             parallel=_group(Parallelism, o, backend=o["parallel_backend"],
                             journal=_path(o["journal"])),
-            progress_interval=o["progress_interval"])
+            progress_interval=o["progress_interval"],
+            memory_model=memory_model_name(o["memory_model"]))
 
     @property
     def parallel_wanted(self) -> bool:

@@ -109,8 +109,7 @@ def check_continuation(program: Program, description: RunDescription, *,
     where = description.tree.continue_with
     if where is None:
         return
-    inputs = description.inputs
-    identity = tree_identity(program, inputs)
+    identity = tree_identity(program, description)
     if description.parallel_wanted:
         from symex.parallel.journal import RunJournal  # noqa: PLC0415 (as explore_in_parallel)
         RunJournal.check(where, identity)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from symex.core.interpreter.collection import fewer_collections
 from symex.core.interpreter.executor import Executor
+from symex.core.memory.models import make_memory_model
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
 from symex.core.search.searchers import ExecutionTree, Searcher, make_searcher
 from symex.core.search.seeding import SeededSearcher, SeedFollowing
@@ -23,7 +24,7 @@ from symex.core.search.seeding import refresh as refresh_seeds
 from symex.core.state import State
 from symex.core.interpreter.machine import ExternalHandler
 from symex.env import default_externals
-from symex.description import Inputs, RunDescription, error_kinds_to_exit_on
+from symex.description import RunDescription, error_kinds_to_exit_on
 from symex.env.printed_values import printed_value_hooks
 from symex.env.world import PosixSetup, install_world
 from symex.env.posix_args import build_argv_strings, place_environment, pointer_array
@@ -104,7 +105,8 @@ class Exploration:
                                  first_segment=(last >> SEGMENT_SHIFT) + 1,
                                  max_stack_frames=limits.max_stack_frames,
                                  max_forks=limits.max_forks,
-                                 track_path_blocks=output.track_test_coverage)
+                                 track_path_blocks=output.track_test_coverage,
+                                 memory_model=make_memory_model(description.memory_model))
         self.executor.schedule_forks = search.schedule_forks
         self.executor.max_idle_time_outs = limits.max_idle_time_outs
         self.executor.max_sym_array_size = limits.max_sym_array_size
@@ -716,17 +718,18 @@ class Exploration:
         )
 
 
-def tree_identity(program: Program, inputs: Inputs) -> TreeIdentity:
+def tree_identity(program: Program, description: RunDescription) -> TreeIdentity:
     """What an execution tree recorded by this run belongs to: the program and its inputs
     spec (entry, command line in KLEE's syntax, stdin, host files, environment, a fuzz
-    target's longest input)."""
+    target's longest input), and the memory model, which decides where paths fork."""
     from symex.memo.opening import TreeIdentity, describe_inputs  # noqa: PLC0415 (see the imports)
+    inputs = description.inputs
     posix = inputs.posix
     return TreeIdentity.of(program.path, program.ir_text,
                            describe_inputs(inputs.entry, inputs.argv.words(), posix.stdin,
                                            posix.host_files, inputs.environment,
-                                           inputs.max_input if inputs.fuzz_target else None))
-
+                                           inputs.max_input if inputs.fuzz_target else None,
+                                           description.memory_model))
 
 
 def explore_alone(program: Program, description: RunDescription, *,
@@ -737,7 +740,7 @@ def explore_alone(program: Program, description: RunDescription, *,
     ``solver``: a solver object to use instead of building ``description.solver.config``
     (not closed here); ``searcher``: a searcher object instead of the description's names;
     ``externals``: handlers of external functions besides the environment's own."""
-    inputs, spec, tree = description.inputs, description.solver, description.tree
+    _inputs, spec, tree = description.inputs, description.solver, description.tree
     stack = assemble_solver(spec.config, timeout=spec.timeout, chain=spec.chain,
                             write_queries=spec.write_queries, core=solver,
                             float_config=spec.float_config)
@@ -746,7 +749,7 @@ def explore_alone(program: Program, description: RunDescription, *,
         if tree.used:
             from symex.memo.opening import open_recorder  # noqa: PLC0415 (see the imports)
             recorder, memo_messages = open_recorder(
-                tree_identity(program, inputs),
+                tree_identity(program, description),
                 record_tree=tree.record_tree, continue_with=tree.continue_with,
                 hash_constants=tree.hash_constants, restart_all_states=tree.restart_all_states,
                 stop_after_replay=tree.stop_after_replay)

@@ -27,6 +27,7 @@ from typing import Any, TypedDict
 import attrs
 
 from symex.core.interpreter.executor import DEFAULT_MAX_STACK_FRAMES
+from symex.core.memory.models import DEFAULT_MEMORY_MODEL, MEMORY_MODEL_NAMES
 from symex.core.threads.livelock import MAX_IDLE_TIME_OUTS
 from symex.core.search.searchers import REPLAY_SEARCHER_NAMES, SEARCHER_NAMES
 from symex.core.search.seeding import Seed
@@ -234,6 +235,14 @@ OPTIONS: tuple[Option, ...] = (
            Flag(("--max-sym-array-size",), SEARCH, "fix a symbolic offset into an object of "
                 "more than N bytes to one value, by fixing the input bytes it is computed from "
                 "(KLEE's option; default 0: never)", "N", count)),
+    Option("memory_model", DEFAULT_MEMORY_MODEL,
+           "What a symbolic pointer that may point into several objects does: "
+           "``forking`` (one path per object, KLEE's) or ``merged`` (one path, the if-then-else "
+           "of the objects' bytes; fewer paths, larger queries), or an installed plug-in's "
+           "model (docs/usage.md, \"Memory models\").",
+           Flag(("--memory-model",), SEARCH, "what a symbolic pointer into several objects "
+                f"does: {' or '.join(MEMORY_MODEL_NAMES)} (default {DEFAULT_MEMORY_MODEL})",
+                "NAME")),
     Option("concretize_printed", True,
            "A symbolic number computed from the inputs (a digest, a checksum) that musl's "
            "printf writes to a stream (not ``snprintf``'s memory) is fixed to the value the "
@@ -415,6 +424,7 @@ class ExploreOptions(TypedDict, total=False):
     schedule_forks: int
     max_idle_time_outs: int
     max_sym_array_size: int
+    memory_model: str
     concretize_printed: bool
     max_memory: float | None
     max_stack_frames: int

@@ -7,6 +7,7 @@ A package declares its extensions as entry points of the group ``symex.plugins``
     "searcher.newest-first" = "my_package.search:make_newest_first"
     "backend.my-z3" = "my_package.solver:MyZ3Backend"
     "external.sensor_read" = "my_package.models:sensor_read"
+    "memory-model.my-model" = "my_package.memory:MyModel"
 
 - ``searcher.NAME``: a callable taking a :class:`symex.core.search.searchers.SearchContext`
   and returning a searcher (``select``, ``update``, ``empty``); ``--search NAME`` and
@@ -15,7 +16,10 @@ A package declares its extensions as entry points of the group ``symex.plugins``
   :class:`symex.solvers.backend.Backend`); ``--solver NAME[:ENCODING[:SESSION]]`` uses it;
 - ``external.NAME``: an external-function handler ``(machine, state, args, instruction)``
   for the C function ``NAME``, which a program calls without defining it and symex does not
-  model itself (``explore(externals=...)`` replaces any model, in one process).
+  model itself (``explore(externals=...)`` replaces any model, in one process);
+- ``memory-model.NAME``: a callable with no arguments returning a memory model (the protocol
+  of :class:`symex.core.memory.model.MemoryModel`); ``--memory-model NAME`` and
+  ``explore(memory_model="NAME")`` choose it.
 
 Every process that resolves a name reads the same entry points (a run, each of its workers,
 the service's job processes), so a plug-in works wherever symex runs once its package is
@@ -45,6 +49,7 @@ class PluginKind(enum.Enum):
     SEARCHER = "searcher"
     BACKEND = "backend"
     EXTERNAL = "external"
+    MEMORY_MODEL = "memory-model"
 
 
 def _entries(kind: PluginKind) -> dict[str, EntryPoint]:

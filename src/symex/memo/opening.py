@@ -22,6 +22,7 @@ import attrs
 
 from symex.errors import ConfigError, SymexError
 from symex.ir.compile import compiler_of
+from symex.core.memory.models import DEFAULT_MEMORY_MODEL
 from symex.memo.format import TREE_FILE
 from symex.memo.recorder import TreeRecorder
 from symex.memo.store import TreeFileError, TreeStore
@@ -54,10 +55,13 @@ class TreeIdentity:
 
 def describe_inputs(entry: str, arguments: Sequence[str], stdin: bytes,
                     host_files: Sequence[tuple[str, bytes]], environment: Sequence[str] = (),
-                    max_input: int | None = None) -> str:
+                    max_input: int | None = None, memory_model: str = DEFAULT_MEMORY_MODEL) -> str:
     """The inputs spec of a run, as people read it (and as trees compare it); ``max_input``:
-    a fuzz target's longest input."""
+    a fuzz target's longest input; ``memory_model``: named unless the default (trees
+    recorded before there was a choice used it)."""
     parts = [f"entry {entry}", "arguments: " + (" ".join(arguments) if arguments else "none")]
+    if memory_model != DEFAULT_MEMORY_MODEL:
+        parts.append(f"memory model {memory_model}")
     if max_input is not None:
         parts.append(f"fuzz target input: at most {max_input} bytes")
     if environment:

@@ -123,8 +123,7 @@ def open_run_tree(program: Program, description: RunDescription,
         if source is None:
             raise TreeFileError(f"{tree.continue_with} is the journal of a run that recorded "
                                 f"no tree; continue it without record_tree")
-    inputs = description.inputs
-    store, messages = open_store(tree_identity(program, inputs),
+    store, messages = open_store(tree_identity(program, description),
                                  record_tree=tree.record_tree, continue_with=source,
                                  hash_constants=tree.hash_constants)
     if journal is not None:
@@ -137,8 +136,7 @@ def open_run_tree(program: Program, description: RunDescription,
 def open_journal(program: Program, description: RunDescription) -> RunJournal | None:
     """The run's journal: the one ``continue_with`` names (a copy at ``journal``, if given),
     a new one at ``journal``, or none."""
-    inputs = description.inputs
-    identity = tree_identity(program, inputs)
+    identity = tree_identity(program, description)
     target = description.parallel.journal
     if description.tree.continue_with is not None:
         return RunJournal.resume(description.tree.continue_with, identity, target)

@@ -1,5 +1,5 @@
-"""symex plug-ins for tests/test_plugins.py: a searcher, a solver backend and a model of an
-external C function, each as a package outside symex would write it."""
+"""symex plug-ins for tests/test_plugins.py: a searcher, a solver backend, a model of an
+external C function and a memory model, each as a package outside symex would write it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from symex import expr as E
+from symex.core.memory.forking import ForkingModel
+from symex.core.memory.model import PathDecisions
 from symex.core.search.searchers import BFSSearcher, SearchContext
 from symex.core.state import State
 from symex.solvers.backends.z3_backend import Z3Backend
@@ -57,3 +59,25 @@ def sensor_read(machine: Any, state: State, args: list[Any], ins: Any) -> Any:
     value = fresh_value(machine, state, 4, "sensor")
     state.add_constraint(E.ule(value, E.const(100, 32)))
     return value
+
+
+class ConcretizingModel(ForkingModel):
+    """The memory model ``concretizing``: a symbolic pointer is fixed to the value the path's
+    inputs give it (as concolic testers do), then read or written as the forking model
+    reads a concrete one; each fix is a shortfall, "pointer fixed by the concretizing
+    model"."""
+
+    name = "concretizing"
+
+    def read_bytes(self, machine: PathDecisions, state: State, address: Any, size: int) -> list[Any]:
+        return super().read_bytes(machine, state, self._fixed(machine, state, address), size)
+
+    def write_bytes(self, machine: PathDecisions, state: State, address: Any,
+                    data: list[Any] | bytes) -> None:
+        super().write_bytes(machine, state, self._fixed(machine, state, address), data)
+
+    @staticmethod
+    def _fixed(machine: PathDecisions, state: State, address: Any) -> Any:
+        if isinstance(address, int):
+            return address
+        return machine.concretize(state, address, 64, "pointer fixed by the concretizing model")

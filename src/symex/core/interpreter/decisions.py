@@ -363,26 +363,13 @@ class Decisions(Machine):
         value = self.simplify(state, value)
         if value.op is E.Op.CONST:
             return value.value
-        memo = self.memo
-        values: list[int] | None = None
-        count = None if memo is None else memo.replayed_answer(state, DecisionTag.VALUE, value)
-        if count is not None:
-            values = []
-            for _ in range(count):
-                recorded = memo.replayed_answer(state, DecisionTag.VALUE, value)  # type: ignore[union-attr]
-                if recorded is None:  # the recording diverged: choose afresh
-                    values = None
-                    break
-                values.append(recorded)
+        values = self._replayed_values(state, value)
         if values is None:
             try:
                 values = choose(state, value)
             except SolverUnknown as exc:
                 raise self.unanswered(exc) from None
-            if memo is not None:
-                memo.note_answer(state, DecisionTag.VALUE, value, len(values))
-                for v in values:
-                    memo.note_answer(state, DecisionTag.VALUE, value, v)
+            self._note_values(state, value, values)
         if len(values) == 1 or self.forks_exhausted():
             state.add_constraint(E.eq(E.const(values[0], width), value))
             return values[0]
@@ -394,6 +381,53 @@ class Decisions(Machine):
         for child in states[1:]:
             child.frame.pc -= 1  # runs the instruction again, with its value
         return values[0]
+
+    def values_of(self, state: State, value: E.Expr, most: int) -> list[int]:
+        """Distinct values ``value`` can take on the state's path, the state's inputs' first,
+        then one solver question each, until there are no more or ``most`` of them: a list
+        of ``most`` may leave others out. Nothing is assumed or forked. The values are
+        recorded as answers, so a replay gets the same ones without the solver."""
+        value = self.simplify(state, value)
+        if value.op is E.Op.CONST:
+            return [value.value]
+        values = self._replayed_values(state, value)
+        if values is not None:
+            return values
+        model = self.model_of(state)
+        values = [E.Assignment(model).evaluate(value)]
+        while len(values) < most:
+            other = E.TRUE
+            for v in values:
+                other = E.bool_and(other, E.ne(value, E.const(v, value.width)))
+            found = self.solve_beside(state, model, self.simplify(state, other))
+            if found is None:
+                break
+            values.append(E.Assignment(found).evaluate(value))
+        self._note_values(state, value, values)
+        return values
+
+    def _replayed_values(self, state: State, value: E.Expr) -> list[int] | None:
+        """The values of ``value`` a recorded tree holds for this point (a count, then each
+        value), or None: not replaying, or the recording diverged."""
+        memo = self.memo
+        count = None if memo is None else memo.replayed_answer(state, DecisionTag.VALUE, value)
+        if count is None:
+            return None
+        values = []
+        for _ in range(count):
+            recorded = memo.replayed_answer(state, DecisionTag.VALUE, value)  # type: ignore[union-attr]
+            if recorded is None:  # the recording diverged: choose afresh
+                return None
+            values.append(recorded)
+        return values
+
+    def _note_values(self, state: State, value: E.Expr, values: list[int]) -> None:
+        """Tell the memo the values chosen for ``value`` (see :meth:`_replayed_values`)."""
+        memo = self.memo
+        if memo is not None:
+            memo.note_answer(state, DecisionTag.VALUE, value, len(values))
+            for v in values:
+                memo.note_answer(state, DecisionTag.VALUE, value, v)
 
     def value_range(self, state: State, value: E.Expr, cap: int) -> tuple[int, int]:
         """The least value ``value`` can take on the state's path, and the greatest one not

@@ -53,6 +53,8 @@ from symex.ir.program import (
 )
 from symex.solvers.base import Solver
 from symex.core.memory.access import MemoryAccess
+from symex.core.memory.model import MemoryModel
+from symex.core.memory.models import DEFAULT_MEMORY_MODEL, make_memory_model
 from symex.core.interpreter.builders import build_step
 from symex.core.interpreter.calls import Calls
 from symex.core.interpreter.decisions import Decisions
@@ -69,8 +71,12 @@ class Executor(Decisions, MemoryAccess, Calls):
 
     def __init__(self, program: Program, solver: Solver, externals: Mapping[str, ExternalHandler],
                  *, first_segment: int, max_stack_frames: int = DEFAULT_MAX_STACK_FRAMES,
-                 max_forks: int | None = None, track_path_blocks: bool = False) -> None:
+                 max_forks: int | None = None, track_path_blocks: bool = False,
+                 memory_model: MemoryModel | None = None) -> None:
         self.program = program
+        #: what a pointer means (core.memory.model; None: the default, KLEE's forking model)
+        self.memory_model = memory_model if memory_model is not None else \
+            make_memory_model(DEFAULT_MEMORY_MODEL)
         self.solver = solver
         self.externals = dict(externals)
         #: external functions no installed plug-in models either (symex.plugins)

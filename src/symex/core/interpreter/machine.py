@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from symex import expr as E
     from symex.core.coverage import CoverageMap
     from symex.core.forks import DecisionMemo, ForkKind
+    from symex.core.memory.model import MemoryModel
     from symex.core.memory.objects import ObjectKind, ObjectState
     from symex.core.outcome import ErrorKind, PathTerminated, ProgramError, StackEntry
     from symex.core.shortfalls import ShortfallTally
@@ -57,6 +58,8 @@ class Machine(Protocol):
     """Handlers of external functions, by name."""
     unplugged: set[str]
     """External functions no installed plug-in models either (read once per name)."""
+    memory_model: MemoryModel
+    """What a pointer means: every memory operation goes through it (core.memory.model)."""
     memo: DecisionMemo | None
     """The execution tree's recorder or a job's replay, None without either."""
     coverage: dict[str, bytearray]
@@ -345,6 +348,11 @@ class Machine(Protocol):
         """The least value ``value`` can take on the state's path, and the greatest one not
         above ``cap`` (the least again when every value is above it)
         (:meth:`Decisions.value_range`)."""
+        ...
+
+    def values_of(self, state: State, value: E.Expr, most: int) -> list[int]:
+        """Distinct values ``value`` can take on the path, at most ``most``, the state's
+        inputs' first; recorded for replays, nothing assumed (:meth:`Decisions.values_of`)."""
         ...
 
     def write(self, state: State, address: Any, access: Access, value: Any) -> None:

@@ -49,9 +49,9 @@ def _build_alloca(ex: Machine, fn: Function, fcode: list, ins: Instruction) -> A
         if type(count) is not int:
             # a variable-length array of symbolic length: a few lengths, a path each
             count = fix_allocation_size(ex, state, count, "variable-length array size")
-        os = state.allocate(count * element_size, ObjectKind.STACK, variable, site=site)
-        frame.allocas += (os.obj.segment,)
-        regs[d] = os.obj.address
+        address = ex.allocate(state, count * element_size, ObjectKind.STACK, variable, site)
+        frame.allocas += (address >> SEGMENT_SHIFT,)
+        regs[d] = address
     return step
 
 
