@@ -211,8 +211,7 @@ def test_shed_states_end_with_tests_and_are_explored_on_from_the_tree(tmp_path: 
     tree = tmp_path / "tree.db"
     solver = create_solver("z3")
     description = RunDescription.build(searcher="bfs", record_tree=tree)
-    inputs = description.inputs
-    recorder, _ = open_recorder(tree_identity(program, inputs), record_tree=tree,
+    recorder, _ = open_recorder(tree_identity(program, description), record_tree=tree,
                                 continue_with=None)
     try:
         run = Exploration(program, solver, description, hooks=Hooks(), memo=recorder)
