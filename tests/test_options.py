@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import typing
+from typing import Any
 from pathlib import Path
 
 import pytest
 
 import symex
 from symex.cli import run as cli_run
+from symex.core.interpreter.machine import StateView
 from symex.core.search.searchers import DFSSearcher
 from symex.description import RunDescription
 from symex.options import OPTIONS, ExploreOptions, RunOptions
@@ -109,15 +111,14 @@ int main(void) {
 
 
 def test_explore_takes_handlers_of_external_functions(tmp_path: Path) -> None:
-    from symex.env.klee import fresh_value
     from c_programs import write
     logged: list[object] = []
 
-    def read_sensor(machine, state, args, call):  # type: ignore[no-untyped-def]
+    def read_sensor(view: StateView, args: list[Any]) -> Any:
         # each reading a symbolic int of its own, named after its channel
-        return fresh_value(machine, state, 4, f"sensor{args[0]}")
+        return view.fresh_value(4, f"sensor{args[0]}")
 
-    def log_value(machine, state, args, call):  # type: ignore[no-untyped-def]
+    def log_value(view: StateView, args: list[Any]) -> None:
         logged.append(args[0])
         return None
 

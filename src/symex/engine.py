@@ -45,10 +45,11 @@ def explore(program: Program, *, searcher: str | Sequence[str] | Searcher = "dfs
     closed here). ``hooks``: callbacks as the run goes (:class:`~symex.results.Hooks`).
     ``externals``: your own handlers of external functions (C functions the program declares
     but does not define), by name, besides or instead of symex's environment: each is called
-    as ``handler(machine, state, arguments, call)`` and returns the call's value (an int,
-    an expression, or None for void), through :class:`~symex.core.interpreter.machine.Machine` (read and
-    write memory, make symbolic values with :func:`symex.env.klee.fresh_value`, fork); in
-    this process only (not with workers).
+    as ``handler(view, arguments)`` and returns the call's value (an int, an expression, or
+    None for void), working through the calling state's
+    :class:`~symex.core.interpreter.machine.StateView` (read and write memory, a variable by
+    its C name, the path's constraints and call stack, make symbolic values, fork on
+    values); in this process only (not with workers).
     Paths stopped by a limit are reported as partial, with a test case each. Every other
     keyword is an option of :mod:`symex.options` (a :class:`~symex.errors.ConfigError` names
     an unknown one):

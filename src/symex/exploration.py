@@ -22,7 +22,7 @@ from symex.core.search.seeding import SeededSearcher, SeedFollowing
 from symex.core.site_budgets import SiteBudgets
 from symex.core.search.seeding import refresh as refresh_seeds
 from symex.core.state import State
-from symex.core.interpreter.machine import ExternalHandler
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.env import default_externals
 from symex.description import RunDescription, error_kinds_to_exit_on
 from symex.env.printed_values import printed_value_hooks
@@ -230,7 +230,7 @@ class Exploration:
         seeds = self.description.search.seeds
         for s in states:
             # after the arguments: KLEE makes the files' and stdin's objects in this order
-            install_world(self.executor, s, self.args, self.posix)
+            install_world(StateView(self.executor, s), self.args, self.posix)
             if seeds:
                 s.seeds = SeedFollowing(seeds, 0)
         self._add_states(None, states)
@@ -581,7 +581,7 @@ class Exploration:
         if not entry.params and not args.is_symbolic and not self.environment:
             return [state]
         name = self.program.path.rsplit("/", 1)[-1].encode()
-        built = build_argv_strings(self.executor, state, name, args)
+        built = build_argv_strings(StateView(self.executor, state), name, args)
         # the forks are handed to the searcher by run(), not by the loop
         self.executor.new_states = []
         for s, pointers in built:
@@ -595,7 +595,7 @@ class Exploration:
     def _environment(self, state: State) -> int:
         """The environment's strings and ``envp`` array in ``state``'s memory (and
         ``__environ``: :func:`~symex.env.posix_args.place_environment`); its address."""
-        return place_environment(self.executor, state,
+        return place_environment(StateView(self.executor, state),
                                  [v.encode("utf-8", "surrogateescape") for v in self.environment])
 
     # -- path ends ----------------------------------------------------------------------

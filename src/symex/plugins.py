@@ -14,7 +14,8 @@ A package declares its extensions as entry points of the group ``symex.plugins``
   ``explore(searcher="NAME")`` choose it;
 - ``backend.NAME``: a callable with no arguments returning a solver backend (the protocol of
   :class:`symex.solvers.backend.Backend`); ``--solver NAME[:ENCODING[:SESSION]]`` uses it;
-- ``external.NAME``: an external-function handler ``(machine, state, args, instruction)``
+- ``external.NAME``: an external-function handler ``(view, args)`` (the calling state's
+  :class:`symex.core.interpreter.machine.StateView` and the call's arguments)
   for the C function ``NAME``, which a program calls without defining it and symex does not
   model itself (``explore(externals=...)`` replaces any model, in one process);
 - ``memory-model.NAME``: a callable with no arguments returning a memory model (the protocol

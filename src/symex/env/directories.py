@@ -13,13 +13,12 @@ from typing import Any
 
 import attrs
 
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.core.state import State
 from symex.env.posix import concrete_int, open_directory, path_at, path_of, unlink_path
 from symex.env.world import (
     DIRENT_TYPES, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, ERANGE,
     S_IFCHR, S_IFDIR, S_IFIFO, S_IFMT, S_IFREG, FileNode, directory_entries, inode, parent_of, world_of)
-from symex.ir.program import Instruction
 
 __all__ = ["HANDLERS"]
 
@@ -56,15 +55,17 @@ def _make_node(state: State, path: str | None | int, kind: int, mode: int) -> in
     return 0
 
 
-def _mkdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _mkdir(view: StateView, args: list[Any]) -> int:
     """``mkdir(path, mode)``: in an existing directory; the mode less the umask."""
-    mode = concrete_int(ex, state, args[1], 32, "mkdir mode")
-    return _make_node(state, path_of(ex, state, args[0]), S_IFDIR, mode)
+    state = view.state
+    mode = concrete_int(view, args[1], 32, "mkdir mode")
+    return _make_node(state, path_of(view, args[0]), S_IFDIR, mode)
 
 
-def _mkdirat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    mode = concrete_int(ex, state, args[2], 32, "mkdir mode")
-    return _make_node(state, path_at(ex, state, args[0], args[1]), S_IFDIR, mode)
+def _mkdirat(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    mode = concrete_int(view, args[2], 32, "mkdir mode")
+    return _make_node(state, path_at(view, args[0], args[1]), S_IFDIR, mode)
 
 
 def _make_special(state: State, path: str | None | int, mode: int) -> int:
@@ -76,15 +77,17 @@ def _make_special(state: State, path: str | None | int, mode: int) -> int:
     return _make_node(state, path, kind or S_IFREG, mode)
 
 
-def _mknod(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _mknod(view: StateView, args: list[Any]) -> int:
     """``mknod(path, mode, device)`` (mkfifo, mknod): a file, FIFO, socket or device node (the
     process is root), empty; opening a FIFO does not wait for the other end."""
-    return _make_special(state, path_of(ex, state, args[0]), concrete_int(ex, state, args[1], 32, "mknod mode"))
+    state = view.state
+    return _make_special(state, path_of(view, args[0]), concrete_int(view, args[1], 32, "mknod mode"))
 
 
-def _mknodat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    return _make_special(state, path_at(ex, state, args[0], args[1]),
-                         concrete_int(ex, state, args[2], 32, "mknod mode"))
+def _mknodat(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    return _make_special(state, path_at(view, args[0], args[1]),
+                         concrete_int(view, args[2], 32, "mknod mode"))
 
 
 def _remove_directory(state: State, path: str | None | int) -> int:
@@ -104,25 +107,28 @@ def _remove_directory(state: State, path: str | None | int) -> int:
     return 0
 
 
-def _rmdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _rmdir(view: StateView, args: list[Any]) -> int:
     """``rmdir(path)``: an empty directory only."""
-    return _remove_directory(state, path_of(ex, state, args[0]))
+    state = view.state
+    return _remove_directory(state, path_of(view, args[0]))
 
 
-def _unlinkat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _unlinkat(view: StateView, args: list[Any]) -> int:
     """``unlinkat(fd, path, flags)``: a directory with ``AT_REMOVEDIR`` (musl's remove(),
     rm -r), else a file, the path taken from the directory ``fd``."""
-    flags = concrete_int(ex, state, args[2], 32, "unlinkat flags")
-    path = path_at(ex, state, args[0], args[1])
+    state = view.state
+    flags = concrete_int(view, args[2], 32, "unlinkat flags")
+    path = path_at(view, args[0], args[1])
     if flags & _AT_REMOVEDIR:
         return _remove_directory(state, path)
     return path if isinstance(path, int) else unlink_path(state, path)
 
 
-def _chdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _chdir(view: StateView, args: list[Any]) -> int:
     """``chdir(path)``: relative paths resolve from there from now on."""
+    state = view.state
     world = world_of(state)
-    path = path_of(ex, state, args[0])
+    path = path_of(view, args[0])
     node = world.names.get(path) if path else None
     if not path or node is None:
         return -ENOENT
@@ -132,10 +138,11 @@ def _chdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return 0
 
 
-def _fchdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _fchdir(view: StateView, args: list[Any]) -> int:
     """``fchdir(fd)``: to the directory ``fd`` was opened as (GNU find, fts)."""
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "fchdir descriptor")
+    fd = concrete_int(view, args[0], 32, "fchdir descriptor")
     directory = open_directory(world, fd)
     if isinstance(directory, int):
         return directory
@@ -143,23 +150,25 @@ def _fchdir(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
     return 0
 
 
-def _getcwd(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _getcwd(view: StateView, args: list[Any]) -> int:
     """The kernel's ``getcwd(buf, size)``: the path and its NUL, and their length."""
-    size = concrete_int(ex, state, args[1], 64, "getcwd size", signed=False)
+    state = view.state
+    size = concrete_int(view, args[1], 64, "getcwd size", signed=False)
     cwd = world_of(state).cwd
     text = ("/" if cwd == "." else "/" + cwd).encode("utf-8", "surrogateescape") + b"\0"
     if len(text) > size:
         return -ERANGE
-    ex.write_bytes(state, args[0], text)
+    view.write_bytes(args[0], text)
     return len(text)
 
 
-def _getdents64(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _getdents64(view: StateView, args: list[Any]) -> int:
     """The open directory's entries as ``struct dirent64`` records: ".", "..", then its
     entries by name; the description's offset counts the entries already returned."""
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "getdents descriptor")
-    count = concrete_int(ex, state, args[2], 64, "getdents count", signed=False)
+    fd = concrete_int(view, args[0], 32, "getdents descriptor")
+    count = concrete_int(view, args[2], 64, "getdents count", signed=False)
     opened = world.opened(fd)
     if opened is None:
         return -EBADF
@@ -185,7 +194,7 @@ def _getdents64(ex: Machine, state: State, args: list[Any], ins: Instruction) ->
     if not out and index < len(entries):
         return -EINVAL  # the buffer holds not even one record
     if out:
-        ex.write_bytes(state, args[1], bytes(out))
+        view.write_bytes(args[1], bytes(out))
     state.posix = world.moved(fd, index)
     return len(out)
 
@@ -225,17 +234,19 @@ def _link_entry(state: State, old: str | None | int, new: str | None | int) -> i
     return 0
 
 
-def _link(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _link(view: StateView, args: list[Any]) -> int:
     """``link(old, new)``: ``new`` names old's file too."""
-    return _link_entry(state, path_of(ex, state, args[0]), path_of(ex, state, args[1]))
+    state = view.state
+    return _link_entry(state, path_of(view, args[0]), path_of(view, args[1]))
 
 
-def _linkat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _linkat(view: StateView, args: list[Any]) -> int:
     """``linkat(olddirfd, old, newdirfd, new, flags)`` (coreutils' ln)."""
-    flags = concrete_int(ex, state, args[4], 32, "linkat flags")
+    state = view.state
+    flags = concrete_int(view, args[4], 32, "linkat flags")
     if flags & ~(_AT_SYMLINK_FOLLOW | _AT_EMPTY_PATH):
         return -EINVAL
-    return _link_entry(state, path_at(ex, state, args[0], args[1]), path_at(ex, state, args[2], args[3]))
+    return _link_entry(state, path_at(view, args[0], args[1]), path_at(view, args[2], args[3]))
 
 
 def _under(key: str, top: str) -> bool:
@@ -300,15 +311,17 @@ def _rename_entry(state: State, old: str | None | int, new: str | None | int, fl
     return 0
 
 
-def _rename(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _rename(view: StateView, args: list[Any]) -> int:
     """``rename(old, new)``."""
-    return _rename_entry(state, path_of(ex, state, args[0]), path_of(ex, state, args[1]), 0)
+    state = view.state
+    return _rename_entry(state, path_of(view, args[0]), path_of(view, args[1]), 0)
 
 
-def _renameat2(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _renameat2(view: StateView, args: list[Any]) -> int:
     """``renameat2(olddirfd, old, newdirfd, new, flags)`` (``renameat`` is flags 0; mv)."""
-    flags = concrete_int(ex, state, args[4], 32, "renameat2 flags")
-    return _rename_entry(state, path_at(ex, state, args[0], args[1]), path_at(ex, state, args[2], args[3]),
+    state = view.state
+    flags = concrete_int(view, args[4], 32, "renameat2 flags")
+    return _rename_entry(state, path_at(view, args[0], args[1]), path_at(view, args[2], args[3]),
                          flags)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from symex.core.interpreter.machine import Machine
+from symex.core.interpreter.machine import StateView
 from symex.core.state import State
 from symex.env.posix import concrete_int
 from symex.env.world import MAX_FDS, OpenFile, PosixWorld, lowest_free_fd, world_of
@@ -126,10 +126,11 @@ def is_null(pointer: Any) -> bool:
 _NOT_SOCKETS = frozenset({EndpointKind.PIPE_READ, EndpointKind.PIPE_WRITE, EndpointKind.EVENTFD})
 
 
-def socket_of(ex: Machine, state: State, fd_value: Any) -> tuple[PosixWorld, int, OpenFile | None, int]:
+def socket_of(view: StateView, fd_value: Any) -> tuple[PosixWorld, int, OpenFile | None, int]:
     """(world, fd, description, endpoint id or -errno) of a descriptor that must be a socket."""
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, fd_value, 32, "socket descriptor")
+    fd = concrete_int(view, fd_value, 32, "socket descriptor")
     opened = world.opened(fd)
     if opened is None:
         return world, fd, None, -EBADF
@@ -140,15 +141,15 @@ def socket_of(ex: Machine, state: State, fd_value: Any) -> tuple[PosixWorld, int
 
 # -- addresses ------------------------------------------------------------------------------
 
-def read_address(ex: Machine, state: State, pointer: Any, length: Any) -> Any:
+def read_address(view: StateView, pointer: Any, length: Any) -> Any:
     """The address key of a ``struct sockaddr`` in memory, or -errno."""
     if is_null(pointer):
         return -EFAULT
-    size = concrete_int(ex, state, length, 32, "address length")
+    size = concrete_int(view, length, 32, "address length")
     if size < 2:
         return -EINVAL
-    data = [b if type(b) is int else ex.concretize(state, b, 8, "socket address byte")
-            for b in ex.read_bytes(state, pointer, min(size, 110))]
+    data = [b if type(b) is int else view.concretize(b, 8, "socket address byte")
+            for b in view.read_bytes(pointer, min(size, 110))]
     family = data[0] | data[1] << 8
     if family == AF_INET:
         if size < 8:
@@ -162,7 +163,7 @@ def read_address(ex: Machine, state: State, pointer: Any, length: Any) -> Any:
     return -EAFNOSUPPORT
 
 
-def write_address(ex: Machine, state: State, address: Any, pointer: Any, length_pointer: Any) -> None:
+def write_address(view: StateView, address: Any, pointer: Any, length_pointer: Any) -> None:
     """Fill a ``struct sockaddr`` and its length (if the program asked for them)."""
     if is_null(pointer) or is_null(length_pointer):
         return
@@ -173,10 +174,10 @@ def write_address(ex: Machine, state: State, address: Any, pointer: Any, length_
                  + (address[2] or 0x7F000001).to_bytes(4, "big") + bytes(8))
     else:
         image = AF_UNIX.to_bytes(2, "little") + address[1] + (b"\0" if address[1][:1] != b"\0" else b"")
-    room = concrete_int(ex, state, ex.read(state, length_pointer, INT), 32, "address length")
+    room = concrete_int(view, view.read(length_pointer, INT), 32, "address length")
     if room > 0:
-        ex.write_bytes(state, pointer, image[:room])
-    ex.write(state, length_pointer, INT, len(image))
+        view.write_bytes(pointer, image[:room])
+    view.write(length_pointer, INT, len(image))
 
 
 def key(address: Any) -> Any:

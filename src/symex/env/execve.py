@@ -24,14 +24,14 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.core.memory.objects import ObjectKind
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
 from symex.env.world import EACCES, ENOENT, resolve, world_of
 from symex.ir.musl import EXEC_START
 from symex.env.posix_args import place_environment, place_strings
-from symex.ir.program import POINTER_ACCESS, Function, Instruction
+from symex.ir.program import POINTER_ACCESS, Function
 
 __all__ = ["HANDLERS", "find_program"]
 
@@ -52,28 +52,29 @@ def find_program(entries: dict[str, Function], cwd: str, path: str) -> Function 
     return None
 
 
-def _pointer(ex: Machine, state: State, address: int) -> int:
-    pointer = ex.read(state, address, POINTER_ACCESS)
-    return pointer if type(pointer) is int else ex.concretize(state, pointer, 64, "execve argument pointer")
+def _pointer(view: StateView, address: int) -> int:
+    pointer = view.read(address, POINTER_ACCESS)
+    return pointer if type(pointer) is int else view.concretize(pointer, 64, "execve argument pointer")
 
 
-def _strings(ex: Machine, state: State, array: Any) -> list[list[Any]] | int:
+def _strings(view: StateView, array: Any) -> list[list[Any]] | int:
     """The strings of a NULL-terminated array of pointers, each a list of bytes (ints or
     8-bit expressions) without its NUL; -errno for a bad array."""
+    ex, state = view.machine, view.state
     if type(array) is not int:
-        array = ex.concretize(state, array, 64, "execve argument array")
+        array = view.concretize(array, 64, "execve argument array")
     if array == 0:
         return []
     strings: list[list[Any]] = []
     while True:
         if len(strings) >= MAX_STRINGS:
             return -E2BIG
-        pointer = _pointer(ex, state, array + 8 * len(strings))
+        pointer = _pointer(view, array + 8 * len(strings))
         if pointer == 0:
             return strings
         os, offset = ex.resolve(state, pointer, 1, "execve argument string")
         if type(offset) is not int:
-            offset = ex.concretize(state, offset, 32, "execve argument offset")
+            offset = view.concretize(offset, 32, "execve argument offset")
         data = os.read_bytes(offset, os.obj.size - offset)
         # up to the first byte that is certainly NUL; a symbolic byte that may be NUL is
         # copied as it is, so the new program's strlen forks where this one's would
@@ -81,23 +82,24 @@ def _strings(ex: Machine, state: State, array: Any) -> list[list[Any]] | int:
         strings.append(data[:end])
 
 
-def _execve(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _execve(view: StateView, args: list[Any]) -> int:
     """``execve(path, argv, envp)``: another program in this process (see the module)."""
+    ex, state = view.machine, view.state
     if type(args[0]) is int and args[0] == 0:
         return -EFAULT
-    path = ex.read_c_string(state, args[0]).decode("utf-8", "surrogateescape")
+    path = view.read_c_string(args[0]).decode("utf-8", "surrogateescape")
     world = world_of(state)
     entry = find_program(ex.program.exec_entries, world.cwd, path)
     if entry is None:
         key = resolve(world.cwd, path)
         if key and key in world.names:
             return -EACCES  # a data file or a directory: not executable
-        ex.shortfalls.add(ShortfallKind.UNKNOWN_PROGRAM, path, ex.program_site(state))
+        ex.shortfalls.add(ShortfallKind.UNKNOWN_PROGRAM, path, view.program_site())
         return -ENOENT
-    argv = _strings(ex, state, args[1])
+    argv = _strings(view, args[1])
     if isinstance(argv, int):
         return argv
-    envp = _strings(ex, state, args[2])
+    envp = _strings(view, args[2])
     if isinstance(envp, int):
         return envp
     _end_other_threads(state)
@@ -108,7 +110,7 @@ def _execve(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
     state.objects = objects
     state.frames = []
     argv_address = place_strings(state, argv, "argv", "argv")
-    envp_address = place_environment(ex, state, envp)
+    envp_address = place_environment(view, envp)
     start = ex.program.functions.get(EXEC_START)
     if start is not None and not start.is_declaration:
         ex.push_frame(state, start, [entry.address, len(argv), argv_address, envp_address], -1, None)

@@ -22,12 +22,10 @@ from typing import Any
 import attrs
 
 from symex import expr as E
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.core.memory.objects import ObjectKind
-from symex.core.state import State
-from symex.env.klee import fresh_value, make_symbolic
 from symex.errors import ConfigError
-from symex.ir.program import WORD_ACCESS, Instruction, Program
+from symex.ir.program import WORD_ACCESS, Program
 
 __all__ = ["DEFAULT_MAX_INPUT", "FUZZ_DATA", "FUZZ_SIZE", "FUZZ_TARGET", "check_fuzz_target", "fuzz_driver_source",
            "handlers",
@@ -43,16 +41,17 @@ DEFAULT_MAX_INPUT = 4096
 _INPUT_NAME = "fuzz input"
 
 
-def _symex_fuzz_input(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _symex_fuzz_input(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
     most = ex.max_input
-    size = fresh_value(ex, state, 8, FUZZ_SIZE)
+    size = view.fresh_value(8, FUZZ_SIZE)
     state.add_constraint(E.ule(size, E.const(most, 64)))
     # at least one byte, so that an empty input still has an address to read past
     held = state.allocate(max(most, 1), ObjectKind.HEAP, _INPUT_NAME, read_only=True,
-                          site=ex.program_site(state))
-    make_symbolic(ex, state, held.obj.address, max(most, 1), FUZZ_DATA)
+                          site=view.program_site())
+    view.make_symbolic(held.obj.address, max(most, 1), FUZZ_DATA)
     held.obj = attrs.evolve(held.obj, limit=size)
-    ex.write(state, args[0], WORD_ACCESS, size)
+    view.write(args[0], WORD_ACCESS, size)
     return held.obj.address
 
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from symex.core.interpreter.float_math import C_MATH_FUNCTIONS, apply_math
-from symex.core.interpreter.machine import ExternalHandler, Machine
-from symex.core.state import State
-from symex.ir.program import Instruction
+from symex.core.interpreter.machine import ExternalHandler, StateView
 
 __all__ = ["handlers"]
 
 
 def _handler(operation: str, width: int) -> ExternalHandler:
-    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
+    def handler(view: StateView, args: list[Any]) -> Any:
+        ins = view.instruction
+        ex, state = view.machine, view.state
         return apply_math(ex, state, operation, args, width, ins.width or 64)
     return handler
 

@@ -42,9 +42,8 @@ from typing import Any
 import attrs
 
 from symex.core.threads import scheduling
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.core.memory.objects import ObjectKind
-from symex.core.state import State
 from symex.env.endpoints import (
     AF_INET,
     AF_UNIX,
@@ -81,20 +80,19 @@ from symex.env.endpoints import (
     socket_of,
     write_address,
 )
-from symex.env.klee import make_symbolic
 from symex.env.network_io import fcntl, on_endpoints, poll, recvfrom, select, sendto, unsupported, waiting_read
 from symex.env.posix import concrete_int, returning
 from symex.env.world import PosixWorld, world_of
-from symex.ir.program import Instruction
 
 __all__ = ["handlers"]
 
 # -- creating -------------------------------------------------------------------------------
 
-def _socket(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _socket(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    family = concrete_int(ex, state, args[0], 32, "socket family")
-    kind = concrete_int(ex, state, args[1], 32, "socket type")
+    family = concrete_int(view, args[0], 32, "socket family")
+    kind = concrete_int(view, args[1], 32, "socket type")
     if family not in (AF_INET, AF_UNIX):
         return -EAFNOSUPPORT
     base = kind & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)
@@ -108,10 +106,11 @@ def _socket(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
     return fd
 
 
-def _socketpair(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _socketpair(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    family = concrete_int(ex, state, args[0], 32, "socketpair family")
-    kind = concrete_int(ex, state, args[1], 32, "socketpair type")
+    family = concrete_int(view, args[0], 32, "socketpair family")
+    kind = concrete_int(view, args[1], 32, "socketpair type")
     if family != AF_UNIX:
         return -EOPNOTSUPP
     base = kind & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)
@@ -123,24 +122,26 @@ def _socketpair(ex: Machine, state: State, args: list[Any], ins: Instruction) ->
                                              peer_address=("unix", b"")))
     world, _ = new_endpoint(world, Endpoint(stream, AF_UNIX, ("unix", b""), peer=first,
                                              peer_address=("unix", b"")))
-    return _two_descriptors(ex, state, world, first, second, args[3], bool(kind & SOCK_NONBLOCK),
+    return _two_descriptors(view, world, first, second, args[3], bool(kind & SOCK_NONBLOCK),
                             both_ways=True)
 
 
-def _pipe(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _pipe(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    flags = concrete_int(ex, state, args[1], 32, "pipe flags") if len(args) > 1 else 0
+    flags = concrete_int(view, args[1], 32, "pipe flags") if len(args) > 1 else 0
     reader = world.next_endpoint
     world, _ = new_endpoint(world, Endpoint(EndpointKind.PIPE_READ))
     world, writer = new_endpoint(world, Endpoint(EndpointKind.PIPE_WRITE, peer=reader))
-    return _two_descriptors(ex, state, world, reader, writer, args[0], bool(flags & O_NONBLOCK),
+    return _two_descriptors(view, world, reader, writer, args[0], bool(flags & O_NONBLOCK),
                             both_ways=False)
 
 
-def _eventfd(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _eventfd(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    value = concrete_int(ex, state, args[0], 32, "eventfd value", signed=False)
-    flags = concrete_int(ex, state, args[1], 32, "eventfd flags")
+    value = concrete_int(view, args[0], 32, "eventfd value", signed=False)
+    flags = concrete_int(view, args[1], 32, "eventfd flags")
     if flags & ~(EFD_SEMAPHORE | O_NONBLOCK | SOCK_CLOEXEC):
         return -EINVAL
     world, eid = new_endpoint(world, Endpoint(EndpointKind.EVENTFD, counter=value,
@@ -155,26 +156,28 @@ def _eventfd(ex: Machine, state: State, args: list[Any], ins: Instruction) -> in
 
 
 
-def _two_descriptors(ex: Machine, state: State, world: PosixWorld, first: int, second: int,
+def _two_descriptors(view: StateView, world: PosixWorld, first: int, second: int,
                      out: Any, nonblocking: bool, both_ways: bool) -> int:
+    state = view.state
     world, fd0 = new_descriptor(world, first, writable=both_ways, nonblocking=nonblocking)
     if fd0 < 0:
         return fd0
     world, fd1 = new_descriptor(world, second, readable=both_ways, nonblocking=nonblocking)
     if fd1 < 0:
         return fd1
-    ex.write_bytes(state, out, fd0.to_bytes(4, "little") + fd1.to_bytes(4, "little"))
+    view.write_bytes(out, fd0.to_bytes(4, "little") + fd1.to_bytes(4, "little"))
     state.posix = world
     return 0
 
 
 # -- addresses and connections --------------------------------------------------------------
 
-def _bind(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    world, _, _, eid = socket_of(ex, state, args[0])
+def _bind(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    world, _, _, eid = socket_of(view, args[0])
     if eid < 0:
         return eid
-    address = read_address(ex, state, args[1], args[2])
+    address = read_address(view, args[1], args[2])
     if type(address) is int:
         return address
     endpoint = world.endpoints[eid]
@@ -190,8 +193,9 @@ def _bind(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return 0
 
 
-def _listen(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    world, _, _, eid = socket_of(ex, state, args[0])
+def _listen(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    world, _, _, eid = socket_of(view, args[0])
     if eid < 0:
         return eid
     endpoint = world.endpoints[eid]
@@ -204,11 +208,12 @@ def _listen(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
     return 0
 
 
-def _connect(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    world, _, _, eid = socket_of(ex, state, args[0])
+def _connect(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    world, _, _, eid = socket_of(view, args[0])
     if eid < 0:
         return eid
-    address = read_address(ex, state, args[1], args[2])
+    address = read_address(view, args[1], args[2])
     if type(address) is int:
         return address
     endpoint = world.endpoints[eid]
@@ -234,12 +239,13 @@ def _connect(ex: Machine, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
-def _accept(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    world, fd, opened, eid = socket_of(ex, state, args[0])
+def _accept(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
+    world, fd, opened, eid = socket_of(view, args[0])
     if eid < 0:
         return eid
     assert opened is not None
-    flags = concrete_int(ex, state, args[3], 32, "accept4 flags") if len(args) > 3 else 0
+    flags = concrete_int(view, args[3], 32, "accept4 flags") if len(args) > 3 else 0
     listening = world.endpoints[eid]
     if listening.kind is not EndpointKind.LISTENING:
         return -EINVAL
@@ -247,7 +253,7 @@ def _accept(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
         server = listening.backlog[0]
         world = put(world, eid, attrs.evolve(listening, backlog=listening.backlog[1:]))
     elif world.packets is not None:
-        world, server = _external_connection(ex, state, world, listening)
+        world, server = _external_connection(view, world, listening)
     elif opened.nonblocking:
         return -EAGAIN
     else:
@@ -258,20 +264,21 @@ def _accept(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int
     if new < 0:
         return new
     state.posix = world
-    write_address(ex, state, world.endpoints[server].peer_address, args[1], args[2])
+    write_address(view, world.endpoints[server].peer_address, args[1], args[2])
     return new
 
 
-def _external_connection(ex: Machine, state: State, world: PosixWorld,
+def _external_connection(view: StateView, world: PosixWorld,
                          listening: Endpoint) -> tuple[PosixWorld, int]:
     """The connection of the outside client of ``--sym-packets``: its packets, as symbolic
     objects made now, wait in the new endpoint's inbox; the client has closed its end."""
+    state = view.state
     assert world.packets is not None
     count, size = world.packets
     segments = []
     for k in range(count):
         os_ = state.allocate(size, ObjectKind.ARGUMENT, f"packet-{k}")
-        make_symbolic(ex, state, os_.obj.address, size, f"packet-{k}")
+        view.make_symbolic(os_.obj.address, size, f"packet-{k}")
         segments.append(tuple(state.objects[os_.obj.segment].read_bytes(0, size)))
     endpoint = Endpoint(EndpointKind.STREAM, listening.family, listening.address, peer=-1,
                         peer_address=EXTERNAL_ADDRESS, inbox=tuple(segments))
@@ -279,11 +286,12 @@ def _external_connection(ex: Machine, state: State, world: PosixWorld,
     return new_endpoint(world, endpoint)
 
 
-def _shutdown(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    world, _, _, eid = socket_of(ex, state, args[0])
+def _shutdown(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    world, _, _, eid = socket_of(view, args[0])
     if eid < 0:
         return eid
-    how = concrete_int(ex, state, args[1], 32, "shutdown how")
+    how = concrete_int(view, args[1], 32, "shutdown how")
     endpoint = world.endpoints[eid]
     if how not in (0, 1, 2):
         return -EINVAL
@@ -295,35 +303,35 @@ def _shutdown(ex: Machine, state: State, args: list[Any], ins: Instruction) -> i
 
 
 def _getsockname(peer: bool) -> ExternalHandler:
-    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-        world, _, _, eid = socket_of(ex, state, args[0])
+    def handler(view: StateView, args: list[Any]) -> int:
+        world, _, _, eid = socket_of(view, args[0])
         if eid < 0:
             return eid
         endpoint = world.endpoints[eid]
         if peer and endpoint.kind is not EndpointKind.STREAM and endpoint.peer_address is None:
             return -ENOTCONN
-        write_address(ex, state, endpoint.peer_address if peer else endpoint.address, args[1], args[2])
+        write_address(view, endpoint.peer_address if peer else endpoint.address, args[1], args[2])
         return 0
     return handler
 
 
-def _setsockopt(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    _, _, _, eid = socket_of(ex, state, args[0])
+def _setsockopt(view: StateView, args: list[Any]) -> int:
+    _, _, _, eid = socket_of(view, args[0])
     return min(eid, 0)  # options are accepted and change nothing in the model
 
 
-def _getsockopt(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    world, _, _, eid = socket_of(ex, state, args[0])
+def _getsockopt(view: StateView, args: list[Any]) -> int:
+    world, _, _, eid = socket_of(view, args[0])
     if eid < 0:
         return eid
-    level = concrete_int(ex, state, args[1], 32, "getsockopt level")
-    name = concrete_int(ex, state, args[2], 32, "getsockopt option")
+    level = concrete_int(view, args[1], 32, "getsockopt level")
+    name = concrete_int(view, args[2], 32, "getsockopt option")
     value = 0
     if level == SOL_SOCKET and name == SO_TYPE:
         value = SOCK_DGRAM if world.endpoints[eid].kind is EndpointKind.DATAGRAM else SOCK_STREAM
     if not is_null(args[3]) and not is_null(args[4]):
-        ex.write(state, args[3], INT, value)
-        ex.write(state, args[4], INT, 4)
+        view.write(args[3], INT, value)
+        view.write(args[4], INT, 4)
     return 0
 
 
@@ -357,11 +365,12 @@ def _closing(close_call: ExternalHandler) -> ExternalHandler:
     session is over (``PosixWorld.session_over``). As in Cloud9's memcached runs, such a
     path ends with the connection closed (the next time every thread waits), instead of
     running the server's timers until it counts as idle."""
-    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(view: StateView, args: list[Any]) -> int:
+        state = view.state
         world = world_of(state)
-        fd = concrete_int(ex, state, args[0], 32, "close descriptor")
+        fd = concrete_int(view, args[0], 32, "close descriptor")
         opened = world.opened(fd)
-        result = close_call(ex, state, args, ins)
+        result = close_call(view, args)
         if result == 0 and opened is not None and opened.endpoint:
             world = world_of(state)
             endpoint = world.endpoints[opened.endpoint]

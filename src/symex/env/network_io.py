@@ -11,7 +11,7 @@ import immutables
 
 from symex.core.threads import scheduling
 from symex.core.forks import ForkKind
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.core.outcome import PathStatus, PathTerminated
 from symex.core.state import State
 from symex.env.endpoints import (
@@ -53,7 +53,8 @@ from symex.ir.program import WORD_ACCESS, Instruction
 
 # -- eventfds' counters ---------------------------------------------------------------------
 
-def _eventfd_read(ex: Machine, state: State, fd: int, opened: OpenFile, buffer: Any, count: int) -> int:
+def _eventfd_read(view: StateView, fd: int, opened: OpenFile, buffer: Any, count: int) -> int:
+    ex, state = view.machine, view.state
     world = world_of(state)
     endpoint = world.endpoints[opened.endpoint]
     if count < 8:
@@ -66,16 +67,17 @@ def _eventfd_read(ex: Machine, state: State, fd: int, opened: OpenFile, buffer: 
         return 0
     taken = 1 if endpoint.semaphore else endpoint.counter
     state.posix = put(world, opened.endpoint, attrs.evolve(endpoint, counter=endpoint.counter - taken))
-    ex.write_bytes(state, buffer, taken.to_bytes(8, "little"))
+    view.write_bytes(buffer, taken.to_bytes(8, "little"))
     return 8
 
 
-def _eventfd_write(ex: Machine, state: State, opened: OpenFile, buffer: Any, count: int) -> int:
+def _eventfd_write(view: StateView, opened: OpenFile, buffer: Any, count: int) -> int:
+    ex, state = view.machine, view.state
     world = world_of(state)
     eid = opened.endpoint
     if count < 8:
         return -EINVAL
-    value = concrete_int(ex, state, ex.read(state, buffer, WORD_ACCESS), 64, "eventfd value", signed=False)
+    value = concrete_int(view, view.read(buffer, WORD_ACCESS), 64, "eventfd value", signed=False)
     if value > EVENTFD_MAX:
         return -EINVAL
     if world.endpoints[eid].counter + value > EVENTFD_MAX:
@@ -157,9 +159,10 @@ def waiting_read(pid: int, fd: int) -> scheduling.WaitCondition:
     return ready
 
 
-def _receive(ex: Machine, state: State, ins: Instruction, fd: int, buffer: Any, count: int,
+def _receive(view: StateView, ins: Instruction, fd: int, buffer: Any, count: int,
              flags: int, source: Any = 0, source_length: Any = 0) -> int:
     """read/recv/recvfrom on an endpoint descriptor."""
+    ex, state = view.machine, view.state
     world = world_of(state)
     opened = world.opened(fd)
     assert opened is not None
@@ -167,7 +170,7 @@ def _receive(ex: Machine, state: State, ins: Instruction, fd: int, buffer: Any, 
     endpoint = world.endpoints[eid]
     kind = endpoint.kind
     if kind is EndpointKind.EVENTFD:
-        return _eventfd_read(ex, state, fd, opened, buffer, count)
+        return _eventfd_read(view, fd, opened, buffer, count)
     if kind in (EndpointKind.PIPE_WRITE, EndpointKind.LISTENING):
         return -EBADF if kind is EndpointKind.PIPE_WRITE else -ENOTCONN
     if kind is EndpointKind.SOCKET:
@@ -186,14 +189,14 @@ def _receive(ex: Machine, state: State, ins: Instruction, fd: int, buffer: Any, 
         if not flags & MSG_PEEK:
             world = put(world, eid, attrs.evolve(endpoint, inbox=endpoint.inbox[1:]))
         if data:
-            ex.write_bytes(state, buffer, data)
+            view.write_bytes(buffer, data)
         state.posix = world
         if sender == ("unix", b""):
             # an unnamed AF_UNIX sender has no address at all: Linux gives length 0
             if not is_null(source) and not is_null(source_length):
-                ex.write(state, source_length, INT, 0)
+                view.write(source_length, INT, 0)
         else:
-            write_address(ex, state, sender, source, source_length)
+            write_address(view, sender, source, source_length)
         return len(data)
     first = endpoint.inbox[0]
     if world.fragments > 0 and len(first) > 1 and count > 1 and not flags & MSG_PEEK:
@@ -208,17 +211,18 @@ def _receive(ex: Machine, state: State, ins: Instruction, fd: int, buffer: Any, 
                 forked.decide(size)
             ex.record_fork(ForkKind.FRAGMENT, None, states)
             for forked, size in zip(states[1:], shorter):
-                got = _take_stream(ex, forked, eid, buffer, size, source, source_length)
+                got = _take_stream(StateView(ex, forked), eid, buffer, size, source, source_length)
                 if ins.dest >= 0 and forked.frame is not None:
                     forked.frame.regs[ins.dest] = got
-    return _take_stream(ex, state, eid, buffer, count, source, source_length,
+    return _take_stream(view, eid, buffer, count, source, source_length,
                         peek=bool(flags & MSG_PEEK))
 
 
-def _take_stream(ex: Machine, state: State, eid: int, buffer: Any, count: int, source: Any,
+def _take_stream(view: StateView, eid: int, buffer: Any, count: int, source: Any,
                  source_length: Any, *, peek: bool = False) -> int:
     """Read up to ``count`` bytes of stream ``eid``'s inbox into ``buffer`` (whole segments
     while they fit, then part of the next)."""
+    state = view.state
     world = world_of(state)
     endpoint = world.endpoints[eid]
     data: list[Any] = []
@@ -231,14 +235,15 @@ def _take_stream(ex: Machine, state: State, eid: int, buffer: Any, count: int, s
     if not peek:
         state.posix = put(world, eid, attrs.evolve(endpoint, inbox=rest))
     if data:
-        ex.write_bytes(state, buffer, data)
-    write_address(ex, state, endpoint.peer_address, source, source_length)
+        view.write_bytes(buffer, data)
+    write_address(view, endpoint.peer_address, source, source_length)
     return len(data)
 
 
-def _send(ex: Machine, state: State, fd: int, buffer: Any, count: int, flags: int,
+def _send(view: StateView, fd: int, buffer: Any, count: int, flags: int,
           target: Any = None) -> int:
     """write/send/sendto on an endpoint descriptor."""
+    state = view.state
     world = world_of(state)
     opened = world.opened(fd)
     assert opened is not None
@@ -246,8 +251,8 @@ def _send(ex: Machine, state: State, fd: int, buffer: Any, count: int, flags: in
     endpoint = world.endpoints[eid]
     kind = endpoint.kind
     if kind is EndpointKind.EVENTFD:
-        return _eventfd_write(ex, state, opened, buffer, count)
-    data = tuple(ex.read_bytes(state, buffer, count)) if count else ()
+        return _eventfd_write(view, opened, buffer, count)
+    data = tuple(view.read_bytes(buffer, count)) if count else ()
     if kind is EndpointKind.DATAGRAM:
         address = target if target is not None else endpoint.peer_address
         if address is None:
@@ -278,27 +283,28 @@ def _send(ex: Machine, state: State, fd: int, buffer: Any, count: int, flags: in
     return count
 
 
-def recvfrom(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    world, fd, opened, eid = socket_of(ex, state, args[0])
+def recvfrom(view: StateView, args: list[Any]) -> int:
+    ins = view.instruction
+    world, fd, opened, eid = socket_of(view, args[0])
     if eid < 0:
         return eid
-    count = concrete_int(ex, state, args[2], 64, "recv length") & ((1 << 63) - 1)
-    flags = concrete_int(ex, state, args[3], 32, "recv flags")
-    return _receive(ex, state, ins, fd, args[1], count, flags, *args[4:6])
+    count = concrete_int(view, args[2], 64, "recv length") & ((1 << 63) - 1)
+    flags = concrete_int(view, args[3], 32, "recv flags")
+    return _receive(view, ins, fd, args[1], count, flags, *args[4:6])
 
 
-def sendto(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    world, fd, _, eid = socket_of(ex, state, args[0])
+def sendto(view: StateView, args: list[Any]) -> int:
+    world, fd, _, eid = socket_of(view, args[0])
     if eid < 0:
         return eid
-    count = concrete_int(ex, state, args[2], 64, "send length") & ((1 << 63) - 1)
-    flags = concrete_int(ex, state, args[3], 32, "send flags")
+    count = concrete_int(view, args[2], 64, "send length") & ((1 << 63) - 1)
+    flags = concrete_int(view, args[3], 32, "send flags")
     target = None
     if len(args) > 4 and not is_null(args[4]):
-        target = read_address(ex, state, args[4], args[5])
+        target = read_address(view, args[4], args[5])
         if type(target) is int:
             return target
-    return _send(ex, state, fd, args[1], count, flags, target)
+    return _send(view, fd, args[1], count, flags, target)
 
 
 # -- descriptors shared with files ----------------------------------------------------------
@@ -306,19 +312,21 @@ def sendto(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
 def on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
     """``__symex_read``/``__symex_write``/``__symex_lseek``/``__symex_fstat`` for files
     (``file_call``) and endpoints."""
-    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(view: StateView, args: list[Any]) -> int:
+        ins = view.instruction
+        state = view.state
         world = world_of(state)
-        fd = concrete_int(ex, state, args[0], 32, f"{name} descriptor")
+        fd = concrete_int(view, args[0], 32, f"{name} descriptor")
         opened = world.opened(fd)
         if opened is None or not opened.endpoint:
-            return file_call(ex, state, args, ins)
+            return file_call(view, args)
         mask = (1 << 64) - 1
         if name == "read":
-            count = concrete_int(ex, state, args[2], 64, "read count") & ((1 << 63) - 1)
-            return _receive(ex, state, ins, fd, args[1], count, 0) & mask
+            count = concrete_int(view, args[2], 64, "read count") & ((1 << 63) - 1)
+            return _receive(view, ins, fd, args[1], count, 0) & mask
         if name == "write":
-            count = concrete_int(ex, state, args[2], 64, "write count") & ((1 << 63) - 1)
-            return _send(ex, state, fd, args[1], count, 0) & mask
+            count = concrete_int(view, args[2], 64, "write count") & ((1 << 63) - 1)
+            return _send(view, fd, args[1], count, 0) & mask
         if name == "lseek":
             return -29 & mask  # ESPIPE
         # fstat: a FIFO or a socket
@@ -329,15 +337,16 @@ def on_endpoints(file_call: ExternalHandler, name: str) -> ExternalHandler:
         image = bytearray(STAT_SIZE)
         image[24:28] = mode.to_bytes(4, "little")
         image[16:24] = (1).to_bytes(8, "little")
-        ex.write_bytes(state, args[1], bytes(image))
+        view.write_bytes(args[1], bytes(image))
         return 0
     return handler
 
 
-def fcntl(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def fcntl(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "fcntl descriptor")
-    command = concrete_int(ex, state, args[1], 32, "fcntl command")
+    fd = concrete_int(view, args[0], 32, "fcntl descriptor")
+    command = concrete_int(view, args[1], 32, "fcntl command")
     key = world.fds.get(fd)
     if key is None:
         return -EBADF
@@ -348,12 +357,12 @@ def fcntl(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         access = 2 if opened.readable and opened.writable else (1 if opened.writable else 0)
         return access | (O_NONBLOCK if opened.nonblocking else 0)
     if command == F_SETFL:
-        value = concrete_int(ex, state, args[2], 32, "fcntl flags")
+        value = concrete_int(view, args[2], 32, "fcntl flags")
         state.posix = attrs.evolve(world, descriptions=world.descriptions.set(
             key, attrs.evolve(opened, nonblocking=bool(value & O_NONBLOCK))))
         return 0
     if command in (0, 1030):  # F_DUPFD, F_DUPFD_CLOEXEC
-        new = lowest_free_fd(world, concrete_int(ex, state, args[2], 32, "fcntl descriptor"))
+        new = lowest_free_fd(world, concrete_int(view, args[2], 32, "fcntl descriptor"))
         if new >= MAX_FDS:
             return -EMFILE
         state.posix = attrs.evolve(world, fds=world.fds.set(new, key))
@@ -363,17 +372,18 @@ def fcntl(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
 
 # -- select and poll ------------------------------------------------------------------------
 
-def poll(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def poll(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
     world = world_of(state)
-    count = concrete_int(ex, state, args[1], 64, "poll count")
-    timeout = concrete_int(ex, state, args[2], 32, "poll timeout")
+    count = concrete_int(view, args[1], 64, "poll count")
+    timeout = concrete_int(view, args[2], 32, "poll timeout")
     if count < 0 or count > MAX_FDS:
         return -EINVAL
     thread = scheduling.current_thread(state)
     entries = []
     for k in range(count):
-        raw = [b if type(b) is int else ex.concretize(state, b, 8, "pollfd")
-               for b in ex.read_bytes(state, _offset(args[0], 8 * k), 8)]
+        raw = [b if type(b) is int else view.concretize(b, 8, "pollfd")
+               for b in view.read_bytes(_offset(args[0], 8 * k), 8)]
         fd = int.from_bytes(bytes(raw[:4]), "little", signed=True)
         events = raw[4] | raw[5] << 8
         entries.append((fd, events))
@@ -388,7 +398,7 @@ def poll(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         ready += revents != 0
     if ready or timeout == 0 or timed_out:
         for k, revents in enumerate(results):
-            ex.write_bytes(state, _offset(args[0], 8 * k + 6), revents.to_bytes(2, "little"))
+            view.write_bytes(_offset(args[0], 8 * k + 6), revents.to_bytes(2, "little"))
         return ready
     pid = scheduling.threads_of(ex, state).thread.pid
 
@@ -406,9 +416,10 @@ def _offset(pointer: Any, offset: int) -> Any:
     return E.add(pointer, E.const(offset, 64))
 
 
-def select(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def select(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
     world = world_of(state)
-    nfds = concrete_int(ex, state, args[0], 32, "select nfds")
+    nfds = concrete_int(view, args[0], 32, "select nfds")
     if nfds < 0 or nfds > MAX_FDS:
         return -EINVAL
     # the kernel reads and writes only the words that hold descriptors below nfds: libevent
@@ -419,13 +430,13 @@ def select(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         if is_null(pointer):
             sets.append(None)
             continue
-        raw = [b if type(b) is int else ex.concretize(state, b, 8, "fd_set")
-               for b in ex.read_bytes(state, pointer, size)] if size else []
+        raw = [b if type(b) is int else view.concretize(b, 8, "fd_set")
+               for b in view.read_bytes(pointer, size)] if size else []
         sets.append({fd for fd in range(nfds) if raw[fd // 8] >> (fd % 8) & 1})
     timeout = args[4]
     zero_timeout = False
     if not is_null(timeout):
-        raw = ex.read_bytes(state, timeout, 16)
+        raw = view.read_bytes(timeout, 16)
         zero_timeout = all(type(b) is int and b == 0 for b in raw)
     thread = scheduling.current_thread(state)
     timed_out = thread is not None and thread.timed_out
@@ -447,7 +458,7 @@ def select(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
             for fd in result:
                 image[fd // 8] |= 1 << (fd % 8)
             if size:
-                ex.write_bytes(state, pointer, bytes(image))
+                view.write_bytes(pointer, bytes(image))
         return total
     pid = scheduling.threads_of(ex, state).thread.pid
 
@@ -460,9 +471,9 @@ def select(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return 0
 
 
-def unsupported(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def unsupported(view: StateView, args: list[Any]) -> int:
     """``__symex_unsupported(what)``: the C library met a use the model does not cover."""
-    what = ex.read_c_string(state, args[0]).decode("utf-8", "replace")
+    what = view.read_c_string(args[0]).decode("utf-8", "replace")
     raise PathTerminated(PathStatus.PARTIAL, f"unsupported: {what}")
 
 

@@ -30,7 +30,7 @@ import attrs
 
 from symex import expr as E
 from symex.core.forks import ForkKind
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.core.memory.objects import locate
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
@@ -39,7 +39,6 @@ from symex.env.world import (
     ESPIPE, MAX_FDS, O_ACCMODE, O_APPEND, O_CREAT, O_EXCL, O_RDWR, O_TRUNC, O_WRONLY, S_IFDIR,
     O_DIRECTORY, S_IFMT, STAT_SIZE, STDERR_NODE, STDOUT_NODE, FileNode, OpenFile, PosixWorld,
     directory_entries, inode, lowest_free_fd, parent_of, resolve, world_of)
-from symex.ir.program import Instruction
 
 _ST_INO, _ST_NLINK, _ST_MODE, _ST_SIZE, _ST_BLKSIZE, _ST_BLOCKS = 8, 16, 24, 48, 56, 64
 
@@ -47,12 +46,12 @@ __all__ = ["concrete_int", "handlers", "injected_failure", "open_directory", "pa
            "unlink_path"]
 
 
-def concrete_int(ex: Machine, state: State, value: Any, width: int, why: str,
+def concrete_int(view: StateView, value: Any, width: int, why: str,
                  signed: bool = True) -> int:
     """A call argument as a ``width``-bit int (signed unless told), fixed to one feasible
     value, with the choice kept as a path constraint, when it is symbolic."""
     if type(value) is not int:
-        value = ex.concretize(state, value, value.width, why)
+        value = view.concretize(value, value.width, why)
     value &= (1 << width) - 1
     if signed and value >> (width - 1):
         value -= 1 << width
@@ -62,10 +61,11 @@ def concrete_int(ex: Machine, state: State, value: Any, width: int, why: str,
 READ_CALL, WRITE_CALL, CLOSE_CALL = 0, 1, 2
 
 
-def injected_failure(ex: Machine, state: State, call: int) -> bool:
+def injected_failure(view: StateView, call: int) -> bool:
     """Whether this read, write or close (``call``) fails (``--max-fail``, KLEE's rule: when
     the call's ``*_fail`` object equals the call's number on the path). Where both can
     happen, a second state makes the call again knowing it does not fail."""
+    ex, state = view.machine, view.state
     world = world_of(state)
     if not world.failures_left:
         return False
@@ -79,18 +79,19 @@ def injected_failure(ex: Machine, state: State, call: int) -> bool:
     return fails
 
 
-def path_of(ex: Machine, state: State, address: Any, directory: str | None = None) -> str | None:
+def path_of(view: StateView, address: Any, directory: str | None = None) -> str | None:
     """The key of the path at ``address``, relative to ``directory`` (a key; default the
     working directory): a symbolic one may name an existing file (see
     :func:`_symbolic_file_name`). None for a null pointer."""
+    state = view.state
     if type(address) is int and address == 0:
         return None
     base = world_of(state).cwd if directory is None else directory
     if type(address) is int:
-        named = _symbolic_file_name(ex, state, address, base)
+        named = _symbolic_file_name(view, address, base)
         if named is not None:
             return named
-    return resolve(base, ex.read_c_string(state, address).decode("utf-8", "surrogateescape"))
+    return resolve(base, view.read_c_string(address).decode("utf-8", "surrogateescape"))
 
 
 def _listed_below(world: PosixWorld, directory: str) -> list[str]:
@@ -107,12 +108,13 @@ def _listed_below(world: PosixWorld, directory: str) -> list[str]:
     return sorted(found)
 
 
-def _symbolic_file_name(ex: Machine, state: State, address: int, base: str) -> str | None:
+def _symbolic_file_name(view: StateView, address: int, base: str) -> str | None:
     """The name of an existing file that a path with symbolic bytes spells on this state,
     or None (then the path is fixed to one of its values, as before). Each name it may
     spell is a fork, as KLEE's POSIX runtime forks on "is it A": the state takes the name,
     a second one makes the call again knowing the path is not that name. Without this a
     tool given ``--sym-args`` and ``--sym-files`` would never open its symbolic file."""
+    ex, state = view.machine, view.state
     # the files of the working directory (the symbolic files, those the program made): a
     # symbolic argument is not also tried as /etc/passwd, which KLEE's runtime does not do
     world = world_of(state)
@@ -125,7 +127,7 @@ def _symbolic_file_name(ex: Machine, state: State, address: int, base: str) -> s
         return None
     room = held.obj.size - offset
     longest = max(len(name.encode("utf-8", "surrogateescape")) for name in names) + 1
-    spelled = ex.read_bytes(state, address, min(room, longest))
+    spelled = view.read_bytes(address, min(room, longest))
     for byte in spelled:
         if type(byte) is not int:
             break
@@ -150,14 +152,15 @@ def _symbolic_file_name(ex: Machine, state: State, address: int, base: str) -> s
     return None
 
 
-def _open(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    return _open_path(ex, state, path_of(ex, state, args[0]), args[1])
+def _open(view: StateView, args: list[Any]) -> int:
+    return _open_path(view, path_of(view, args[0]), args[1])
 
 
-def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> int:
+def _open_path(view: StateView, path: str | None, flags_arg: Any) -> int:
     """open() of a path already read from the program's memory."""
+    state = view.state
     world = world_of(state)
-    flags = concrete_int(ex, state, flags_arg, 32, "open flags")
+    flags = concrete_int(view, flags_arg, 32, "open flags")
     if path is None:
         return -EINVAL  # glibc gives EFAULT; the path was NULL either way
     if not path:
@@ -199,19 +202,20 @@ def _open_path(ex: Machine, state: State, path: str | None, flags_arg: Any) -> i
     return fd
 
 
-def _openat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    path = path_at(ex, state, args[0], args[1])
-    return path if isinstance(path, int) else _open_path(ex, state, path, args[2])
+def _openat(view: StateView, args: list[Any]) -> int:
+    path = path_at(view, args[0], args[1])
+    return path if isinstance(path, int) else _open_path(view, path, args[2])
 
 
-def path_at(ex: Machine, state: State, directory_fd: Any, address: Any) -> str | None | int:
+def path_at(view: StateView, directory_fd: Any, address: Any) -> str | None | int:
     """The key of ``address``'s path taken from the directory open as ``directory_fd``
     (``AT_FDCWD``: the working directory), or ``-errno``."""
-    fd = concrete_int(ex, state, directory_fd, 32, "directory descriptor")
+    state = view.state
+    fd = concrete_int(view, directory_fd, 32, "directory descriptor")
     if fd == AT_FDCWD:
-        return path_of(ex, state, address)
+        return path_of(view, address)
     directory = open_directory(world_of(state), fd)
-    return directory if isinstance(directory, int) else path_of(ex, state, address, directory)
+    return directory if isinstance(directory, int) else path_of(view, address, directory)
 
 
 def open_directory(world: PosixWorld, fd: int) -> str | int:
@@ -224,26 +228,28 @@ def open_directory(world: PosixWorld, fd: int) -> str | int:
     return opened.path
 
 
-def _close(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _close(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "close descriptor")
+    fd = concrete_int(view, args[0], 32, "close descriptor")
     if fd not in world.fds:
         return -EBADF
-    if injected_failure(ex, state, CLOSE_CALL):
+    if injected_failure(view, CLOSE_CALL):
         return -EIO
     world = world_of(state)
     state.posix = attrs.evolve(world, fds=world.fds.delete(fd))
     return 0
 
 
-def _read(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _read(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "read descriptor")
-    count = concrete_int(ex, state, args[2], 64, "read count", signed=False)
+    fd = concrete_int(view, args[0], 32, "read descriptor")
+    count = concrete_int(view, args[2], 64, "read count", signed=False)
     opened = world.opened(fd)
     if opened is None or not opened.readable:
         return -EBADF
-    if injected_failure(ex, state, READ_CALL):
+    if injected_failure(view, READ_CALL):
         return -EIO
     world = world_of(state)
     node = world.nodes[opened.node]
@@ -251,34 +257,35 @@ def _read(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
         return -EISDIR
     chunk = node.data[opened.offset:opened.offset + count]
     if chunk:
-        ex.write_bytes(state, args[1], list(chunk))
+        view.write_bytes(args[1], list(chunk))
     state.posix = world.moved(fd, opened.offset + len(chunk))
     return len(chunk)
 
 
-def _concrete_bytes(ex: Machine, state: State, data: list[Any]) -> bytes:
-    return bytes(b if type(b) is int else ex.concretize(state, b, 8, "byte written to output")
+def _concrete_bytes(view: StateView, data: list[Any]) -> bytes:
+    return bytes(b if type(b) is int else view.concretize(b, 8, "byte written to output")
                  for b in data)
 
 
-def _write(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _write(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "write descriptor")
-    count = concrete_int(ex, state, args[2], 64, "write count", signed=False)
+    fd = concrete_int(view, args[0], 32, "write descriptor")
+    count = concrete_int(view, args[2], 64, "write count", signed=False)
     opened = world.opened(fd)
     if opened is None or not opened.writable:
         return -EBADF
-    if injected_failure(ex, state, WRITE_CALL):
+    if injected_failure(view, WRITE_CALL):
         return -EIO
     world = world_of(state)
-    data = ex.read_bytes(state, args[1], count) if count else []
+    data = view.read_bytes(args[1], count) if count else []
     if opened.node == STDOUT_NODE:
-        state.stdout += _concrete_bytes(ex, state, data)
+        state.stdout += _concrete_bytes(view, data)
         if world.nodes[STDOUT_NODE].stat_address:
             state.posix = _overwrite_symbolic_stdout(world, fd, opened.offset, data, count)
         return count
     if opened.node == STDERR_NODE:
-        state.stderr += _concrete_bytes(ex, state, data)
+        state.stderr += _concrete_bytes(view, data)
         return count
     node = world.nodes[opened.node]
     start = len(node.data) if opened.append else opened.offset
@@ -302,11 +309,12 @@ def _overwrite_symbolic_stdout(world: PosixWorld, fd: int, start: int, data: lis
     return world.moved(fd, start + count)
 
 
-def _lseek(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _lseek(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "lseek descriptor")
-    offset = concrete_int(ex, state, args[1], 64, "lseek offset")
-    whence = concrete_int(ex, state, args[2], 32, "lseek whence")
+    fd = concrete_int(view, args[0], 32, "lseek descriptor")
+    offset = concrete_int(view, args[1], 64, "lseek offset")
+    whence = concrete_int(view, args[2], 32, "lseek whence")
     opened = world.opened(fd)
     if opened is None:
         return -EBADF
@@ -322,10 +330,10 @@ def _lseek(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return base + offset
 
 
-def _fill_stat(ex: Machine, state: State, node_id: int, node: FileNode, buffer: Any) -> int:
+def _fill_stat(view: StateView, node_id: int, node: FileNode, buffer: Any) -> int:
     if node.stat_address:
         # KLEE's *-stat object: unconstrained, except what the model must get right
-        image: list[Any] = ex.read_bytes(state, node.stat_address, STAT_SIZE)
+        image: list[Any] = view.read_bytes(node.stat_address, STAT_SIZE)
     else:
         image = [0] * STAT_SIZE
 
@@ -338,40 +346,44 @@ def _fill_stat(ex: Machine, state: State, node_id: int, node: FileNode, buffer: 
     put(_ST_SIZE, len(node.data), 8)
     put(_ST_BLKSIZE, 4096, 8)
     put(_ST_BLOCKS, (len(node.data) + 511) // 512, 8)
-    ex.write_bytes(state, buffer, image)
+    view.write_bytes(buffer, image)
     return 0
 
 
-def _stat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _stat(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    path = path_of(ex, state, args[0])
+    path = path_of(view, args[0])
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
-    return _fill_stat(ex, state, node_id, world.nodes[node_id], args[1])
+    return _fill_stat(view, node_id, world.nodes[node_id], args[1])
 
 
-def _fstat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _fstat(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "fstat descriptor")
+    fd = concrete_int(view, args[0], 32, "fstat descriptor")
     opened = world.opened(fd)
     if opened is None:
         return -EBADF
-    return _fill_stat(ex, state, opened.node, world.nodes[opened.node], args[1])
+    return _fill_stat(view, opened.node, world.nodes[opened.node], args[1])
 
 
-def _access(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    return _access_check(state, path_of(ex, state, args[0]),
-                         concrete_int(ex, state, args[1], 32, "access mode"))
+def _access(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    return _access_check(state, path_of(view, args[0]),
+                         concrete_int(view, args[1], 32, "access mode"))
 
 
-def _faccessat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _faccessat(view: StateView, args: list[Any]) -> int:
     """The kernel's ``faccessat(dirfd, path, mode)``: ``access`` with the path taken from the
     directory ``dirfd`` (musl's faccessat and faccessat2 come here, flags checked in C)."""
-    path = path_at(ex, state, args[0], args[1])
+    state = view.state
+    path = path_at(view, args[0], args[1])
     if isinstance(path, int):
         return path
-    return _access_check(state, path, concrete_int(ex, state, args[2], 32, "access mode"))
+    return _access_check(state, path, concrete_int(view, args[2], 32, "access mode"))
 
 
 def _access_check(state: State, path: str | None, mode: int) -> int:
@@ -386,17 +398,19 @@ def _access_check(state: State, path: str | None, mode: int) -> int:
     return 0
 
 
-def _isatty(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _isatty(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "isatty descriptor")
+    fd = concrete_int(view, args[0], 32, "isatty descriptor")
     # no descriptor is a terminal: symbolic stdin is not (as KLEE), and native replay pipes
     # all three standard streams
     return -EBADF if fd not in world.fds else -ENOTTY
 
 
-def _dup(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _dup(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "dup descriptor")
+    fd = concrete_int(view, args[0], 32, "dup descriptor")
     key = world.fds.get(fd)
     if key is None:
         return -EBADF
@@ -407,10 +421,11 @@ def _dup(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return new
 
 
-def _dup2(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _dup2(view: StateView, args: list[Any]) -> int:
+    state = view.state
     world = world_of(state)
-    fd = concrete_int(ex, state, args[0], 32, "dup2 descriptor")
-    new = concrete_int(ex, state, args[1], 32, "dup2 target")
+    fd = concrete_int(view, args[0], 32, "dup2 descriptor")
+    new = concrete_int(view, args[1], 32, "dup2 target")
     key = world.fds.get(fd)
     if key is None or not 0 <= new < MAX_FDS:
         return -EBADF
@@ -419,8 +434,9 @@ def _dup2(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
     return new
 
 
-def _unlink(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    return unlink_path(state, path_of(ex, state, args[0]))
+def _unlink(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    return unlink_path(state, path_of(view, args[0]))
 
 
 def unlink_path(state: State, path: str | None) -> int:
@@ -437,16 +453,17 @@ def unlink_path(state: State, path: str | None) -> int:
     return 0
 
 
-def _fstatat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _fstatat(view: StateView, args: list[Any]) -> int:
     """``fstatat(fd, path, buffer)``, the path taken from the directory ``fd`` (fts, find)."""
-    path = path_at(ex, state, args[0], args[1])
+    state = view.state
+    path = path_at(view, args[0], args[1])
     if isinstance(path, int):
         return path
     world = world_of(state)
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
-    return _fill_stat(ex, state, node_id, world.nodes[node_id], args[2])
+    return _fill_stat(view, node_id, world.nodes[node_id], args[2])
 
 
 def _change_mode(state: State, node_id: int | None, mode: int) -> int:
@@ -460,39 +477,43 @@ def _change_mode(state: State, node_id: int | None, mode: int) -> int:
     return 0
 
 
-def _chmod(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _chmod(view: StateView, args: list[Any]) -> int:
     """``chmod(path, mode)``: what ``stat`` then says."""
-    path = path_of(ex, state, args[0])
-    mode = concrete_int(ex, state, args[1], 32, "chmod mode")
+    state = view.state
+    path = path_of(view, args[0])
+    mode = concrete_int(view, args[1], 32, "chmod mode")
     return _change_mode(state, world_of(state).names.get(path) if path else None, mode)
 
 
-def _fchmod(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _fchmod(view: StateView, args: list[Any]) -> int:
     """``fchmod(fd, mode)``."""
-    opened = world_of(state).opened(concrete_int(ex, state, args[0], 32, "fchmod descriptor"))
+    state = view.state
+    opened = world_of(state).opened(concrete_int(view, args[0], 32, "fchmod descriptor"))
     if opened is None:
         return -EBADF
-    return _change_mode(state, opened.node, concrete_int(ex, state, args[1], 32, "chmod mode"))
+    return _change_mode(state, opened.node, concrete_int(view, args[1], 32, "chmod mode"))
 
 
-def _fchmodat(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _fchmodat(view: StateView, args: list[Any]) -> int:
     """The kernel's ``fchmodat(dirfd, path, mode)`` (no flags; musl handles
     ``AT_SYMLINK_NOFOLLOW`` itself)."""
-    path = path_at(ex, state, args[0], args[1])
+    state = view.state
+    path = path_at(view, args[0], args[1])
     if isinstance(path, int):
         return path
-    mode = concrete_int(ex, state, args[2], 32, "chmod mode")
+    mode = concrete_int(view, args[2], 32, "chmod mode")
     return _change_mode(state, world_of(state).names.get(path) if path else None, mode)
 
 
-def _unmodelled_syscall(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _unmodelled_syscall(view: StateView, args: list[Any]) -> int:
     """``__symex_unmodelled_syscall(number)`` (musl's system calls, runtime/musl/glue.c): one
     the model does not answer returns -ENOSYS, counted in the run's shortfalls by program
     line, and the path goes on (as under KLEE's POSIX runtime)."""
+    ex = view.machine
     from symex.ir.musl import syscall_name  # noqa: PLC0415 (only programs linked with musl)
 
-    number = concrete_int(ex, state, args[0], 64, "system call number")
-    ex.shortfalls.add(ShortfallKind.UNMODELLED_SYSCALL, syscall_name(number), ex.program_site(state))
+    number = concrete_int(view, args[0], 64, "system call number")
+    ex.shortfalls.add(ShortfallKind.UNMODELLED_SYSCALL, syscall_name(number), view.program_site())
     return -ENOSYS
 
 
@@ -500,8 +521,8 @@ def returning(width: int, handler: ExternalHandler) -> ExternalHandler:
     """``handler`` with its (possibly negative) result as the C return type's bits."""
     mask = (1 << width) - 1
 
-    def call(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-        return handler(ex, state, args, ins) & mask
+    def call(view: StateView, args: list[Any]) -> int:
+        return handler(view, args) & mask
     return call
 
 

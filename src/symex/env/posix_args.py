@@ -20,10 +20,9 @@ from typing import Any
 
 from symex import expr as E
 from symex.core.forks import ForkKind
-from symex.core.interpreter.machine import Machine
+from symex.core.interpreter.machine import StateView
 from symex.core.memory.objects import ObjectKind
 from symex.core.state import State
-from symex.env.klee import fresh_value, make_symbolic
 from symex.symargs import ArgvSpec, SymArg, SymArgs
 
 __all__ = ["ENVIRON_GLOBAL", "build_argv_strings", "place_environment", "place_strings",
@@ -33,10 +32,11 @@ __all__ = ["ENVIRON_GLOBAL", "build_argv_strings", "place_environment", "place_s
 ENVIRON_GLOBAL = "__environ"
 
 
-def _symbolic_argument(ex: Machine, state: State, max_len: int, number: int) -> int:
+def _symbolic_argument(view: StateView, max_len: int, number: int) -> int:
+    state = view.state
     name = f"arg{number:02d}"
     os = state.allocate(max_len + 1, ObjectKind.ARGUMENT, name)
-    make_symbolic(ex, state, os.obj.address, max_len + 1, name)
+    view.make_symbolic(os.obj.address, max_len + 1, name)
     os = state.writable(state.objects[os.obj.segment])
     os.write_bytes(max_len, b"\0")
     return os.obj.address
@@ -63,22 +63,24 @@ def place_strings(state: State, strings: Sequence[bytes | Sequence[Any]], string
                          array_name)
 
 
-def place_environment(ex: Machine, state: State, variables: Sequence[bytes | Sequence[Any]]) -> int:
+def place_environment(view: StateView, variables: Sequence[bytes | Sequence[Any]]) -> int:
     """The ``envp`` of a process's start (``NAME=VALUE`` strings): its address. A program
     defining ``__environ`` (musl, symex's library) gets it there too, so ``getenv`` finds the
     variables whatever main's parameters are."""
+    ex, state = view.machine, view.state
     envp = place_strings(state, variables, "environ", "envp")
     environ = ex.program.globals.get(ENVIRON_GLOBAL)
     if environ is not None and environ.size == 8:
-        ex.write_bytes(state, environ.address, envp.to_bytes(8, "little"))
+        view.write_bytes(environ.address, envp.to_bytes(8, "little"))
     return envp
 
 
-def build_argv_strings(ex: Machine, state: State, program_name: bytes,
+def build_argv_strings(view: StateView, program_name: bytes,
                        spec: ArgvSpec) -> list[tuple[State, list[int]]]:
     """The argument strings of ``argv`` (program name first) in ``state`` and in the states
     forked from it (one per ``n_args`` value of each ``SymArgs``), with the address of each
     string; forks go through ``ex.fork`` (counted, announced, queued in ``ex.new_states``)."""
+    ex, state = view.machine, view.state
     # each entry: a state, its argument addresses so far, symbolic arguments made so far
     paths: list[tuple[State, list[int], int]] = [
         (state, [_concrete_argument(state, program_name)], 0)]
@@ -89,10 +91,10 @@ def build_argv_strings(ex: Machine, state: State, program_name: bytes,
                 pointers.append(_concrete_argument(current, item.encode("utf-8", "surrogateescape")))
                 grown.append((current, pointers, made))
             elif isinstance(item, SymArg):
-                pointers.append(_symbolic_argument(ex, current, item.max_len, made))
+                pointers.append(_symbolic_argument(StateView(ex, current), item.max_len, made))
                 grown.append((current, pointers, made + 1))
             elif isinstance(item, SymArgs):
-                grown += _fork_per_count(ex, current, pointers, made, item.min, item.max,
+                grown += _fork_per_count(StateView(ex, current), pointers, made, item.min, item.max,
                                          item.max_len)
             else:
                 grown.append((current, pointers, made))  # files and stdin: env.posix
@@ -100,9 +102,10 @@ def build_argv_strings(ex: Machine, state: State, program_name: bytes,
     return [(s, pointers) for s, pointers, _ in paths]
 
 
-def _fork_per_count(ex: Machine, state: State, pointers: list[int], made: int, low: int,
+def _fork_per_count(view: StateView, pointers: list[int], made: int, low: int,
                     high: int, max_len: int) -> list[tuple[State, list[int], int]]:
-    count = fresh_value(ex, state, 4, "n_args")
+    ex, state = view.machine, view.state
+    count = view.fresh_value(4, "n_args")
     array = state.symbolics[-1].array
     # klee_range(MIN, MAX + 1): the signed range, as KLEE asserts it
     state.add_constraint(E.sle(E.const(low, 32), count))
@@ -125,6 +128,6 @@ def _fork_per_count(ex: Machine, state: State, pointers: list[int], made: int, l
     for n, current in forked:
         mine = list(pointers)
         for k in range(n):
-            mine.append(_symbolic_argument(ex, current, max_len, made + k))
+            mine.append(_symbolic_argument(StateView(ex, current), max_len, made + k))
         out.append((current, mine, made + n))
     return out

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from symex.core.interpreter.machine import Machine
+from symex.core.interpreter.machine import StateView
 from symex.core.state import State
 from symex.expr.walk import node_count
 from symex.ir.program import Program
@@ -65,23 +65,24 @@ def _into_memory(state: State) -> bool:
     return any(frame.function.name in STRING_FORMATTERS for frame in state.frames)
 
 
-def concretize_printed(ex: Machine, state: State, args: list[Any]) -> None:
+def concretize_printed(view: StateView, args: list[Any]) -> None:
     """Before a digit function of musl runs: fix its number (``args[0]``) to the value the
     path's inputs give it, unless it is formatted into memory or barely computed."""
+    state = view.state
     value = args[0]
     if type(value) is int or _into_memory(state):
         return
     if node_count(value, COMPUTED_NODES) <= COMPUTED_NODES:
         return  # read from the inputs almost as it is: the program may go on using it
-    args[0] = ex.concretize(state, value, value.width, WHY)
+    args[0] = view.concretize(value, value.width, WHY)
 
 
-def concretize_time(ex: Machine, state: State, args: list[Any]) -> None:
+def concretize_time(view: StateView, args: list[Any]) -> None:
     """Before musl breaks a time into calendar fields: fix the time (``args[0]``) to the
     value the path's inputs give it."""
     value = args[0]
     if type(value) is not int:
-        args[0] = ex.concretize(state, value, value.width, WHY_TIME)
+        args[0] = view.concretize(value, value.width, WHY_TIME)
 
 
 def printed_value_hooks(program: Program) -> dict[str, Any]:

@@ -15,10 +15,9 @@ import math
 from typing import Any, Protocol
 
 from symex.core.interpreter.float_values import fixed_float
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.core.memory.objects import ObjectKind
 from symex.core.outcome import ErrorKind, PathStatus, PathTerminated
-from symex.core.state import State
 from symex.ir.program import POINTER_ACCESS, Access, Instruction, Opcode, ValueKind
 
 #: stands for the call instruction when this module calls another handler itself
@@ -77,23 +76,22 @@ class VaListArguments:
     area, but a va_list with register offsets left is read from its save area all the same.
     The va_list is advanced in memory, as glibc's vfprintf leaves it."""
 
-    __slots__ = ("ex", "state", "address")
+    __slots__ = ("view", "address")
 
-    def __init__(self, ex: Machine, state: State, address: Any) -> None:
-        self.ex = ex
-        self.state = state
-        self.address = address if type(address) is int else ex.concretize(state, address, 64, "va_list")
+    def __init__(self, view: StateView, address: Any) -> None:
+        self.view = view
+        self.address = address if type(address) is int else view.concretize(address, 64, "va_list")
 
     def _field(self, offset: int, access: Access) -> int:
-        value = self.ex.read(self.state, self.address + offset, access)
+        value = self.view.read(self.address + offset, access)
         if type(value) is not int:
-            value = self.ex.concretize(self.state, value, access.bits, "va_list field")
+            value = self.view.concretize(value, access.bits, "va_list field")
         return value
 
     def _overflow_slot(self, size: int, align: int) -> int:
         area = self._field(8, POINTER_ACCESS)
         area = (area + align - 1) // align * align
-        self.ex.write(self.state, self.address + 8, POINTER_ACCESS, area + (size + 7) // 8 * 8)
+        self.view.write(self.address + 8, POINTER_ACCESS, area + (size + 7) // 8 * 8)
         return area
 
     def next_int(self, bits: int) -> Any:
@@ -101,32 +99,32 @@ class VaListArguments:
         access = Access(ValueKind.INT, bits // 8, bits)
         gp = self._field(0, _U32)
         if gp + 8 <= _GP_AREA_END:
-            self.ex.write(self.state, self.address, _U32, gp + 8)
-            return self.ex.read(self.state, self._field(16, POINTER_ACCESS) + gp, access)
-        return self.ex.read(self.state, self._overflow_slot(8, 8), access)
+            self.view.write(self.address, _U32, gp + 8)
+            return self.view.read(self._field(16, POINTER_ACCESS) + gp, access)
+        return self.view.read(self._overflow_slot(8, 8), access)
 
     def next_float(self, long_double: bool) -> Any:
         """The next double (a vector register or an 8-byte slot) or long double (always a
         16-byte aligned stack slot)."""
         if long_double:
-            value = self.ex.read(self.state, self._overflow_slot(16, 16), _LONG_DOUBLE)
+            value = self.view.read(self._overflow_slot(16, 16), _LONG_DOUBLE)
         else:
             fp = self._field(4, _U32)
             if fp + 16 <= _FP_AREA_END:
-                self.ex.write(self.state, self.address + 4, _U32, fp + 16)
-                value = self.ex.read(self.state, self._field(16, POINTER_ACCESS) + fp, _DOUBLE)
+                self.view.write(self.address + 4, _U32, fp + 16)
+                value = self.view.read(self._field(16, POINTER_ACCESS) + fp, _DOUBLE)
             else:
-                value = self.ex.read(self.state, self._overflow_slot(8, 8), _DOUBLE)
+                value = self.view.read(self._overflow_slot(8, 8), _DOUBLE)
         return value
 
 
-def _concrete(ex: Machine, state: State, value: Any, bits: int) -> int:
+def _concrete(view: StateView, value: Any, bits: int) -> int:
     if type(value) is int:
         return value & ((1 << bits) - 1)
     if type(value) is float:
         return int(value) & ((1 << bits) - 1)
     # the value printed is fixed on this path from here on (constraint recorded)
-    return ex.concretize(state, value, value.width, "printf argument") & ((1 << bits) - 1)
+    return view.concretize(value, value.width, "printf argument") & ((1 << bits) - 1)
 
 
 def _pad(body: bytes, width: int, left: bool) -> bytes:
@@ -194,13 +192,14 @@ def _hex_float(value: float, precision: int | None) -> str:
     return f"{sign}0x{lead}{'.' + fraction if fraction else ''}p{exponent}"
 
 
-def format_arguments(ex: Machine, state: State, fmt_address: Any, args: Arguments) -> bytes:
+def format_arguments(view: StateView, fmt_address: Any, args: Arguments) -> bytes:
     """What C's printf prints for the format at ``fmt_address`` with ``args``. Handles the
     flags ``-+ #0``, width and precision (also ``*``), the length modifiers hh h l ll q j z t L,
     and the conversions d i u o x X c s p e E f F g G a A n %. Symbolic integers are
     concretized with the choice recorded as a path constraint; so are symbolic bytes of a
     ``%s`` string."""
-    fmt = ex.read_c_string(state, fmt_address)
+    ex, state = view.machine, view.state
+    fmt = view.read_c_string(fmt_address)
     out = bytearray()
     i = 0
     n = len(fmt)
@@ -218,7 +217,7 @@ def format_arguments(ex: Machine, state: State, fmt_address: Any, args: Argument
             i += 1
         width = 0
         if i < n and fmt[i] == 0x2A:  # '*'
-            width = _signed(_concrete(ex, state, args.next_int(32), 32), 32)
+            width = _signed(_concrete(view, args.next_int(32), 32), 32)
             if width < 0:
                 flags += "-"
                 width = -width
@@ -231,7 +230,7 @@ def format_arguments(ex: Machine, state: State, fmt_address: Any, args: Argument
         if i < n and fmt[i] == 0x2E:  # '.'
             i += 1
             if i < n and fmt[i] == 0x2A:
-                precision = _signed(_concrete(ex, state, args.next_int(32), 32), 32)
+                precision = _signed(_concrete(view, args.next_int(32), 32), 32)
                 if precision < 0:
                     precision = None  # a negative precision counts as none
                 i += 1
@@ -254,22 +253,22 @@ def format_arguments(ex: Machine, state: State, fmt_address: Any, args: Argument
             out.append(0x25)
         elif conv in "diuoxX":
             bits = _LENGTH_BITS.get(length, 64)
-            value = _concrete(ex, state, args.next_int(bits), bits)
+            value = _concrete(view, args.next_int(bits), bits)
             out += _format_integer(value, conv, flags, width, precision, bits)
         elif conv == "c":
-            out += _pad(bytes([_concrete(ex, state, args.next_int(32), 8)]), width, left)
+            out += _pad(bytes([_concrete(view, args.next_int(32), 8)]), width, left)
         elif conv == "s":
             address = args.next_int(64)
             if type(address) is not int:
-                address = ex.concretize(state, address, 64, "printf %s pointer")
+                address = view.concretize(address, 64, "printf %s pointer")
             if address == 0:
                 # glibc prints (null) unless the precision cuts it
                 text = b"(null)" if precision is None or precision >= 6 else b""
             else:
-                text = ex.read_c_string(state, address, limit=precision if precision is not None else 1 << 16)
+                text = view.read_c_string(address, limit=precision if precision is not None else 1 << 16)
             out += _pad(text, width, left)
         elif conv == "p":
-            value = _concrete(ex, state, args.next_int(64), 64)
+            value = _concrete(view, args.next_int(64), 64)
             out += _pad(b"(nil)" if value == 0 else f"0x{value:x}".encode(), width, left)
         elif conv in "eEfFgGaA":
             number = args.next_float(length == "L")
@@ -280,7 +279,7 @@ def format_arguments(ex: Machine, state: State, fmt_address: Any, args: Argument
         elif conv == "n":
             address = args.next_int(64)
             bits = {"hh": 8, "h": 16, "l": 64, "ll": 64, "j": 64, "z": 64, "t": 64}.get(length, 32)
-            ex.write(state, address, Access(ValueKind.INT, bits // 8, bits), len(out) & ((1 << bits) - 1))
+            view.write(address, Access(ValueKind.INT, bits // 8, bits), len(out) & ((1 << bits) - 1))
         else:
             raise PathTerminated(PathStatus.PARTIAL,
                                  f"unsupported: printf conversion %{conv} in {fmt.decode('latin-1')!r}")
@@ -291,9 +290,9 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def format_printf(ex: Machine, state: State, fmt_address: Any, args: list[Any]) -> bytes:
+def format_printf(view: StateView, fmt_address: Any, args: list[Any]) -> bytes:
     """What printf prints for a format and the call's variadic arguments."""
-    return format_arguments(ex, state, fmt_address, CallArguments(args))
+    return format_arguments(view, fmt_address, CallArguments(args))
 
 
 # -- where output goes ---------------------------------------------------------------------
@@ -307,20 +306,21 @@ _POSIX_WRITE = "__symex_write"
 _FILE_FD = Access(ValueKind.INT, 4, 32)
 
 
-def _write_fd(ex: Machine, state: State, fd: int, data: bytes, what: str) -> bool:
+def _write_fd(view: StateView, fd: int, data: bytes, what: str) -> bool:
     """Write ``data`` to descriptor ``fd``; False if the descriptor refuses it.
 
     With the POSIX model present, the text goes through its write, so descriptors the program
     opened (files, dup'ed outputs) and closed ones behave as write(2) would; without it, 1 and
     2 are the path's stdout and stderr and nothing else is supported.
     """
+    ex, state = view.machine, view.state
     posix_write = ex.externals.get(_POSIX_WRITE)
     if posix_write is not None:
         if not data:
             return True
         os = state.allocate(len(data), ObjectKind.HEAP, f"{what} output")
         os.write_bytes(0, data)
-        written = posix_write(ex, state, [fd, os.obj.address, len(data)], _NO_CALL)
+        written = posix_write(StateView(ex, state, _NO_CALL), [fd, os.obj.address, len(data)])
         state.release(os.obj.segment)
         return type(written) is int and written == len(data)
     if fd == _STDOUT:
@@ -332,21 +332,22 @@ def _write_fd(ex: Machine, state: State, fd: int, data: bytes, what: str) -> boo
     return True
 
 
-def write_standard_output(ex: Machine, state: State, data: bytes, what: str) -> bool:
+def write_standard_output(view: StateView, data: bytes, what: str) -> bool:
     """printf's, puts' and putchar's output: the path's stdout, or the pipe or socket that
     descriptor 1 leads to when the program moved it there (``dup2``), so a process of a
     pipeline feeds the next. (Moved onto a file, it still goes to the path's stdout: natively
     it sits in stdio's buffer until the program flushes it, typically after moving 1 back.)"""
+    state = view.state
     world = state.posix
     if world is not None:
         opened = world.opened(_STDOUT)
         if opened is not None and opened.endpoint:
-            return _write_fd(ex, state, _STDOUT, data, what)
+            return _write_fd(view, _STDOUT, data, what)
     state.stdout += data
     return True
 
 
-def _stream_fd(ex: Machine, state: State, stream: Any) -> int:
+def _stream_fd(view: StateView, stream: Any) -> int:
     """The descriptor a ``FILE *`` writes to.
 
     glibc's headers declare ``extern FILE *stdout;``. When the C library's stdio (stdio.c)
@@ -355,65 +356,66 @@ def _stream_fd(ex: Machine, state: State, stream: Any) -> int:
     ``stderr`` stay undefined globals holding NULL, every stream the program can name is NULL,
     and formatted output to it goes to stdout.
     """
+    ex = view.machine
     if type(stream) is not int:
-        stream = ex.concretize(state, stream, 64, "FILE pointer")
+        stream = view.concretize(stream, 64, "FILE pointer")
     defined = False
     for name in ("stdout", "stderr", "stdin"):
         g = ex.program.globals.get(name)
         if g is not None and g.size == 8:
-            value = ex.read(state, g.address, POINTER_ACCESS)
+            value = view.read(g.address, POINTER_ACCESS)
             defined = defined or type(value) is not int or value != 0
     if stream == 0:
         if defined:
-            ex.fail(state, ErrorKind.PTR, "formatted output to a NULL FILE pointer")
+            view.fail(ErrorKind.PTR, "formatted output to a NULL FILE pointer")
         return _STDOUT
     if not defined:
         raise PathTerminated(PathStatus.PARTIAL,
                              "unsupported: formatted output to a FILE other than stdout/stderr")
-    fd = ex.read(state, stream, _FILE_FD)
+    fd = view.read(stream, _FILE_FD)
     if type(fd) is not int:
-        fd = ex.concretize(state, fd, 32, "FILE descriptor")
+        fd = view.concretize(fd, 32, "FILE descriptor")
     return _signed(fd & 0xFFFFFFFF, 32)
 
 
-def _store_string(ex: Machine, state: State, buffer: Any, text: bytes, size: int | None) -> None:
+def _store_string(view: StateView, buffer: Any, text: bytes, size: int | None) -> None:
     """Write what sprintf (size None) or snprintf (at most size-1 bytes plus NUL) stores."""
     if size is None:
-        ex.write_bytes(state, buffer, text + b"\0")
+        view.write_bytes(buffer, text + b"\0")
     elif size > 0:
-        ex.write_bytes(state, buffer, text[:size - 1] + b"\0")
+        view.write_bytes(buffer, text[:size - 1] + b"\0")
 
 
-def _size_argument(ex: Machine, state: State, value: Any) -> int:
+def _size_argument(view: StateView, value: Any) -> int:
     if type(value) is not int:
-        value = ex.concretize(state, value, value.width, "snprintf size")
+        value = view.concretize(value, value.width, "snprintf size")
     return value
 
 
 # dest: "stdout", "stream" (a FILE*), "fd" or "buffer"; the indices say which argument is the
 # destination, the size (-1: none) and the format; va: the arguments come as a va_list
 def _handler(dest: str, dest_index: int, size_index: int, fmt_index: int, va: bool) -> ExternalHandler:
-    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(view: StateView, args: list[Any]) -> int:
         source: Arguments
         if va:
-            source = VaListArguments(ex, state, args[fmt_index + 1])
+            source = VaListArguments(view, args[fmt_index + 1])
         else:
             source = CallArguments(args[fmt_index + 1:])
-        text = format_arguments(ex, state, args[fmt_index], source)
+        text = format_arguments(view, args[fmt_index], source)
         if dest == "stdout":
-            if not write_standard_output(ex, state, text, "printf"):
+            if not write_standard_output(view, text, "printf"):
                 return -1
         elif dest == "stream":
-            if not _write_fd(ex, state, _stream_fd(ex, state, args[dest_index]), text, "fprintf"):
+            if not _write_fd(view, _stream_fd(view, args[dest_index]), text, "fprintf"):
                 return -1
         elif dest == "fd":
             fd = args[dest_index]
-            fd = fd if type(fd) is int else ex.concretize(state, fd, 32, "dprintf descriptor")
-            if not _write_fd(ex, state, _signed(fd & 0xFFFFFFFF, 32), text, "dprintf"):
+            fd = fd if type(fd) is int else view.concretize(fd, 32, "dprintf descriptor")
+            if not _write_fd(view, _signed(fd & 0xFFFFFFFF, 32), text, "dprintf"):
                 return -1
         else:
-            size = _size_argument(ex, state, args[size_index]) if size_index >= 0 else None
-            _store_string(ex, state, args[dest_index], text, size)
+            size = _size_argument(view, args[size_index]) if size_index >= 0 else None
+            _store_string(view, args[dest_index], text, size)
         return len(text)
     return handler
 

@@ -14,9 +14,8 @@ import errno
 import functools
 from typing import Any
 
-from symex.core.interpreter.machine import ExternalHandler, Machine
-from symex.core.state import State
-from symex.ir.program import WORD_ACCESS, Access, Instruction, ValueKind
+from symex.core.interpreter.machine import ExternalHandler, StateView
+from symex.ir.program import WORD_ACCESS, Access, ValueKind
 
 __all__ = ["handlers", "host_strtod"]
 
@@ -45,14 +44,14 @@ def host_strtod(text: bytes, single: bool) -> tuple[float, int, bool]:
     return float(value), used, out_of_range
 
 
-def _host_strtod(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
+def _host_strtod(view: StateView, args: list[Any]) -> Any:
     """``double __symex_host_strtod(const char *s, int single, long *used, int *range)``."""
-    text = ex.read_c_string(state, args[0])
-    single = ex.concretize(state, args[1], 32, "strtod kind") if type(args[1]) is not int \
+    text = view.read_c_string(args[0])
+    single = view.concretize(args[1], 32, "strtod kind") if type(args[1]) is not int \
         else args[1]
     value, used, out_of_range = host_strtod(text, bool(single))
-    ex.write(state, args[2], WORD_ACCESS, used)
-    ex.write(state, args[3], _INT, int(out_of_range))
+    view.write(args[2], WORD_ACCESS, used)
+    view.write(args[3], _INT, int(out_of_range))
     return value
 
 

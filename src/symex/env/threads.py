@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from symex.core.threads import scheduling
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import ExternalHandler, StateView
 from symex.core.outcome import ErrorKind
 from symex.core.threads.scheduling import FIRST_PID, threads_of
 from symex.core.state import State
 from symex.env.posix import concrete_int
 from symex.env.world import world_of
-from symex.ir.program import POINTER_ACCESS, Access, Instruction, ValueKind
+from symex.ir.program import POINTER_ACCESS, Access, ValueKind
 
 __all__ = ["handlers"]
 
@@ -29,18 +29,22 @@ WNOHANG = 1
 _INT = Access(ValueKind.INT, 4, 32)
 
 
-def _fork(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _fork(view: StateView, args: list[Any]) -> int:
     # the world must exist before the processes' descriptor tables part ways
+    ins = view.instruction
+    ex, state = view.machine, view.state
     world_of(state)
     return scheduling.fork_process(ex, state, ins.dest)
 
 
-def _getpid(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _getpid(view: StateView, args: list[Any]) -> int:
+    state = view.state
     threads = state.threads
     return FIRST_PID if threads is None else threads.thread.pid
 
 
-def _getppid(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _getppid(view: StateView, args: list[Any]) -> int:
+    state = view.state
     threads = state.threads
     return 1 if threads is None else threads.process.ppid
 
@@ -53,10 +57,11 @@ def _waitable(state: State, parent: int, pid: int) -> list[scheduling.ProcessCon
             if p.ppid == parent and not p.reaped and (pid <= 0 or p.pid == pid)]
 
 
-def _waitpid(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    pid = concrete_int(ex, state, args[0], 32, "waitpid pid")
-    options = concrete_int(ex, state, args[2], 32, "waitpid options", signed=False)
-    me = _getpid(ex, state, args, ins)
+def _waitpid(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
+    pid = concrete_int(view, args[0], 32, "waitpid pid")
+    options = concrete_int(view, args[2], 32, "waitpid options", signed=False)
+    me = _getpid(view, args)
     children = _waitable(state, me, pid)
     if not children:
         return -ECHILD
@@ -65,7 +70,7 @@ def _waitpid(ex: Machine, state: State, args: list[Any], ins: Instruction) -> in
             child.reaped = True
             status = args[1]
             if not (type(status) is int and status == 0):
-                ex.write(state, status, _INT, (child.exit_status & 0xFF) << 8)
+                view.write(status, _INT, (child.exit_status & 0xFF) << 8)
             return child.pid
     if options & WNOHANG:
         return 0
@@ -76,18 +81,20 @@ def _waitpid(ex: Machine, state: State, args: list[Any], ins: Instruction) -> in
     return 0
 
 
-def _function_at(ex: Machine, state: State, pointer: Any, what: str) -> Any:
-    address = concrete_int(ex, state, pointer, 64, what, signed=False)
+def _function_at(view: StateView, pointer: Any, what: str) -> Any:
+    ex = view.machine
+    address = concrete_int(view, pointer, 64, what, signed=False)
     fn = ex.program.functions_by_address.get(address)
     if fn is None or fn.is_declaration:
-        ex.fail(state, ErrorKind.PTR, f"{what} is not a function of the program (0x{address:x})")
+        view.fail(ErrorKind.PTR, f"{what} is not a function of the program (0x{address:x})")
     return fn
 
 
-def _pthread_create(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    fn = _function_at(ex, state, args[2], "pthread_create start routine")
+def _pthread_create(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
+    fn = _function_at(view, args[2], "pthread_create start routine")
     tid = scheduling.spawn_thread(ex, state, fn, [args[3]])
-    ex.write(state, args[0], POINTER_ACCESS, tid)
+    view.write(args[0], POINTER_ACCESS, tid)
     return 0
 
 
@@ -101,9 +108,10 @@ def _thread(state: State, tid: int) -> scheduling.ThreadContext | None:
     return thread
 
 
-def _pthread_join(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    tid = concrete_int(ex, state, args[0], 64, "pthread_join thread", signed=False)
-    if tid == _pthread_self(ex, state, args, ins):
+def _pthread_join(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
+    tid = concrete_int(view, args[0], 64, "pthread_join thread", signed=False)
+    if tid == _pthread_self(view, args):
         return EDEADLK
     thread = _thread(state, tid)
     if thread is None or thread.tid == thread.pid:
@@ -113,7 +121,7 @@ def _pthread_join(ex: Machine, state: State, args: list[Any], ins: Instruction) 
     if thread.finished:
         out = args[1]
         if not (type(out) is int and out == 0):
-            ex.write(state, out, POINTER_ACCESS, thread.result)
+            view.write(out, POINTER_ACCESS, thread.result)
         thread.detached = True  # joined: a second join is an error
         return 0
 
@@ -124,67 +132,74 @@ def _pthread_join(ex: Machine, state: State, args: list[Any], ins: Instruction) 
     return 0
 
 
-def _pthread_exit(ex: Machine, state: State, args: list[Any], ins: Instruction) -> None:
+def _pthread_exit(view: StateView, args: list[Any]) -> None:
     # also from the main thread: the process then ends with its last thread (status 0)
+    ex, state = view.machine, view.state
     scheduling.exit_thread(ex, state, args[0])
 
 
-def _pthread_self(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _pthread_self(view: StateView, args: list[Any]) -> int:
+    state = view.state
     threads = state.threads
     return FIRST_PID if threads is None else threads.current
 
 
-def _pthread_detach(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
-    tid = concrete_int(ex, state, args[0], 64, "pthread_detach thread", signed=False)
+def _pthread_detach(view: StateView, args: list[Any]) -> int:
+    state = view.state
+    tid = concrete_int(view, args[0], 64, "pthread_detach thread", signed=False)
     thread = _thread(state, tid)
-    if thread is None and tid != _pthread_self(ex, state, args, ins):
+    if thread is None and tid != _pthread_self(view, args):
         return ESRCH
     if thread is not None:
         thread.detached = True
     return 0
 
 
-def _key_create(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _key_create(view: StateView, args: list[Any]) -> int:
     # destructors are not called when a thread exits (documented)
+    ex, state = view.machine, view.state
     threads = threads_of(ex, state)
     key = threads.next_key
     threads.next_key += 1
-    ex.write(state, args[0], _INT, key)
+    view.write(args[0], _INT, key)
     return 0
 
 
-def _getspecific(ex: Machine, state: State, args: list[Any], ins: Instruction) -> Any:
+def _getspecific(view: StateView, args: list[Any]) -> Any:
+    state = view.state
     threads = state.threads
     if threads is None:
         return 0
-    key = concrete_int(ex, state, args[0], 32, "pthread key", signed=False)
+    key = concrete_int(view, args[0], 32, "pthread key", signed=False)
     return threads.thread.specific.get(key, 0)
 
 
-def _setspecific(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _setspecific(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
     threads = threads_of(ex, state)
-    key = concrete_int(ex, state, args[0], 32, "pthread key", signed=False)
+    key = concrete_int(view, args[0], 32, "pthread key", signed=False)
     if key >= threads.next_key:
         return EINVAL
     threads.thread.specific[key] = args[1]
     return 0
 
 
-def _key_delete(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _key_delete(view: StateView, args: list[Any]) -> int:
     return 0
 
 
 def _wait_while(timed: bool) -> ExternalHandler:
     """``__symex_wait_while(int *word, int value)``: block while ``*word == value`` (a
     futex wait). Returns 0, or ETIMEDOUT when ``timed`` and nothing else could run."""
-    def handler(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+    def handler(view: StateView, args: list[Any]) -> int:
+        ex, state = view.machine, view.state
         thread = scheduling.current_thread(state)
         if thread is not None and thread.timed_out:
             thread.timed_out = False
             return ETIMEDOUT
-        address = concrete_int(ex, state, args[0], 64, "wait address", signed=False)
-        value = concrete_int(ex, state, args[1], 32, "wait value", signed=False)
-        if ex.read(state, address, _INT) != value:
+        address = concrete_int(view, args[0], 64, "wait address", signed=False)
+        value = concrete_int(view, args[1], 32, "wait value", signed=False)
+        if view.read(address, _INT) != value:
             return 0
         pid = threads_of(ex, state).thread.pid
 
@@ -197,13 +212,15 @@ def _wait_while(timed: bool) -> ExternalHandler:
     return handler
 
 
-def _yield(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _yield(view: StateView, args: list[Any]) -> int:
+    ex, state = view.machine, view.state
     scheduling.yield_thread(ex, state)
     return 0
 
 
-def _sleep(ex: Machine, state: State, args: list[Any], ins: Instruction) -> int:
+def _sleep(view: StateView, args: list[Any]) -> int:
     # no clock runs in the model: a sleeping thread wakes when nothing else can run
+    ex, state = view.machine, view.state
     thread = scheduling.current_thread(state)
     if state.threads is None or len(state.threads.threads) == 1:
         return 0

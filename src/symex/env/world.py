@@ -30,10 +30,9 @@ import attrs
 import immutables
 
 from symex import expr as E
-from symex.core.interpreter.machine import Machine
+from symex.core.interpreter.machine import StateView
 from symex.core.memory.objects import ObjectKind
 from symex.core.state import State
-from symex.env.klee import make_symbolic
 from symex.errors import ConfigError
 from symex.symargs import FAILURE_OBJECTS, SYM_STDOUT_SIZE, ArgvSpec
 
@@ -212,33 +211,35 @@ def _make_parents(nodes: dict[int, FileNode], names: dict[str, int], key: str) -
         names[directory] = node
 
 
-def _symbolic_object(ex: Machine, state: State, size: int, name: str) -> tuple[int, list[Any]]:
+def _symbolic_object(view: StateView, size: int, name: str) -> tuple[int, list[Any]]:
+    state = view.state
     os_ = state.allocate(size, ObjectKind.ARGUMENT, name)
-    make_symbolic(ex, state, os_.obj.address, size, name)
+    view.make_symbolic(os_.obj.address, size, name)
     os_ = state.objects[os_.obj.segment]
     return os_.obj.address, os_.read_bytes(0, size)
 
 
-def install_world(ex: Machine, state: State, spec: ArgvSpec, setup: PosixSetup) -> None:
+def install_world(view: StateView, spec: ArgvSpec, setup: PosixSetup) -> None:
     """Give ``state`` its initial world: the symbolic files (``A-data``, ``A-data-stat``...)
     and stdin (``stdin``, ``stdin-stat``) of ``spec`` in KLEE's order, or the concrete stdin
     and host files of ``setup``."""
+    state = view.state
     nodes: dict[int, FileNode] = {}
     names: dict[str, int] = {}
     files = spec.sym_files
     if files is not None:
         for k in range(files.count):
             letter = chr(ord("A") + k)
-            _, data = _symbolic_object(ex, state, files.size, f"{letter}-data")
-            stat, _ = _symbolic_object(ex, state, STAT_SIZE, f"{letter}-data-stat")
+            _, data = _symbolic_object(view, files.size, f"{letter}-data")
+            stat, _ = _symbolic_object(view, STAT_SIZE, f"{letter}-data-stat")
             key = resolve(".", spec.sym_file_path(letter))
             _make_parents(nodes, names, key)
             names[key] = len(nodes) + 1
             nodes[len(nodes) + 1] = FileNode(tuple(data), stat_address=stat)
     sym_stdin = spec.sym_stdin
     if sym_stdin is not None:
-        _, data = _symbolic_object(ex, state, sym_stdin.size, "stdin")
-        stat, _ = _symbolic_object(ex, state, STAT_SIZE, "stdin-stat")
+        _, data = _symbolic_object(view, sym_stdin.size, "stdin")
+        stat, _ = _symbolic_object(view, STAT_SIZE, "stdin-stat")
         stdin = FileNode(tuple(data), stat_address=stat, read_only=True)
     else:
         stdin = FileNode(tuple(setup.stdin), mode=S_IFIFO | 0o600, read_only=True)
@@ -246,8 +247,8 @@ def install_world(ex: Machine, state: State, spec: ArgvSpec, setup: PosixSetup) 
     nodes[stdin_node] = stdin
     if spec.sym_stdout:
         # after stdin's objects, as KLEE's klee_init_fds makes them
-        _, data = _symbolic_object(ex, state, SYM_STDOUT_SIZE, "stdout")
-        stat, _ = _symbolic_object(ex, state, STAT_SIZE, "stdout-stat")
+        _, data = _symbolic_object(view, SYM_STDOUT_SIZE, "stdout")
+        stat, _ = _symbolic_object(view, STAT_SIZE, "stdout-stat")
         nodes[STDOUT_NODE] = FileNode(tuple(data), stat_address=stat)
     else:
         nodes[STDOUT_NODE] = FileNode((), mode=S_IFIFO | 0o600)
@@ -265,7 +266,7 @@ def install_world(ex: Machine, state: State, spec: ArgvSpec, setup: PosixSetup) 
     if spec.max_fail:
         # after stdout's objects, as KLEE's klee_init_fds makes them
         for name in FAILURE_OBJECTS:
-            _, data = _symbolic_object(ex, state, 4, name)
+            _, data = _symbolic_object(view, 4, name)
             fail_values.append(E.concat(data[3], E.concat(data[2], E.concat(data[1], data[0]))))
     packets = spec.sym_packets
     fragments = spec.sym_fragments

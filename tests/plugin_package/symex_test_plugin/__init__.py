@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from symex import expr as E
+from symex.core.interpreter.machine import StateView
 from symex.core.memory.forking import ForkingModel
 from symex.core.memory.model import PathDecisions
 from symex.core.search.searchers import BFSSearcher, SearchContext
@@ -52,12 +53,10 @@ class CountingZ3(Z3Backend):
         return super().check(*args, **kwargs)
 
 
-def sensor_read(machine: Any, state: State, args: list[Any], ins: Any) -> Any:
+def sensor_read(view: StateView, args: list[Any]) -> Any:
     """``int sensor_read(void)``: a fresh symbolic value in [0, 100]."""
-    from symex.env.klee import fresh_value
-
-    value = fresh_value(machine, state, 4, "sensor")
-    state.add_constraint(E.ule(value, E.const(100, 32)))
+    value = view.fresh_value(4, "sensor")
+    view.assume(E.ule(value, E.const(100, 32)))
     return value
 
 

@@ -38,7 +38,7 @@ from symex.ir.program import (
 from symex.solvers.base import Validity
 from symex.core.interpreter.builders.registry import where
 from symex.core.interpreter.float_math import C_MATH_FUNCTIONS
-from symex.core.interpreter.machine import Machine
+from symex.core.interpreter.machine import Machine, StateView
 
 #: The C library's atexit table (runtime/libc/stdlib.c): handler pointers and their count
 ATEXIT_HANDLERS = "__symex_atexit_handlers"
@@ -119,14 +119,14 @@ class Calls(Machine):
                 raise PathTerminated(
                     PathStatus.PARTIAL,
                     f"unsupported: call to external function '{fn.name}' ({where(ins)})")
-            result = handler(self, state, args, ins)
+            result = handler(StateView(self, state, ins), args)
             if ins.dest >= 0:
                 frame.regs[ins.dest] = result if result is not None else 0
             return
         if self.entry_hooks:
             hook = self.entry_hooks.get(fn.name)
             if hook is not None:
-                hook(self, state, args)  # it may fix arguments (env.printed_values)
+                hook(StateView(self, state), args)  # it may fix arguments (env.printed_values)
         self.push_frame(state, fn, args, ins.dest, ins)
 
     def call_pointer(self, state: State, frame: Frame, ins: Instruction, target: Any,

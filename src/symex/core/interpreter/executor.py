@@ -58,7 +58,7 @@ from symex.core.memory.models import DEFAULT_MEMORY_MODEL, make_memory_model
 from symex.core.interpreter.builders import build_step
 from symex.core.interpreter.calls import Calls
 from symex.core.interpreter.decisions import Decisions
-from symex.core.interpreter.machine import ExternalHandler, Machine
+from symex.core.interpreter.machine import EntryHook, ExternalHandler
 
 #: KLEE's default --max-stack-frames
 DEFAULT_MAX_STACK_FRAMES = 8192
@@ -112,7 +112,7 @@ class Executor(Decisions, MemoryAccess, Calls):
         #: the query time of branch sites that timed out (set by a run with a query limit)
         self.site_budgets: SiteBudgets | None = None
         #: library functions the environment looks at before they run (env.printed_values)
-        self.entry_hooks: dict[str, Callable[[Machine, State, list[Any]], None]] = {}
+        self.entry_hooks: dict[str, EntryHook] = {}
         #: rewrites and instructions' symbolic results remembered (simplify, casts,
         #: comparisons with a literal; off: made again each time, for an A/B)
         self.memos = os.environ.get(MEMOS_VARIABLE, "1") != "0"

@@ -24,14 +24,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
+from symex import expr as E
+from symex.core.memory.objects import ObjectKind
+from symex.core.search.seeding import refresh as refresh_seeds
+from symex.core.state import Symbolic
+
 if TYPE_CHECKING:
     import immutables
 
-    from symex import expr as E
     from symex.core.coverage import CoverageMap
     from symex.core.forks import DecisionMemo, ForkKind
     from symex.core.memory.model import MemoryModel
-    from symex.core.memory.objects import ObjectKind, ObjectState
+    from symex.core.memory.objects import ObjectState
     from symex.core.outcome import ErrorKind, PathTerminated, ProgramError, StackEntry
     from symex.core.shortfalls import ShortfallTally
     from symex.core.site_budgets import SiteBudgets
@@ -40,11 +44,15 @@ if TYPE_CHECKING:
     from symex.ir.program import Access, Edge, Function, Instruction, Program
     from symex.solvers.base import Solver, Validity
 
-__all__ = ["ExternalHandler", "Machine"]
+__all__ = ["EntryHook", "ExternalHandler", "Machine", "StateView"]
 
-ExternalHandler = Callable[["Machine", "State", list[Any], "Instruction"], Any]
-"""An external function's handler: (machine, state, arguments, call instruction) -> the
-return value (None for void)."""
+ExternalHandler = Callable[["StateView", list[Any]], Any]
+"""An external function's handler: (the calling state's view, the arguments) -> the return
+value (an int, an expression, or None for void)."""
+
+EntryHook = Callable[["StateView", list[Any]], None]
+"""A hook on a defined function's entry: (the calling state's view, the arguments; it may
+change them in place)."""
 
 
 class Machine(Protocol):
@@ -55,7 +63,7 @@ class Machine(Protocol):
     solver: Solver
     """The solver (chain) every question goes to."""
     externals: dict[str, ExternalHandler]
-    """Handlers of external functions, by name."""
+    """Handlers of external functions, by name (each called with a :class:`StateView`)."""
     unplugged: set[str]
     """External functions no installed plug-in models either (read once per name)."""
     memory_model: MemoryModel
@@ -100,7 +108,7 @@ class Machine(Protocol):
     """A branch's question takes only the constraint groups its condition reads."""
     site_budgets: SiteBudgets | None
     """The query time of branch sites that timed out (None: every query gets the run's limit)."""
-    entry_hooks: dict[str, Callable[[Machine, State, list[Any]], None]]
+    entry_hooks: dict[str, EntryHook]
     """Defined functions of the C library that the environment looks at before they run
     (by name: env.printed_values), each called with the function's arguments."""
     memos: bool
@@ -362,3 +370,148 @@ class Machine(Protocol):
     def write_bytes(self, state: State, address: Any, data: list[Any] | bytes) -> None:
         """Raw bytes (:meth:`MemoryAccess.write_bytes`)."""
         ...
+
+
+class StateView:
+    """One state as an external function's handler or an entry hook sees it: its memory
+    (through the run's memory model), its inputs, constraints and call stack, and the
+    decisions it may take (a value fixed, a fork over values, an error). Handlers get one per
+    call (``handler(view, args)``); it is valid during that call only.
+
+    ``machine`` and ``state`` are the executor and the path themselves, for symex's own
+    handlers that schedule threads, jump (setjmp) or start programs (env/); a handler that
+    needs no more than this class's methods stays correct whatever the executor becomes.
+    """
+
+    __slots__ = ("machine", "state", "call")
+
+    def __init__(self, machine: Machine, state: State, call: Instruction | None = None) -> None:
+        self.machine = machine
+        self.state = state
+        #: the call instruction being handled (None for an entry hook)
+        self.call = call
+
+    @property
+    def instruction(self) -> Instruction:
+        """The call instruction being handled (a handler's view always has one): its result
+        width, its destination, its source line."""
+        assert self.call is not None, "an entry hook's view has no call instruction"
+        return self.call
+
+    # -- memory, through the run's memory model ----------------------------------------------
+
+    def read(self, address: Any, access: Access) -> Any:
+        """The value of ``access``'s kind and size at ``address``."""
+        return self.machine.read(self.state, address, access)
+
+    def write(self, address: Any, access: Access, value: Any) -> None:
+        """Store ``value`` of ``access``'s kind and size at ``address``."""
+        self.machine.write(self.state, address, access, value)
+
+    def read_bytes(self, address: Any, size: int) -> list[Any]:
+        """``size`` raw bytes at ``address``: ints, or 8-bit expressions."""
+        return self.machine.read_bytes(self.state, address, size)
+
+    def write_bytes(self, address: Any, data: list[Any] | bytes) -> None:
+        """Store raw bytes (ints or 8-bit expressions) at ``address``."""
+        self.machine.write_bytes(self.state, address, data)
+
+    def read_c_string(self, address: Any, limit: int = 1 << 16) -> bytes:
+        """The NUL-terminated string at ``address`` (symbolic bytes fixed, each counted)."""
+        return self.machine.read_c_string(self.state, address, limit)
+
+    def allocate(self, size: int, kind: ObjectKind, name: str, site: str = "") -> int:
+        """A fresh zero-filled object of ``size`` bytes; its address (``name`` and ``site``
+        are what error reports call it and where it was made)."""
+        return self.machine.allocate(self.state, size, kind, name, site)
+
+    def free(self, address: Any) -> None:
+        """Release the heap object ``address`` points to (an invalid free is an error)."""
+        self.machine.free(self.state, address)
+
+    def variable(self, name: str) -> int | None:
+        """The address of the C variable ``name`` as the running function sees it: a local
+        it keeps in memory (its name from the debug information; a local whose address is
+        never taken lives in a register and has none), else a global; None when neither."""
+        state = self.state
+        for segment in reversed(state.frame.allocas):
+            held = state.objects.get(segment)
+            if held is not None and held.obj.name == name:
+                return held.obj.address
+        found = self.machine.program.globals.get(name)
+        return None if found is None else found.address
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def make_symbolic(self, address: int, size: int, name: str) -> E.Array:
+        """Make ``size`` bytes at ``address`` a fresh input object called ``name`` (made unique
+        on the path: ``x``, ``x_1``, ...), as ``klee_make_symbolic`` does; its array."""
+        state, machine = self.state, self.machine
+        unique = state.unique_name(name or "unnamed")
+        held, offset = machine.resolve(state, address, size, "klee_make_symbolic on")
+        if type(offset) is not int:
+            offset = machine.concretize(state, offset, 32, "klee_make_symbolic address")
+        array = machine.input_array(unique, size)
+        updates = E.UpdateList(array)
+        held = state.writable(held)
+        held.write_bytes(offset, [E.read(updates, E.const(i, 32)) for i in range(size)])
+        state.symbolics += (Symbolic(unique, array, address),)
+        if state.seeds is not None:
+            refresh_seeds(state)  # the inputs take the seed's bytes for the new object
+        return array
+
+    def fresh_value(self, size: int, name: str) -> E.Expr:
+        """A fresh symbolic value of ``size`` bytes, backed by an input object of its own
+        called ``name`` (so a test lists it)."""
+        address = self.allocate(size, ObjectKind.ARGUMENT, name)
+        self.make_symbolic(address, size, name)
+        data = self.read_bytes(address, size)  # the input's bytes, each an expression
+        value = data[0]
+        for b in data[1:]:
+            value = E.concat(b, value)
+        return value
+
+    # -- the path --------------------------------------------------------------------------------
+
+    @property
+    def constraints(self) -> tuple[E.Expr, ...]:
+        """The path's constraints (width-1 expressions over the inputs)."""
+        return self.state.constraints
+
+    def assume(self, condition: E.Expr) -> None:
+        """Constrain the path by ``condition`` (width 1) from now on."""
+        self.state.add_constraint(condition)
+
+    def evaluate(self, condition: E.Expr) -> Validity:
+        """Whether ``condition`` must, may or cannot hold on the path (a solver question at
+        most)."""
+        return self.machine.evaluate(self.state, condition)
+
+    def get_value(self, value: E.Expr) -> int:
+        """A value ``value`` takes on the path (the path's own inputs': no question)."""
+        return self.machine.get_value(self.state, value)
+
+    def concretize(self, value: Any, width: int, why: str) -> int:
+        """Fix ``value`` to one value the path allows (a constraint from now on; ``why``
+        names it in the run's shortfalls)."""
+        return self.machine.concretize(self.state, value, width, why)
+
+    def fork_on_values(self, value: E.Expr, width: int,
+                       choose: Callable[[State, E.Expr], list[int]]) -> int:
+        """Fix ``value`` to each value ``choose`` picks, a path each; this path takes the
+        first and the others run the call again with theirs, so ``value`` must come from the
+        call's arguments or the state (a value the handler makes afresh would fork again)."""
+        return self.machine.fork_on_values(self.state, value, width, choose)
+
+    @property
+    def call_stack(self) -> tuple[StackEntry, ...]:
+        """The path's calls, innermost first, as (function, file, line) entries."""
+        return self.machine.stack_of(self.state.frames)
+
+    def program_site(self) -> str:
+        """``file:line`` of the program line running now ("" without debug information)."""
+        return self.machine.program_site(self.state)
+
+    def fail(self, kind: ErrorKind, message: str) -> NoReturn:
+        """End the path with an error of ``kind`` (a test and an ``.err`` file)."""
+        self.machine.fail(self.state, kind, message)
