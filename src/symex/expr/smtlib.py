@@ -313,8 +313,11 @@ class _Reader:
         return None
 
     def evaluate(self, term: object) -> Expr | UpdateList:
-        """The value of ``term``; iterative, with ``let`` scopes on a stack."""
+        """The value of ``term``; iterative, with ``let`` scopes on a stack. ``visible`` holds
+        each bound name's values, innermost last, so a lookup does not walk the scopes (a
+        20,000-deep let was quadratic)."""
         scopes: list[dict[str, Expr | UpdateList]] = []
+        visible: dict[str, list[Expr | UpdateList]] = {}
         values: list[Expr | UpdateList] = []
         # Tasks: (0, term) evaluate; (1, term, n) apply term's head to the last n values;
         # (2, let-term) bind the last values and evaluate the body; (3,) leave a let scope.
@@ -325,7 +328,8 @@ class _Reader:
             if kind == 0:
                 t = task[1]
                 if isinstance(t, str):
-                    values.append(self.symbol(t, scopes))
+                    shadowing = visible.get(t)
+                    values.append(shadowing[-1] if shadowing else self.symbol(t))
                     continue
                 if not t:
                     raise QueryFormatError("SMT-LIB: empty application '()'")
@@ -359,18 +363,22 @@ class _Reader:
                 n = len(bindings)
                 bound = values[len(values) - n:]
                 del values[len(values) - n:]
-                scopes.append({str(b[0]): v for b, v in zip(bindings, bound)})
+                scope = {str(b[0]): v for b, v in zip(bindings, bound)}
+                scopes.append(scope)
+                for name, value in scope.items():
+                    visible.setdefault(name, []).append(value)
                 tasks.append((3,))
                 tasks.append((0, t[2]))
             else:
-                scopes.pop()
+                for name in scopes.pop():
+                    shadowed = visible[name]
+                    shadowed.pop()
+                    if not shadowed:
+                        del visible[name]
         return values[0]
 
-    def symbol(self, atom: str, scopes: list[dict[str, Expr | UpdateList]]) -> Expr | UpdateList:
-        for scope in reversed(scopes):
-            found = scope.get(atom)
-            if found is not None:
-                return found
+    def symbol(self, atom: str) -> Expr | UpdateList:
+        """The value of a symbol no ``let`` binds: declared, defined, or a constant."""
         found = self.symbols.get(atom)
         if found is not None:
             return found
