@@ -27,7 +27,7 @@ from symex.expr.value_sets import few_values
 from symex.ir.program import SEGMENT_SHIFT
 
 __all__ = ["FEW_OFFSETS", "OFFSET_VALUES_LOOKED_AT", "ForkingModel", "in_segment",
-           "out_of_bounds", "read_at", "read_one_of", "segment_of"]
+           "chosen", "out_of_bounds", "read_at", "read_one_of", "segment_of"]
 
 
 class ForkingModel:
@@ -245,24 +245,24 @@ def read_one_of(os: ObjectState, offset: E.Expr, choices: list[int], size: int) 
     Concrete candidates make one whole value (a pointer loaded this way is a choice between
     addresses, which the next read through it can use again); bytes that differ
     symbolically choose byte by byte."""
+    at = [E.eq(offset, E.const(choice, offset.width)) for choice in choices]
     if os.updates is None:
         columns = [os.read_bytes(o, size) for o in choices]
     else:  # an expression array already: its reads at constant offsets, folded where they can
         columns = [[V.simplify(b) for b in os.read_symbolic(E.const(o, 32), size)] for o in choices]
     if all(type(b) is int for column in columns for b in column):
         words = [int.from_bytes(bytes(column), "little") for column in columns]  # type: ignore[arg-type]
-        value = _chosen(offset, choices, [E.const(word, 8 * size) for word in words])
+        value = chosen(at, [E.const(word, 8 * size) for word in words])
         return [E.extract(value, 8 * i, 8) for i in range(size)]
-    return [_chosen(offset, choices, [V.as_expr(column[i], 8) for column in columns])
-            for i in range(size)]
+    return [chosen(at, [V.as_expr(column[i], 8) for column in columns]) for i in range(size)]
 
 
-def _chosen(offset: E.Expr, choices: list[int], values: list[E.Expr]) -> E.Expr:
-    """``values[k]`` where ``offset`` is ``choices[k]`` (the last where it is none of the
-    others: it is one of them)."""
+def chosen(conditions: list[E.Expr], values: list[E.Expr]) -> E.Expr:
+    """``values[k]`` where ``conditions[k]`` holds (the last where none of the others does:
+    one of them holds)."""
     value = values[-1]
-    for choice, candidate in zip(reversed(choices[:-1]), reversed(values[:-1])):
-        value = E.ite(E.eq(offset, E.const(choice, offset.width)), candidate, value)
+    for condition, candidate in zip(reversed(conditions[:-1]), reversed(values[:-1])):
+        value = E.ite(condition, candidate, value)
     return value
 
 

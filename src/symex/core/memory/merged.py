@@ -28,6 +28,7 @@ from symex.core.memory.forking import (
     FEW_OFFSETS,
     OFFSET_VALUES_LOOKED_AT,
     ForkingModel,
+    chosen,
     read_at,
     segment_of,
 )
@@ -68,9 +69,9 @@ class MergedModel(ForkingModel):
             # whole values: a pointer loaded so stays a choice between addresses
             words = [E.const(int.from_bytes(bytes(column), "little"), 8 * size)
                      for column in columns]
-            value = _chosen(conditions, words)
+            value = chosen(conditions, words)
             return [V.simplify(E.extract(value, 8 * i, 8)) for i in range(size)]
-        return [V.simplify(_chosen(conditions, [V.as_expr(column[i], 8) for column in columns]))
+        return [V.simplify(chosen(conditions, [V.as_expr(column[i], 8) for column in columns]))
                 for i in range(size)]
 
     def write_bytes(self, ex: PathDecisions, state: State, address: Any, data: list[Any] | bytes) -> None:
@@ -145,15 +146,6 @@ class MergedModel(ForkingModel):
         inside = ex.simplify(state, E.ule(offset64, E.const(os.obj.size - size, 64)))
         offset = V.simplify(E.extract(offset64, 0, 32))
         return os, inside, offset.value if offset.op is E.Op.CONST else offset
-
-
-def _chosen(conditions: list[E.Expr], values: list[E.Expr]) -> E.Expr:
-    """``values[k]`` where ``conditions[k]`` holds (the last where none of the others does:
-    the path holds one of them)."""
-    value = values[-1]
-    for condition, candidate in zip(reversed(conditions[:-1]), reversed(values[:-1])):
-        value = E.ite(condition, candidate, value)
-    return value
 
 
 def _write_where(state: State, os: ObjectState, inside: E.Expr, offset: Any,
