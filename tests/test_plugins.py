@@ -38,8 +38,9 @@ PROGRAM = textwrap.dedent("""\
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The plug-in package, installed by pip into a directory of its own (put on PYTHONPATH
-    by the runs that should see it)."""
-    target = tmp_path_factory.mktemp("site")
+    by the runs that should see it), which others may read (pip makes it so; pytest's
+    temporary directories are private: a service run as root could not show it to jobs)."""
+    target = tmp_path_factory.mktemp("site") / "packages"
     ran = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                           "--target", str(target), str(PACKAGE)],
                          capture_output=True, text=True, timeout=600)
@@ -130,3 +131,50 @@ def test_without_the_package_the_function_is_unmodelled_and_the_names_unknown(tm
     assert "call to external function 'sensor_read'" in ran.stdout + ran.stderr
     ran = _run(tmp_path, None, "--search", "newest-last")
     assert ran.returncode == 2 and "unknown searcher 'newest-last'" in ran.stderr
+
+
+#: the sensor's model and a symbolic pointer together: the model's value > 50 ends one path
+#: (exit 9); past it, the index out of range (exit 0) and, under the forking model, a path per
+#: string (exit 1, 2, 3), under the plug-in's concretizing model one string
+SERVICE_PROGRAM = textwrap.dedent("""\
+    #include <klee/klee.h>
+    int sensor_read(void);
+    static const char *const words[] = {"one", "two", "six"};
+    int main(void) {
+      if (sensor_read() > 50)
+        return 9;
+      unsigned char i;
+      klee_make_symbolic(&i, sizeof i, "i");
+      if (i >= 3)
+        return 0;
+      const char *w = words[i];
+      return w[0] == 'o' ? 1 : w[1] == 'w' ? 2 : 3;
+    }
+    """)
+
+
+def test_the_service_runs_jobs_with_the_plugins_it_sees(installed: Path, tmp_path: Path) -> None:
+    """A server that sees the package (installed with ``pip --target``, on its PYTHONPATH)
+    runs its jobs with the plug-ins: inside each job's sandbox too."""
+    pytest.importorskip("httpx")
+    pytest.importorskip("fastapi")
+    from symex.sandbox import sandbox_problem
+    if sandbox_problem() is not None:
+        pytest.skip(f"no sandbox can be made here: {sandbox_problem()}")
+    from test_service import Service, _submit, _wait
+
+    path = os.pathsep.join(filter(None, [str(installed), os.environ.get("PYTHONPATH")]))
+    service = Service(tmp_path, environment={"PYTHONPATH": path})
+    try:
+        with service.client(service.alice) as alice:
+            fixed = _wait(alice, _submit(alice, SERVICE_PROGRAM, memory_model="concretizing"))
+            forking = _wait(alice, _submit(alice, SERVICE_PROGRAM))
+            unknown = alice.post("/api/jobs", files={"program": ("p.c", SERVICE_PROGRAM.encode())},
+                                 data={"memory_model": "nosuch"})
+    finally:
+        service.stop()
+    assert fixed["status"] == "done", fixed.get("reason")
+    assert (fixed["summary"]["paths"], fixed["summary"]["errors"]) == (3, 0), fixed
+    assert forking["status"] == "done", forking
+    assert (forking["summary"]["paths"], forking["summary"]["errors"]) == (5, 0), forking
+    assert unknown.status_code == 400 and "concretizing" in unknown.text, unknown.text

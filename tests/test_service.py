@@ -838,6 +838,30 @@ def test_the_page_takes_an_entry_and_says_why_a_crash_was_not_replayed(
             browser.close()
 
 
+#: div() is musl's, not symex's own library's; the comparison is the exit status, no branch:
+#: one path
+NEEDS_MUSL = """\
+#include <stdlib.h>
+#include <klee/klee.h>
+int main(void) {
+  int x;
+  klee_make_symbolic(&x, sizeof x, "x");
+  div_t d = div(x, 7);
+  return d.rem == 3;
+}
+"""
+
+
+def test_a_job_links_the_servers_musl(service: Service) -> None:
+    """A program calling a function only musl defines: its job (no network, its own cache)
+    links the musl the server built, and every path completes."""
+    with service.client(service.alice) as client:
+        state = _wait(client, _submit(client, NEEDS_MUSL, "needs_musl.c"))
+    assert state["status"] == "done", state.get("reason")
+    summary = state["summary"]
+    assert (summary["paths"], summary["completed"], summary["partial"]) == (1, 1, 0), summary
+
+
 def test_a_new_database_beside_old_job_files_runs_its_own_jobs(tmp_path: Path) -> None:
     """A database deleted and made again, its storage kept: job 1 of the new one is not
     taken for the old job 1 (its run-1 directory was there, and the job failed on it)."""
@@ -926,6 +950,16 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
     from symex.errors import ConfigError
     with pytest.raises(ConfigError, match="'-p' is not known"):
         JobSpec.parse("all-paths", 60, 1, "", "--sym-stdin 8 -p 11211")
+    # a job chooses its memory model as 'symex run --memory-model' does; a job stored
+    # before the field existed runs with the default
+    spec = JobSpec.parse("all-paths", 60, 1, "", "--sym-stdin 8", memory_model="merged")
+    assert JobSpec.from_json(spec.as_json()) == spec
+    assert job_order(spec, tmp_path / "p.bc", tmp_path / "out").description.memory_model == "merged"
+    stored = spec.as_json()
+    del stored["memory_model"]
+    assert JobSpec.from_json(stored).memory_model == "forking"
+    with pytest.raises(ConfigError, match="unknown memory model 'flat'.*forking, merged"):
+        JobSpec.parse("all-paths", 60, 1, "", "--sym-stdin 8", memory_model="flat")
 
 
 COMMAND_PARSER = r"""

@@ -33,12 +33,13 @@ its package's entry point.
 from __future__ import annotations
 
 import enum
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, distributions, entry_points
+from pathlib import Path
 from typing import Any
 
 from symex.errors import ConfigError
 
-__all__ = ["PLUGIN_GROUP", "PluginKind", "load_plugin", "plugin_names"]
+__all__ = ["PLUGIN_GROUP", "PluginKind", "load_plugin", "plugin_directories", "plugin_names"]
 
 #: the entry point group plug-ins declare
 PLUGIN_GROUP = "symex.plugins"
@@ -81,3 +82,15 @@ def load_plugin(kind: PluginKind, name: str) -> Any | None:
         raise ConfigError(f"the symex plug-in '{entry.name}' ({entry.value}) cannot be loaded: "
                           f"{type(exc).__name__}: {exc}; fix or uninstall the package that "
                           f"declares it") from None
+
+
+def plugin_directories() -> tuple[Path, ...]:
+    """The directories the installed plug-in packages are imported from (``sys.path``
+    entries: site-packages, or a ``pip install --target`` directory on ``PYTHONPATH``), each
+    once, in the order ``importlib.metadata`` lists the packages: what a sandboxed process
+    must see to find the same plug-ins (the service's jobs)."""
+    found: dict[Path, None] = {}
+    for dist in distributions():
+        if any(entry.group == PLUGIN_GROUP for entry in dist.entry_points):
+            found.setdefault(Path(str(dist.locate_file(""))).resolve(), None)
+    return tuple(found)

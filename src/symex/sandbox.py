@@ -266,6 +266,9 @@ class Sandbox:
     """The user it runs as when the caller is root (and its group)."""
     python: bool = False
     """Whether it runs symex's Python (:func:`python_paths` become readable)."""
+    python_path: tuple[Path, ...] = attrs.field(default=(), converter=lambda ps: tuple(Path(p) for p in ps))
+    """More directories its Python imports from, after symex's (readable, and on its
+    ``PYTHONPATH``): where installed plug-ins live outside :func:`python_paths`."""
     network: bool = False
     """Whether it keeps the host's network (a job whose workers run on a Ray cluster);
     otherwise it has a network namespace with no interface."""
@@ -307,7 +310,8 @@ class Sandbox:
         made = {Path("/"), Path("/tmp"), Path("/etc"), Path("/proc"), Path("/dev"),
                 *(Path(d) for d in SYSTEM_DIRECTORIES), *(Path(d) for d in SYSTEM_LINKS)}
         bound: list[Path] = [Path(d) for d in SYSTEM_DIRECTORIES]
-        readable = [*(python_paths() if python_visible else ()), *self.readable]
+        readable = [*(python_paths() if python_visible else ()),
+                    *(self.python_path if python_visible else ()), *self.readable]
         for path in _outermost(p.resolve() for p in readable):
             if any(path.is_relative_to(b) for b in bound):
                 continue
@@ -335,7 +339,8 @@ class Sandbox:
         if self.python:
             # the symex this process runs, however it was found (an install, an editable
             # one, PYTHONPATH): a sandbox's python imports the same
-            environment["PYTHONPATH"] = str(_symex_root())
+            environment["PYTHONPATH"] = os.pathsep.join(
+                [str(_symex_root()), *(str(p.resolve()) for p in self.python_path)])
         for name, value in environment.items():
             words += ["--setenv", name, value]
         if cwd is not None:
@@ -351,7 +356,7 @@ class Sandbox:
     def _check_readable(self) -> None:
         """Run by root, the sandbox's user reads what it is shown by the permissions anybody
         has (the directories leading there are the sandbox's own): say what it cannot."""
-        for path in self.readable:
+        for path in (*self.readable, *(self.python_path if self.python else ())):
             try:
                 info = path.stat()
             except OSError:

@@ -39,6 +39,7 @@ from symex.ir.link import LibraryFile, index_files
 from symex.ir.system_calls import header_dir, header_text
 
 __all__ = [
+    "CACHE_VARIABLE",
     "EXEC_START",
     "LIBC_START",
     "MUSL_SHA256",
@@ -47,6 +48,7 @@ __all__ = [
     "MUSL_VERSION",
     "MuslTree",
     "SHIPPED_DIR",
+    "musl_cache_root",
     "musl_ir_files",
     "musl_library",
     "musl_tree",
@@ -139,8 +141,17 @@ def _overlay_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "runtime" / "musl"
 
 
-def _cache_root() -> Path:
-    return default_cache_dir() / f"musl-{MUSL_VERSION}"
+#: names a directory holding musl's source and IR, built by another process (the service's
+#: jobs read the server's build, read-only, through it)
+CACHE_VARIABLE = "SYMEX_MUSL_CACHE"
+
+
+def musl_cache_root() -> Path:
+    """Where musl's source, generated headers and IR are cached: ``$SYMEX_MUSL_CACHE``, else
+    a directory of the IR cache."""
+    given = os.environ.get(CACHE_VARIABLE)
+    return Path(given) if given else default_cache_dir() / f"musl-{MUSL_VERSION}"
+
 
 
 def _download(target: Path) -> None:
@@ -188,7 +199,7 @@ def _unpack(tarball: Path, into: Path) -> Path:
 
 def _source_tree() -> Path:
     given = os.environ.get("SYMEX_MUSL_SOURCE")
-    root = _cache_root()
+    root = musl_cache_root()
     root.mkdir(parents=True, exist_ok=True)
     if given:
         path = Path(given).expanduser()
@@ -281,7 +292,7 @@ def musl_tree() -> MuslTree:
     if shipped is not None:
         return MuslTree(shipped / "source", shipped / "generated")
     source = _source_tree()
-    generated = _cache_root() / f"generated-{_overlay_digest()}"
+    generated = musl_cache_root() / f"generated-{_overlay_digest()}"
     if not (generated / "include" / "bits" / "alltypes.h").is_file():
         _generate(source, generated)
     return MuslTree(source, generated)
@@ -387,7 +398,7 @@ def musl_ir_files(compiler: Compiler | None = None) -> list[Path]:
     recipe = repr((_LIBRARY_FLAGS, _BYTEWISE, _DIRECTORIES, sorted(_LEFT_OUT), _THREAD_FILES))
     identity = f"{compiler.kind}\0{compiler.version}\0{_overlay_digest()}\0{recipe}"
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    directory = _cache_root() / f"ir-{key}"
+    directory = musl_cache_root() / f"ir-{key}"
     sources = list(_library_sources(tree))
     outputs = [directory / (name.replace("/", "__")[:-2] + ".ll") for name, _ in sources]
     missing = [(name, path, output) for (name, path), output in zip(sources, outputs) if not output.is_file()]

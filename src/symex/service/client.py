@@ -106,11 +106,13 @@ class Client:
     def submit(self, program: str | Path, *, goal: str = "all-paths", max_time: float = 60.0,
                workers: int = 1, flags: str = "", inputs: str = "",
                arguments: str = "", seeds: Sequence[str | Path] = (),
-               max_sym_array_size: int = 0) -> RemoteJob:
+               max_sym_array_size: int = 0, entry: str = "main",
+               memory_model: str | None = None) -> RemoteJob:
         """Upload ``program`` (a .c, .ll or .bc file) as a new job, with the program's own
         ``arguments`` (split as a shell splits them), ``seeds`` (``.ktest`` files whose
-        paths run first) and ``max_sym_array_size`` (``symex run --max-sym-array-size``);
-        the job."""
+        paths run first), ``max_sym_array_size`` (``symex run --max-sym-array-size``), the
+        function it starts from (``entry``) and its ``memory_model`` (``symex run
+        --memory-model``; None: the service's default); the job."""
         files: list[tuple[str, tuple[str, bytes]]] = []
         for field, name in [("program", program), *(("seeds", seed) for seed in seeds)]:
             path = Path(name)
@@ -122,7 +124,10 @@ class Client:
                                  data={"goal": goal, "max_time": str(max_time),
                                        "workers": str(workers), "flags": flags,
                                        "inputs": inputs, "arguments": arguments,
-                                       "max_sym_array_size": str(max_sym_array_size)})
+                                       "max_sym_array_size": str(max_sym_array_size),
+                                       "entry": entry,
+                                       **({} if memory_model is None
+                                          else {"memory_model": memory_model})})
         return RemoteJob(self, int(response.json()["id"]))
 
     def jobs(self) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from symex.core.memory.models import DEFAULT_MEMORY_MODEL, memory_model_name
 from symex.description import RunDescription
 from symex.engine import writing_into
 from symex.errors import ConfigError
@@ -129,6 +130,9 @@ class JobSpec:
     """``--max-sym-array-size``: symbolic offsets into bigger objects are fixed (0: never)."""
     entry: str = "main"
     """The function the run starts from."""
+    memory_model: str = DEFAULT_MEMORY_MODEL
+    """``--memory-model``: how a symbolic pointer is resolved (symex's models or an
+    installed plug-in's)."""
 
     @property
     def time_limit(self) -> float:
@@ -147,7 +151,8 @@ class JobSpec:
     def parse(cls, goal: str, max_time: float, workers: int, flags: str,
               inputs: str, budget: float | None = None,
               policy: str = "budget-first", arguments: str = "",
-              max_sym_array_size: int = 0, entry: str = "main") -> JobSpec:
+              max_sym_array_size: int = 0, entry: str = "main",
+              memory_model: str = DEFAULT_MEMORY_MODEL) -> JobSpec:
         """Check a request's fields; ConfigError says what is wrong and what to send."""
         try:
             parsed_policy = Policy(policy)
@@ -188,6 +193,7 @@ class JobSpec:
         if not _IDENTIFIER.match(entry or ""):
             raise ConfigError(f"entry {entry!r} is not a C function's name: send the name of "
                               f"the function the run starts from (letters, digits, '_')")
+        memory_model_name(memory_model)  # an unknown name: a ConfigError listing the models
         flag_words = tuple(flags.split())
         for word in flag_words:
             if not (_DEFINE.match(word) or _OPTIMIZE.match(word)):
@@ -196,7 +202,7 @@ class JobSpec:
         return cls(parsed_goal, target, float(max_time), int(workers), flag_words,
                    _check_inputs(inputs.split()), location,
                    float(budget) if budget is not None else None, parsed_policy,
-                   _check_arguments(arguments), int(max_sym_array_size), entry)
+                   _check_arguments(arguments), int(max_sym_array_size), entry, memory_model)
 
     def goal_reached(self, row: dict[str, float]) -> str | None:
         """For a coverage goal, what a progress row says when it meets it (else None)."""
@@ -227,7 +233,7 @@ class JobSpec:
                 "budget": self.budget, "policy": self.policy.value,
                 "flags": list(self.flags), "inputs": list(self.inputs),
                 "arguments": list(self.arguments), "max_sym_array_size": self.max_sym_array_size,
-                "entry": self.entry}
+                "entry": self.entry, "memory_model": self.memory_model}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JobSpec:
@@ -239,7 +245,8 @@ class JobSpec:
                    tuple(data["inputs"]), rest if reach else None, data.get("budget"),
                    Policy(data.get("policy", Policy.BUDGET_FIRST.value)),
                    tuple(data.get("arguments", ())), int(data.get("max_sym_array_size", 0)),
-                   str(data.get("entry", "main")))
+                   str(data.get("entry", "main")),
+                   str(data.get("memory_model", DEFAULT_MEMORY_MODEL)))
 
 
 #: at most this many program arguments, each at most this long
@@ -358,7 +365,8 @@ def job_order(spec: JobSpec, program: Path, out_dir: Path,
         max_sym_array_size=spec.max_sym_array_size,
         continue_with=continue_with, restart_all_states=continue_with is not None,
         sym_args=ArgvSpec(inputs + ArgvSpec.parse(list(spec.arguments)).items),
-        progress_interval=PROGRESS_SECONDS, max_memory=max_memory, entry=spec.entry)
+        progress_interval=PROGRESS_SECONDS, max_memory=max_memory, entry=spec.entry,
+        memory_model=spec.memory_model)
     return JobOrder(os.fspath(program), spec.flags, writing_into(description, out_dir),
                     os.fspath(out_dir), replay)
 

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, File, Form, HTTPException, UploadFile
 from fastapi.responses import Response, StreamingResponse
 
+from symex.core.memory.models import DEFAULT_MEMORY_MODEL
 from symex.errors import SymexError
 from symex.service.access import JobId, ServiceContext, context, last_run, own_job, tenant
 from symex.service.jobs import (MAX_PROGRAM_BYTES, MAX_SEED_BYTES, MAX_SEEDS, JobSpec,
@@ -45,7 +46,7 @@ async def submit(program: UploadFile = File(...), goal: str = Form("all-paths"),
                  flags: str = Form(""), inputs: str = Form(""),
                  budget: float | None = Form(None), policy: str = Form("budget-first"),
                  arguments: str = Form(""), max_sym_array_size: int = Form(0),
-                 entry: str = Form("main"),
+                 entry: str = Form("main"), memory_model: str = Form(DEFAULT_MEMORY_MODEL),
                  seeds: list[UploadFile] | None = File(None),
                  who: Tenant = Depends(tenant),
                  ctx: ServiceContext = Depends(context)) -> dict[str, Any]:
@@ -56,13 +57,14 @@ async def submit(program: UploadFile = File(...), goal: str = Form("all-paths"),
     --sym-stdout, --sym-packets N SIZE, ...), ``arguments`` (the program's own, as a shell
     splits them), ``entry`` (the function the run starts from: main by default), ``seeds``
     (``.ktest`` files whose paths run first: ``symex run --seed-dir``),
-    ``max_sym_array_size`` (``symex run --max-sym-array-size``; 0: never);
+    ``max_sym_array_size`` (``symex run --max-sym-array-size``; 0: never),
+    ``memory_model`` (``symex run --memory-model``: forking, merged or a plug-in's);
     the resource policy: ``budget`` (worker-seconds) and ``policy`` (budget-first: stop when
     it is spent; goal-first: run on to max_time for the goal)."""
     try:
         name = check_program_name(program.filename or "")
         spec = JobSpec.parse(goal, max_time, workers, flags, inputs, budget, policy, arguments,
-                             max_sym_array_size, entry)
+                             max_sym_array_size, entry, memory_model)
         data = await program.read(MAX_PROGRAM_BYTES + 1)
         seed_files = await _read_seeds(seeds or [])
         check_submission(ctx.store, who, name, data, spec, seed_files)

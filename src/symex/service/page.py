@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 
+from symex.core.memory.models import DEFAULT_MEMORY_MODEL, MEMORY_MODEL_NAMES
 from symex.service.job_status import JobStatus
 
 __all__ = ["PAGE"]
 
 #: the statuses of a job that is over, as the page's script tests them
 _FINAL_STATUSES = json.dumps([status.value for status in JobStatus if status.final])
+#: symex's memory models, offered by the page's memory model field (a plug-in's name may be typed)
+_MEMORY_MODELS = "".join(f'<option value="{name}">' for name in MEMORY_MODEL_NAMES)
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>symex</title>
@@ -46,6 +49,8 @@ form>*{margin:.2em .6em .2em 0} form>label{display:inline-block;white-space:nowr
 <label>seeds <input type="file" id="seeds" name="seeds" accept=".ktest" multiple></label>
 <label>max sym array <input name="max_sym_array_size" value="0" size="6"> bytes</label>
 <label>entry <input name="entry" value="main" size="10"></label>
+<label>memory model <input name="memory_model" value="__DEFAULT_MEMORY_MODEL__" size="10" list="memory-models"></label>
+<datalist id="memory-models">__MEMORY_MODELS__</datalist>
 <button type="submit">Submit</button></form>
 <p id="message" role="status"></p>
 <p id="error"></p>
@@ -170,4 +175,5 @@ function plot(rows) {
 }
 setInterval(refresh, 1000); refresh();
 </script></body></html>
-""".replace("__FINAL_STATUSES__", _FINAL_STATUSES)
+""".replace("__FINAL_STATUSES__", _FINAL_STATUSES).replace(
+    "__DEFAULT_MEMORY_MODEL__", DEFAULT_MEMORY_MODEL).replace("__MEMORY_MODELS__", _MEMORY_MODELS)

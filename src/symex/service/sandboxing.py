@@ -34,12 +34,14 @@ import attrs
 from symex.errors import SymexError
 from symex.ir.compile import default_cache_dir, find_compiler, shipped_headers_digest
 from symex.ir.link import runtime_sources
+from symex.ir.musl import CACHE_VARIABLE, musl_cache_root
 from symex.memory_cap import default_max_memory_mb
+from symex.plugins import plugin_directories
 from symex.replay import NativeSandbox
-from symex.sandbox import Sandbox, SandboxLimits, hand_over, sandbox_problem
+from symex.sandbox import Sandbox, SandboxLimits, hand_over, python_paths, sandbox_problem
 
 __all__ = ["CHECK_SECONDS", "JobIsolation", "default_job_memory_mb", "job_diagnostics", "job_uid",
-           "warm_caches"]
+           "shared_musl", "warm_caches"]
 
 #: uids of the jobs' sandboxes when the server runs as root: job J runs as
 #: ``JOB_UID_BASE + J % JOB_UIDS`` (no account has them; files they write stay theirs)
@@ -73,6 +75,12 @@ def default_job_memory_mb(max_running: int) -> int:
     return max(512, default_max_memory_mb() // max(1, max_running))
 
 
+def _plugin_path() -> tuple[Path, ...]:
+    """The plug-ins' directories a sandbox would not otherwise see."""
+    seen = python_paths()
+    return tuple(p for p in plugin_directories() if not any(p.is_relative_to(q) for q in seen))
+
+
 @attrs.frozen
 class JobIsolation:
     """The sandboxes of a service whose jobs live under ``storage`` (its database ``database``),
@@ -81,6 +89,10 @@ class JobIsolation:
     storage: Path
     database: Path
     memory_mb: int
+    plugin_path: tuple[Path, ...] = attrs.field(factory=_plugin_path)
+    """Where installed plug-ins live outside Python's own directories (a ``pip install
+    --target`` directory on the server's ``PYTHONPATH``): a job's Python imports from them
+    too, so its runs find the plug-ins the server finds (read when the service starts)."""
 
     @property
     def problem(self) -> str | None:
@@ -105,12 +117,16 @@ class JobIsolation:
                        "ZIG_LOCAL_CACHE_DIR": str(cache / "zig"), "PYTHONDONTWRITEBYTECODE": "1"}
         environment.update((name, os.environ[name]) for name in KEPT_VARIABLES
                            if name in os.environ)
+        musl = _musl[0] if _musl else None
+        if musl is not None:
+            environment[CACHE_VARIABLE] = str(musl)
         limits = SandboxLimits(memory_mb=self.memory_mb, cpu_seconds=cpu_seconds,
                                processes=JOB_PROCESSES + WORKER_PROCESSES * workers,
                                file_size_mb=JOB_FILE_MB, address_space=False)
-        return Sandbox(readable=(), writable=(where,), hidden=(self.storage, self.database, self.database.parent),
+        return Sandbox(readable=() if musl is None else (musl,), writable=(where,),
+                       hidden=(self.storage, self.database, self.database.parent),
                        limits=limits, environment=environment, uid=job_uid(job_id), python=True,
-                       network=network)
+                       python_path=self.plugin_path, network=network)
 
     def prepare(self, where: Path, job_id: int) -> None:
         """Give job ``job_id``'s directory to its sandbox's user (as root), with a copy of the
@@ -121,6 +137,7 @@ class JobIsolation:
                 shutil.copytree(warm_caches(), cache, symlinks=True)
             except (OSError, SymexError):
                 pass  # a cold cache: the job compiles symex's library itself, slower
+            shared_musl()
         hand_over(where, job_uid(job_id))
 
     def check_command(self, program: str, flags: tuple[str, ...]) -> list[str]:
@@ -175,6 +192,24 @@ def warm_caches() -> Path:
 
 #: the file that says a warm cache is complete
 WARM_DONE = ".complete"
+
+_musl: list[Path | None] = []
+
+
+def shared_musl() -> Path | None:
+    """The server's build of musl (:mod:`symex.ir.musl`), which every job's sandbox reads:
+    a program calling a function symex's own library lacks links musl, and a job can neither
+    download its source (no network) nor spend minutes building it. Built once per machine,
+    outside any sandbox, in a process of its own, the first time a job is prepared; None
+    where it cannot be built (no network and no ``SYMEX_MUSL_SOURCE``: such jobs fail
+    saying so, as ``symex run`` would)."""
+    with _warm_lock:
+        if not _musl:
+            made = subprocess.run([sys.executable, "-c", "from symex.ir.musl import musl_library; "
+                                   "musl_library()"], capture_output=True, text=True,
+                                  timeout=3600, check=False)
+            _musl.append(musl_cache_root().resolve() if made.returncode == 0 else None)
+        return _musl[0]
 
 
 #: a compiler's diagnostic line that names a file: ``PATH:LINE[:COL]: ...``, or an include
