@@ -93,6 +93,18 @@ def test_each_node_and_each_shared_write_is_computed_once() -> None:
     assert fold.calls == again                          # memoized across calls
 
 
+def test_the_same_writes_over_two_arrays_fold_apart() -> None:
+    """One chain of write nodes ending two arrays' lists (a decoded query shares equal
+    writes): each list's value starts from its own array."""
+    x = E.read(E.UpdateList(E.Array("x", 4)), E.const(0, 32))
+    first = E.UpdateList(E.Array("a", 8)).write(E.const(1, 32), x).write(E.const(2, 32), x)
+    second = E.UpdateList(E.Array("b", 8), first.head)
+    both = E.add(E.read(first, E.zext(x, 32)), E.read(second, E.zext(x, 32)))
+    fold = Text()
+    assert fold(both) == reference(both)
+    assert "b[" in fold(both) and "a[" in fold(both)
+
+
 def test_a_deep_expression_folds_without_recursion() -> None:
     x = E.read(E.UpdateList(E.Array("x", 4)), E.const(0, 32))
     deep = x

@@ -9,8 +9,10 @@ A READ is where the passes differ most, and where they went wrong most: its upda
 writes to an array, newest first, sharing their older writes with other lists) is folded
 oldest write first into one value, ``write(before, index, value)`` per write starting from
 ``array(array)``, and memoized per write node, so a long history shared by many reads is
-folded once; ``read(expr, updates, index)`` then makes the read's value. A subclass says
-what each node computes; the walk is written here once.
+folded once; ``read(expr, updates, index)`` then makes the read's value. A write is memoized
+with its list's array (the same write nodes may end lists of two arrays: a decoded query
+shares equal writes), since a fold's value of a list usually starts from the array's. A
+subclass says what each node computes; the walk is written here once.
 """
 
 from __future__ import annotations
@@ -34,16 +36,18 @@ class DagFold(Generic[R]):
 
     Subclasses implement :meth:`node`, :meth:`array`, :meth:`write` and :meth:`read`.
     ``memo`` keeps each node's value between calls (a ``WeakKeyDictionary`` lets values go
-    with their expressions); ``update_memo`` each write node's folded list (write nodes are
-    not weakly referable: :meth:`__call__` empties it past ``update_limit`` entries)."""
+    with their expressions); ``update_memo`` each ``(write node, array)``'s folded list (write
+    nodes are not weakly referable: :meth:`__call__` empties it past ``update_limit``
+    entries)."""
 
     __slots__ = ("memo", "update_memo", "update_limit")
 
     def __init__(self, memo: MutableMapping[Expr, R] | None = None,
-                 update_memo: MutableMapping[UpdateNode, R] | None = None,
+                 update_memo: MutableMapping[tuple[UpdateNode, Array], R] | None = None,
                  update_limit: int = 200_000) -> None:
         self.memo: MutableMapping[Expr, R] = {} if memo is None else memo
-        self.update_memo: MutableMapping[UpdateNode, R] = {} if update_memo is None else update_memo
+        self.update_memo: MutableMapping[tuple[UpdateNode, Array], R] = (
+            {} if update_memo is None else update_memo)
         self.update_limit = update_limit
 
     # -- what a subclass computes -------------------------------------------------------------
@@ -83,41 +87,55 @@ class DagFold(Generic[R]):
             if kind == _EXPAND:
                 if item in memo:
                     continue
-                push((_EMIT, item))
                 if item.op is read_op:
+                    push((_EMIT, item))
                     index = item.args[0]
                     if index not in memo:
                         push((_EXPAND, index))
                     updates = item.updates
+                    arr = updates.array
                     # newest first from the head, down to a write already folded; pushed so
                     # that the oldest of them is folded first
                     write = updates.head
-                    while write is not None and write not in writes:
-                        push((_WRITE, (write, updates.array)))
+                    while write is not None and (write, arr) not in writes:
+                        push((_WRITE, (write, arr)))
                         if write.value not in memo:
                             push((_EXPAND, write.value))
                         if write.index not in memo:
                             push((_EXPAND, write.index))
                         write = write.next
-                else:
-                    args = item.args
-                    for i in range(len(args) - 1, -1, -1):
-                        if args[i] not in memo:
-                            push((_EXPAND, args[i]))
+                    continue
+                args = item.args
+                if not args:
+                    # a leaf (a constant): its value now, without a second visit
+                    memo[item] = node(item, ())
+                    continue
+                push((_EMIT, item))
+                for i in range(len(args) - 1, -1, -1):
+                    if args[i] not in memo:
+                        push((_EXPAND, args[i]))
             elif kind == _EMIT:
                 if item in memo:
                     continue  # reached twice before its first emission
                 if item.op is read_op:
                     updates = item.updates
                     head = updates.head
-                    folded = array(updates.array) if head is None else writes[head]
+                    folded = array(updates.array) if head is None else writes[head, updates.array]
                     memo[item] = read(item, folded, memo[item.args[0]])
                 else:
-                    memo[item] = node(item, [memo[a] for a in item.args])
+                    # the operands' values without a comprehension's frame (most have 1 or 2)
+                    args = item.args
+                    arity = len(args)
+                    if arity == 2:
+                        memo[item] = node(item, (memo[args[0]], memo[args[1]]))
+                    elif arity == 1:
+                        memo[item] = node(item, (memo[args[0]],))
+                    else:
+                        memo[item] = node(item, tuple(map(memo.__getitem__, args)))
             else:
-                write, arr = item
-                if write in writes:
+                if item in writes:
                     continue
-                before = array(arr) if write.next is None else writes[write.next]
-                writes[write] = fold_write(before, memo[write.index], memo[write.value])
+                write, arr = item
+                before = array(arr) if write.next is None else writes[write.next, arr]
+                writes[item] = fold_write(before, memo[write.index], memo[write.value])
         return memo[root]

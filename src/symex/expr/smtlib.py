@@ -13,21 +13,22 @@ produced a query.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
 from symex.errors import QueryFormatError
 from symex.expr import build as _b
 from symex.expr.float_build import FLOAT_OPS, float_op
-from symex.expr.nodes import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateList, UpdateNode
+from symex.expr.fold import DagFold
+from symex.expr.nodes import ELEMENT_WIDTH, INDEX_WIDTH, Array, Expr, Op, UpdateList
 from symex.expr.smtlib_floats import (
     FLOAT_HELPERS_INFO,
     FLOAT_NODE_INFO,
     FloatNodeWriter,
     parse_operand_token,
 )
-from symex.expr.walk import arrays_in, postorder
+from symex.expr.walk import arrays_in
 
 __all__ = ["SmtQuery", "parse_smtlib", "write_smtlib"]
 
@@ -618,15 +619,41 @@ def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: 
         if array.initial is not None:
             for i, byte in enumerate(array.initial):
                 lines.append(f"(assert (= (select {name} (_ bv{i} 32)) (_ bv{byte} 8)))")
-    names: dict[Expr, str] = {}
-    lists: dict[tuple[Array, UpdateNode], str] = {}
+    definitions = _Definitions(lines, prefix, array_names)
+    for r in roots:
+        definitions(r)
+    for r in roots:
+        lines.append(f"(assert {definitions.ref(r, True)})")
+    if definitions.floats.used and logic == "QF_ABV":
+        lines[0] = "(set-logic QF_ABVFP)"
+    lines.append("(check-sat)")
+    lines.append("(exit)")
+    return "\n".join(lines) + "\n"
 
-    def ref(e: Expr, want_bool: bool) -> str:
+
+class _Definitions(DagFold[str]):
+    """The ``define-fun`` lines of :func:`write_smtlib`, on the fold: each node's value is the
+    name of its definition (a constant's, its literal), each update list's the name of the
+    array it stores into."""
+
+    __slots__ = ("lines", "prefix", "array_names", "counter", "floats")
+
+    def __init__(self, lines: list[str], prefix: str, array_names: dict[Array, str]) -> None:
+        super().__init__()
+        self.lines = lines
+        self.prefix = prefix
+        self.array_names = array_names
+        self.counter = 0
+        self.floats = FloatNodeWriter(lines, prefix, lambda x: self.ref(x, False),
+                                      self.memo)  # type: ignore[arg-type]  # a dict
+
+    def ref(self, e: Expr, want_bool: bool) -> str:
+        """How a term uses ``e`` (defined already): as a Bool or as a bit-vector."""
         if e.op is Op.CONST:
             if e.width == 1 and want_bool:
                 return "true" if e.value else "false"
             return f"(_ bv{e.value} {e.width})"
-        name = names[e]
+        name = self.memo[e]
         native = _is_bool(e)
         if want_bool and not native:
             return f"(= #b1 {name})"
@@ -634,62 +661,58 @@ def write_smtlib(constraints: Iterable[Expr], query: Expr | None = None, logic: 
             return f"(ite {name} #b1 #b0)"
         return name
 
-    counter = 0
-    floats = FloatNodeWriter(lines, prefix, lambda x: ref(x, False), names)
-    for e in postorder(roots):
+    def define(self, sort: str, body: str) -> str:
+        """A new ``define-fun`` of ``body``; its name."""
+        self.counter += 1
+        name = f"{self.prefix}{self.counter}"
+        self.lines.append(f"(define-fun {name} () {sort} {body})")
+        return name
+
+    def node(self, e: Expr, args: Sequence[str]) -> str:
         op = e.op
         if op is Op.CONST:
-            continue
-        args = e.args
-        if op is Op.READ:
-            updates = e.updates
-            assert updates is not None
-            array = updates.array
-            pending: list[UpdateNode] = []
-            node = updates.head
-            while node is not None and (array, node) not in lists:
-                pending.append(node)
-                node = node.next
-            base = array_names[array] if node is None else lists[(array, node)]
-            for n in reversed(pending):
-                counter += 1
-                lname = f"{prefix}{counter}"
-                lines.append(f"(define-fun {lname} () {_ARRAY_SORT} "
-                             f"(store {base} {ref(n.index, False)} {ref(n.value, False)}))")
-                lists[(array, n)] = lname
-                base = lname
-            body = f"(select {base} {ref(args[0], False)})"
-        elif op is Op.SELECT:
+            return f"(_ bv{e.value} {e.width})"
+        ref = self.ref
+        operands = e.args
+        # an operand wider than 1 bit is a bit-vector whatever it is: its value is its term
+        # (only 1-bit operands may need a Bool or a bit-vector made of the other)
+        first = args[0] if operands[0].width != 1 else ref(operands[0], False)
+        if op is Op.SELECT:
             b = e.width == 1
-            body = f"(ite {ref(args[0], True)} {ref(args[1], b)} {ref(args[2], b)})"
+            body = f"(ite {ref(operands[0], True)} {ref(operands[1], b)} {ref(operands[2], b)})"
         elif op is Op.CONCAT:
-            body = f"(concat {ref(args[0], False)} {ref(args[1], False)})"
+            second = args[1] if operands[1].width != 1 else ref(operands[1], False)
+            body = f"(concat {first} {second})"
         elif op is Op.EXTRACT:
-            body = f"((_ extract {e.value + e.width - 1} {e.value}) {ref(args[0], False)})"
+            body = f"((_ extract {e.value + e.width - 1} {e.value}) {first})"
         elif op is Op.ZEXT or op is Op.SEXT:
             kind = "zero_extend" if op is Op.ZEXT else "sign_extend"
-            body = f"((_ {kind} {e.width - args[0].width}) {ref(args[0], False)})"
+            body = f"((_ {kind} {e.width - operands[0].width}) {first})"
         elif op is Op.NOT:
-            body = f"(not {ref(args[0], True)})" if e.width == 1 else f"(bvnot {ref(args[0], False)})"
+            body = f"(not {ref(operands[0], True)})" if e.width == 1 else f"(bvnot {first})"
         elif e.width == 1 and op in (Op.AND, Op.OR, Op.XOR):
             word = {Op.AND: "and", Op.OR: "or", Op.XOR: "xor"}[op]
-            body = f"({word} {ref(args[0], True)} {ref(args[1], True)})"
-        elif op is Op.EQ:
-            b = args[0].width == 1
-            body = f"(= {ref(args[0], b)} {ref(args[1], b)})"
+            body = f"({word} {ref(operands[0], True)} {ref(operands[1], True)})"
         elif op in FLOAT_OPS:
-            body = floats.body(e, f"{prefix}{counter + 1}")
+            body = self.floats.body(e, f"{self.prefix}{self.counter + 1}")
+        elif operands[0].width == 1:
+            b = op is Op.EQ
+            body = (f"({'=' if b else _BV_NAMES[op]} {ref(operands[0], b)} "
+                    f"{ref(operands[1], b)})")
         else:
-            body = f"({_BV_NAMES[op]} {ref(args[0], False)} {ref(args[1], False)})"
-        counter += 1
-        name = f"{prefix}{counter}"
-        sort = "Bool" if _is_bool(e) else f"(_ BitVec {e.width})"
-        lines.append(f"(define-fun {name} () {sort} {body})")
-        names[e] = name
-    for r in roots:
-        lines.append(f"(assert {ref(r, True)})")
-    if floats.used and logic == "QF_ABV":
-        lines[0] = "(set-logic QF_ABVFP)"
-    lines.append("(check-sat)")
-    lines.append("(exit)")
-    return "\n".join(lines) + "\n"
+            body = f"({'=' if op is Op.EQ else _BV_NAMES[op]} {first} {args[1]})"
+        self.counter += 1
+        name = f"{self.prefix}{self.counter}"
+        self.lines.append(f"(define-fun {name} () "
+                          f"{'Bool' if _is_bool(e) else f'(_ BitVec {e.width})'} {body})")
+        return name
+
+    def array(self, array: Array) -> str:
+        return self.array_names[array]
+
+    def write(self, before: str, index: str, value: str) -> str:
+        # an index (32 bits) and a value (8) are never Bool: their names are their terms
+        return self.define(_ARRAY_SORT, f"(store {before} {index} {value})")
+
+    def read(self, e: Expr, updates: str, index: str) -> str:
+        return self.define(f"(_ BitVec {e.width})", f"(select {updates} {index})")
