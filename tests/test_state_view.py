@@ -61,6 +61,8 @@ def test_a_handler_works_through_the_view(tmp_path: Path) -> None:
         observed["stack"] = view.call_stack
         observed["constraints"] = len(view.constraints)
         observed["word"] = view.read_c_string(args[1])
+        observed["functions"] = {"main", "inspect"} <= set(view.program.functions)
+        view.warn(f"inspected {observed['word'].decode()}")
         scratch = view.allocate(8, ObjectKind.HEAP, "scratch")
         view.write(scratch, INT, 1234)
         observed["scratch"] = view.read(scratch, INT)
@@ -95,6 +97,7 @@ def test_a_handler_works_through_the_view(tmp_path: Path) -> None:
     assert function == "main" and file.endswith("view.c") and line == 13
     assert observed["constraints"] >= 1  # x > 10, at least
     assert observed["word"] == b"hello" and observed["scratch"] == 1234
+    assert observed["functions"] and "inspected hello" in result.messages
     assert all(isinstance(b, E.Expr) for b in observed["made"])  # each byte an input's
     assert observed["extra"] == 513 and observed["x"] > 10
     # the handler's write reached the program, its value came back, and pick forked 3 ways

@@ -121,17 +121,15 @@ def _klee_abort(view: StateView, args: list[Any]) -> None:
 
 
 def _klee_warning(view: StateView, args: list[Any]) -> None:
-    ex = view.machine
-    ex.messages.append(f"KLEE: WARNING: {_string(view, args[0])}")
+    view.warn(f"KLEE: WARNING: {_string(view, args[0])}")
 
 
 def _klee_print_expr(view: StateView, args: list[Any]) -> None:
-    ex = view.machine
     message = _string(view, args[0])
     value = args[1] if len(args) > 1 else None
     shown = format_expr(value, max_chars=2000) if value is not None and type(value) is not int \
         else str(value)
-    ex.messages.append(f"{message}:{shown}")
+    view.warn(f"{message}:{shown}")
 
 
 def _klee_prefer_cex(view: StateView, args: list[Any]) -> None:

@@ -356,12 +356,11 @@ def _stream_fd(view: StateView, stream: Any) -> int:
     ``stderr`` stay undefined globals holding NULL, every stream the program can name is NULL,
     and formatted output to it goes to stdout.
     """
-    ex = view.machine
     if type(stream) is not int:
         stream = view.concretize(stream, 64, "FILE pointer")
     defined = False
     for name in ("stdout", "stderr", "stdin"):
-        g = ex.program.globals.get(name)
+        g = view.program.globals.get(name)
         if g is not None and g.size == 8:
             value = view.read(g.address, POINTER_ACCESS)
             defined = defined or type(value) is not int or value != 0

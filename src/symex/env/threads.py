@@ -82,9 +82,8 @@ def _waitpid(view: StateView, args: list[Any]) -> int:
 
 
 def _function_at(view: StateView, pointer: Any, what: str) -> Any:
-    ex = view.machine
     address = concrete_int(view, pointer, 64, what, signed=False)
-    fn = ex.program.functions_by_address.get(address)
+    fn = view.program.functions_by_address.get(address)
     if fn is None or fn.is_declaration:
         view.fail(ErrorKind.PTR, f"{what} is not a function of the program (0x{address:x})")
     return fn

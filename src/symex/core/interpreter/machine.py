@@ -398,6 +398,16 @@ class StateView:
         assert self.call is not None, "an entry hook's view has no call instruction"
         return self.call
 
+    @property
+    def program(self) -> Program:
+        """The program being run: its functions and globals by name."""
+        return self.machine.program
+
+    def warn(self, message: str) -> None:
+        """Say ``message`` with the run's other messages (``messages.txt``), as
+        ``klee_warning`` does."""
+        self.machine.messages.append(message)
+
     # -- memory, through the run's memory model ----------------------------------------------
 
     def read(self, address: Any, access: Access) -> Any:
