@@ -33,11 +33,13 @@ its package's entry point.
 from __future__ import annotations
 
 import enum
-from importlib.metadata import EntryPoint, distributions, entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symex.errors import ConfigError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = ["PLUGIN_GROUP", "PluginKind", "load_plugin", "plugin_directories", "plugin_names"]
 
@@ -57,6 +59,10 @@ class PluginKind(enum.Enum):
 def _entries(kind: PluginKind) -> dict[str, EntryPoint]:
     """The installed plug-ins of ``kind`` by name (first declared wins, in the order
     ``importlib.metadata`` lists the installed packages)."""
+    # imported here: importlib.metadata costs 20 ms (csv, email, socket) of every run's
+    # start, and a run that uses no plug-in never gets here
+    from importlib.metadata import entry_points  # noqa: PLC0415
+
     found: dict[str, EntryPoint] = {}
     prefix = kind.value + "."
     for entry in entry_points(group=PLUGIN_GROUP):
@@ -89,6 +95,8 @@ def plugin_directories() -> tuple[Path, ...]:
     entries: site-packages, or a ``pip install --target`` directory on ``PYTHONPATH``), each
     once, in the order ``importlib.metadata`` lists the packages: what a sandboxed process
     must see to find the same plug-ins (the service's jobs)."""
+    from importlib.metadata import distributions  # noqa: PLC0415 (as in _entries)
+
     found: dict[Path, None] = {}
     for dist in distributions():
         if any(entry.group == PLUGIN_GROUP for entry in dist.entry_points):
