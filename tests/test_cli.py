@@ -82,6 +82,22 @@ def test_bad_command_lines_give_one_line_and_status_2(args: tuple[str, ...], mes
     assert not list(tmp_path.iterdir())  # nothing created for a bad command line
 
 
+@pytest.mark.parametrize("option, message", [
+    (("--memory-model", "nosuch"), "unknown memory model 'nosuch'"),
+    (("--float-solver", "nosuch"), "unknown backend 'nosuch'"),
+    (("--search", "nosuch"), "unknown searcher 'nosuch'"),
+])
+def test_a_bad_option_is_reported_before_the_program_is_compiled(
+        option: tuple[str, ...], message: str, tmp_path: Path) -> None:
+    """The option's mistake, not the program's: a big program is not compiled first."""
+    broken = tmp_path / "broken.c"
+    broken.write_text("int main(void) { return undeclared; }\n")
+    proc = symex("run", *option, str(broken), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "undeclared" not in proc.stderr, proc.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["broken.c"]
+
+
 def test_klee_time_syntax_and_error_types_are_accepted(tmp_path: Path) -> None:
     proc = symex("run", "--quiet", "--max-time", "1min", "--exit-on-error-type", "Assert,ReportError",
                  "--exit-on-error-type", "ptr", GET_SIGN, cwd=tmp_path)

@@ -468,6 +468,12 @@ def main(options: argparse.Namespace) -> int:
         _warn_of_flags_after_the_program(options)
         _validate(options)
         argv = _command_line(options)
+        # the run's options are checked before the program is compiled (seconds, for a big one)
+        description = RunDescription.build(
+            **_flag_options(options), exit_on_error=_exit_on_error(options),
+            track_test_coverage=options.write_cov, sym_args=argv,
+            progress_interval=_snapshot_interval(mode, options.progress_interval),
+            stdin=_stdin_bytes(options), environ=_environment(options), seeds=_seeds(options))
         program = compile(options.programs, flags, libc=options.libc or True,
                           programs=dict(options.exec_programs), fuzz_target=options.fuzz_target)
         entry = program.functions.get("main")
@@ -478,11 +484,6 @@ def main(options: argparse.Namespace) -> int:
             raise ConfigError(f"{options.program} has no main function to start from; "
                               f"symex runs a whole program from its main{hint}")
         # every check before the output directory exists: bad input leaves nothing behind
-        description = RunDescription.build(
-            **_flag_options(options), exit_on_error=_exit_on_error(options),
-            track_test_coverage=options.write_cov, sym_args=argv,
-            progress_interval=_snapshot_interval(mode, options.progress_interval),
-            stdin=_stdin_bytes(options), environ=_environment(options), seeds=_seeds(options))
         check_continuation(program, description, extends_copy=options.record_tree)
         # the .ktest args field: the command line in KLEE's syntax, as KLEE writes it
         out = OutputDirectory.create(options.output_dir, program_args=[options.program, *argv.words()],
