@@ -41,6 +41,10 @@ class ForkingModel:
         into several objects forks one state per object (the others re-execute the access).
         An address below or above an object but within its region (:func:`locate`) is
         reported against that object, at a signed offset."""
+        if type(address) is not int:
+            # the path's equalities may settle it (expr's argument cursor, advanced by a
+            # comparison the path has decided: KLEE's toUnique, without a query)
+            address = ex.settled(state, address)
         if type(address) is int:
             segment, offset = locate(address)
             os = state.objects.get(segment)
