@@ -25,3 +25,42 @@ def test_a_pointer_moved_by_conditions_reads_one_of_its_targets(tmp_path: Path) 
     # only the input is an array: the words' pointers and letters were chosen, not read
     # out of memory arrays at symbolic offsets
     assert not [q for q in queries if "declare-fun |mem" in q]
+
+
+DECIDED = """\
+#include <klee/klee.h>
+void peek(const char **cursor);
+int main(void) {
+  char in[2];
+  klee_make_symbolic(in, sizeof in, "in");
+  const char *words[3] = {"alpha", "beta", "gamma"};
+  const char **cursor = words;
+  if (in[0] != '+')
+    return 0;
+  cursor += in[0] == '+';   /* the path has decided it: one value */
+  peek(cursor);
+  return 1;
+}
+"""
+
+
+def test_a_pointer_the_path_has_decided_is_read_as_one_value(tmp_path: Path) -> None:
+    """The cursor moved by a comparison the path's equalities settle points at one word:
+    reading through it gives that word's pointer as a number, not a choice between two
+    (every later query would carry the choice: expr's cursor, KLEE's toUnique)."""
+    from symex.core.interpreter.machine import StateView
+
+    seen: list[object] = []
+
+    def peek(view: StateView, args: list[object]) -> None:
+        pointer = view.read_bytes(args[0], 8)
+        seen.append(pointer)
+        if all(type(b) is int for b in pointer):
+            seen.append(view.read_c_string(int.from_bytes(bytes(pointer), "little")))  # type: ignore[arg-type]
+
+    source = tmp_path / "decided.c"
+    source.write_text(DECIDED)
+    result = symex.explore(symex.compile(source), externals={"peek": peek})
+    assert sorted(t.exit_code for t in result.tests) == [0, 1]
+    assert len(seen) == 2 and all(type(b) is int for b in seen[0]), seen  # type: ignore[attr-defined]
+    assert seen[1] == b"beta"
