@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import symex
 
 CURSOR = Path(__file__).parent / "programs" / "cursor.c"
@@ -35,7 +37,7 @@ int main(void) {
   klee_make_symbolic(in, sizeof in, "in");
   const char *words[3] = {"alpha", "beta", "gamma"};
   const char **cursor = words;
-  if (in[0] != '+')
+  if (SIDE)
     return 0;
   cursor += in[0] == '+';   /* the path has decided it: one value */
   peek(cursor);
@@ -44,10 +46,17 @@ int main(void) {
 """
 
 
-def test_a_pointer_the_path_has_decided_is_read_as_one_value(tmp_path: Path) -> None:
-    """The cursor moved by a comparison the path's equalities settle points at one word:
-    reading through it gives that word's pointer as a number, not a choice between two
-    (every later query would carry the choice: expr's cursor, KLEE's toUnique)."""
+@pytest.mark.parametrize("side, word", [
+    ("in[0] != '+'", b"beta"),                 # on: in[0] == '+'
+    ("in[0] == '+'", b"alpha"),                # on: not so
+    ("(unsigned char)in[0] <= 'z'", b"alpha"),  # on: above 'z', so not '+': the solver says
+], ids=["an equality", "its negation", "an implication"])
+def test_a_pointer_the_path_has_decided_is_read_as_one_value(side: str, word: bytes,
+                                                             tmp_path: Path) -> None:
+    """The cursor moved by a comparison the path has decided points at one word: reading
+    through it gives that word's pointer as a number, not a choice between two (every later
+    query would carry the choice: expr's cursor). The path's own conditions settle it by
+    rewriting; one they only imply, by one question (KLEE's toUnique)."""
     from symex.core.interpreter.machine import StateView
 
     seen: list[object] = []
@@ -59,8 +68,8 @@ def test_a_pointer_the_path_has_decided_is_read_as_one_value(tmp_path: Path) -> 
             seen.append(view.read_c_string(int.from_bytes(bytes(pointer), "little")))  # type: ignore[arg-type]
 
     source = tmp_path / "decided.c"
-    source.write_text(DECIDED)
+    source.write_text(DECIDED.replace("SIDE", side))
     result = symex.explore(symex.compile(source), externals={"peek": peek})
     assert sorted(t.exit_code for t in result.tests) == [0, 1]
     assert len(seen) == 2 and all(type(b) is int for b in seen[0]), seen  # type: ignore[attr-defined]
-    assert seen[1] == b"beta"
+    assert seen[1] == word

@@ -25,6 +25,7 @@ from symex.core.shortfalls import ShortfallKind
 from symex.core.state import NO_MODEL, State
 from symex.expr.value_sets import few_values
 from symex.ir.program import SEGMENT_SHIFT
+from symex.solvers.base import Validity
 
 __all__ = ["FEW_OFFSETS", "OFFSET_VALUES_LOOKED_AT", "ForkingModel", "in_segment",
            "chosen", "out_of_bounds", "read_at", "read_one_of", "segment_of"]
@@ -41,10 +42,17 @@ class ForkingModel:
         into several objects forks one state per object (the others re-execute the access).
         An address below or above an object but within its region (:func:`locate`) is
         reported against that object, at a signed offset."""
+        value = None
         if type(address) is not int:
-            # the path's equalities may settle it (expr's argument cursor, advanced by a
-            # comparison the path has decided: KLEE's toUnique, without a query)
+            # a pointer the path has decided is one number (expr's argument cursor, advanced
+            # by comparisons the path has made): read through it as such, or every later
+            # query carries the choice. The path's equalities may settle it (no query); else
+            # one question, as KLEE's toUnique asks: can it be other than the inputs' value?
             address = ex.settled(state, address)
+            if type(address) is not int:
+                value = ex.get_value(state, address)
+                if ex.evaluate(state, E.eq(address, E.const(value, 64))) is Validity.TRUE:
+                    address = value
         if type(address) is int:
             segment, offset = locate(address)
             os = state.objects.get(segment)
@@ -55,7 +63,7 @@ class ForkingModel:
             if os.obj.limit is not None:
                 self.check_limit(ex, state, os.obj, offset, size, what)
             return os, offset
-        value = ex.get_value(state, address)
+        assert value is not None
         segment, value_offset = locate(value)
         os = state.objects.get(segment)
         inside = in_segment(address, segment)
