@@ -25,7 +25,6 @@ from symex.core.shortfalls import ShortfallKind
 from symex.core.state import NO_MODEL, State
 from symex.expr.value_sets import few_values
 from symex.ir.program import SEGMENT_SHIFT
-from symex.solvers.base import Validity
 
 __all__ = ["FEW_OFFSETS", "OFFSET_VALUES_LOOKED_AT", "ForkingModel", "in_segment",
            "chosen", "out_of_bounds", "read_at", "read_one_of", "segment_of"]
@@ -48,10 +47,13 @@ class ForkingModel:
             # by comparisons the path has made): read through it as such, or every later
             # query carries the choice. The path's equalities may settle it (no query); else
             # one question, as KLEE's toUnique asks: can it be other than the inputs' value?
+            # (asked as values_of: the answer is recorded by the address, not by a value a
+            # model chose, so a worker's replay and one process record the same tree)
             address = ex.settled(state, address)
             if type(address) is not int:
-                value = ex.get_value(state, address)
-                if ex.evaluate(state, E.eq(address, E.const(value, 64))) is Validity.TRUE:
+                values = ex.values_of(state, address, 2)
+                value = values[0]
+                if len(values) == 1:
                     address = value
         if type(address) is int:
             segment, offset = locate(address)

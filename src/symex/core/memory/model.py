@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from symex.core.shortfalls import ShortfallTally
     from symex.core.state import State
     from symex.ir.program import Program
-    from symex.solvers.base import Validity
 
 __all__ = ["MemoryModel", "PathDecisions"]
 
@@ -63,10 +62,6 @@ class PathDecisions(Protocol):
 
     def get_value(self, state: State, value: E.Expr) -> int:
         """Some value of ``value`` on the path (the state's inputs': no query)."""
-        ...
-
-    def evaluate(self, state: State, condition: E.Expr) -> Validity:
-        """Whether the width-1 ``condition`` must, may or cannot hold on the path."""
         ...
 
     def values_of(self, state: State, value: E.Expr, most: int) -> list[int]:
