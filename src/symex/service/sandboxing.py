@@ -208,7 +208,9 @@ def shared_musl() -> Path | None:
             made = subprocess.run([sys.executable, "-c", "from symex.ir.musl import musl_library; "
                                    "musl_library()"], capture_output=True, text=True,
                                   timeout=3600, check=False)
-            _musl.append(musl_cache_root().resolve() if made.returncode == 0 else None)
+            # a wheel's prebuilt musl needs no cache (nothing is built there): none to show
+            root = musl_cache_root().resolve()
+            _musl.append(root if made.returncode == 0 and root.is_dir() else None)
         return _musl[0]
 
 
