@@ -247,15 +247,20 @@ def _launch_environment() -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
+def _paths(paths: Iterable[str | os.PathLike[str]]) -> tuple[Path, ...]:
+    """A sandbox's directory list, as paths."""
+    return tuple(Path(p) for p in paths)
+
+
 @attrs.frozen
 class Sandbox:
     """Where and how an untrusted process runs (module docstring)."""
 
-    readable: tuple[Path, ...] = attrs.field(default=(), converter=lambda ps: tuple(Path(p) for p in ps))
+    readable: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
     """Files and directories it may read, besides the system and Python (:func:`python_paths`)."""
-    writable: tuple[Path, ...] = attrs.field(default=(), converter=lambda ps: tuple(Path(p) for p in ps))
+    writable: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
     """Directories it may write (they must exist; run by root, owned by ``uid``)."""
-    hidden: tuple[Path, ...] = attrs.field(default=(), converter=lambda ps: tuple(Path(p) for p in ps))
+    hidden: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
     """Directories and files masked (an empty directory, an empty file in their place) where
     a readable path holds them."""
     limits: SandboxLimits = SandboxLimits()
@@ -266,7 +271,7 @@ class Sandbox:
     """The user it runs as when the caller is root (and its group)."""
     python: bool = False
     """Whether it runs symex's Python (:func:`python_paths` become readable)."""
-    python_path: tuple[Path, ...] = attrs.field(default=(), converter=lambda ps: tuple(Path(p) for p in ps))
+    python_path: tuple[Path, ...] = attrs.field(default=(), converter=_paths)
     """More directories its Python imports from, after symex's (readable, and on its
     ``PYTHONPATH``): where installed plug-ins live outside :func:`python_paths`."""
     network: bool = False

@@ -701,11 +701,7 @@ class _Definitions(DagFold[str]):
                     f"{ref(operands[1], b)})")
         else:
             body = f"({'=' if op is Op.EQ else _BV_NAMES[op]} {first} {args[1]})"
-        self.counter += 1
-        name = f"{self.prefix}{self.counter}"
-        self.lines.append(f"(define-fun {name} () "
-                          f"{'Bool' if _is_bool(e) else f'(_ BitVec {e.width})'} {body})")
-        return name
+        return self.define("Bool" if _is_bool(e) else f"(_ BitVec {e.width})", body)
 
     def array(self, array: Array) -> str:
         return self.array_names[array]

@@ -153,7 +153,6 @@ def musl_cache_root() -> Path:
     return Path(given) if given else default_cache_dir() / f"musl-{MUSL_VERSION}"
 
 
-
 def _download(target: Path) -> None:
     """Fetch Debian's tarball into ``target``, checked against its SHA-256."""
     # urllib, tarfile and the thread pool are imported where used: every run imports this
