@@ -17,7 +17,8 @@ Each tool runs in both tools at once, one core each, for --time seconds:
 - KLEE with the options of its coreutils tutorial (uclibc, POSIX runtime, random-path
   interleaved with nurs:covnew, batching, only tests that cover new code);
 - symex with the same search (`--search random-path --search nurs:covnew`), the same
-  query limit (`--max-solver-time 30s`) and `--only-output-states-covering-new`.
+  query limit (`--max-solver-time 30s`), the same batches (`--batch-instructions 10000`;
+  `--batch-instructions 0` here turns symex's off) and `--only-output-states-covering-new`.
 
 Both get an empty environment. Then each tool's tests are replayed on the gcov build as an
 unprivileged user (tools such as mkdir and mv act on the paths in their arguments), each
@@ -47,6 +48,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from coreutils import KLEE_ARGUMENTS, SOURCES, build, run_or_exit, run_tool, tools  # noqa: E402
 
+#: instructions a chosen state runs before the next choice: KLEE's tutorial's batch, and
+#: symex's by default (``--batch-instructions``: the same search on both sides)
+BATCH_INSTRUCTIONS = 10_000
+
 #: KLEE's coreutils tutorial (klee.github.io/tutorials/testing-coreutils), less its test
 #: output extras (--write-cvcs, --write-cov) and with --max-time from --time
 KLEE_OPTIONS = (
@@ -56,10 +61,10 @@ KLEE_OPTIONS = (
     "--max-solver-time=30s", "--watchdog", "--max-memory-inhibit=false",
     "--max-static-fork-pct=1", "--max-static-solve-pct=1", "--max-static-cpfork-pct=1",
     "--switch-type=internal", "--search=random-path", "--search=nurs:covnew",
-    "--use-batching-search", "--batch-instructions=10000",
+    "--use-batching-search", f"--batch-instructions={BATCH_INSTRUCTIONS}",
 )
 
-#: symex's options for the same run
+#: symex's options for the same run (and ``--batch-instructions``, from the command line)
 SYMEX_OPTIONS = ("--search", "random-path", "--search", "nurs:covnew", "--only-output-states-covering-new",
                  "--max-solver-time", "30s")
 
@@ -202,7 +207,7 @@ def run_label(tool: str, seed: int | None) -> str:
 
 def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: float,
              klee: str, seed: int | None = None, solver: str | None = None,
-             ) -> tuple[dict[str, object], dict[str, object]]:
+             batch_instructions: int = 0) -> tuple[dict[str, object], dict[str, object]]:
     """Both engines on one tool at once, one core each: KLEE's row and symex's."""
     own = f"src/{SOURCES.get(tool, tool)}.c"
     bitcode = klee_bitcode(klee_tree, tool, work / "bitcode")
@@ -217,6 +222,8 @@ def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: 
     options = SYMEX_OPTIONS if seed is None else (*SYMEX_OPTIONS, "--seed", str(seed))
     if solver is not None:
         options = (*options, "--solver", solver)
+    if batch_instructions:
+        options = (*options, "--batch-instructions", str(batch_instructions))
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         klee_run = pool.submit(run_klee, klee, bitcode, results / f"klee-{label}", seconds, sandbox,
                                environment, seed)
@@ -280,6 +287,9 @@ def main() -> int:
                              "per seed (default: one run, each engine's own default seed)")
     parser.add_argument("--solver", help="symex's solver configuration (default: symex's own), "
                                          "e.g. 'choose(z3, bitwuzla)'; KLEE keeps z3")
+    parser.add_argument("--batch-instructions", type=int, default=BATCH_INSTRUCTIONS,
+                        help=f"symex's --batch-instructions (default {BATCH_INSTRUCTIONS}, KLEE's "
+                             "here; 0: symex chooses a state at every fork); KLEE keeps its own")
     options = parser.parse_args()
     klee = os.environ.get("KLEE_BIN")
     if not klee:
@@ -306,7 +316,7 @@ def main() -> int:
         pending: concurrent.futures.Future[dict[str, object]] | None = None
         for run in [*runs, None]:
             ran = run_both(run[0], source, klee_tree, work, options.time, klee, run[1],
-                           options.solver) if run else None
+                           options.solver, options.batch_instructions) if run else None
             if pending is not None:
                 rows.append(pending.result())
                 print(json.dumps(rows[-1]), flush=True)

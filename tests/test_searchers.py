@@ -36,3 +36,38 @@ def test_covnew_distance_follows_the_call_stack(tmp_path: Path) -> None:
     assert searcher._distance(state) == 10000  # nothing uncovered is reachable any more
     coverage["f"][0] = 0
     assert searcher._distance(state) == 0  # the state is in uncovered code itself
+
+
+TEN_BRANCHES = """
+    #include <klee/klee.h>
+    #include <stdlib.h>
+    int main(void) {
+        unsigned char in[10];
+        klee_make_symbolic(in, sizeof in, "in");
+        int ones = 0;
+        for (int i = 0; i < 10; i++)
+            if (in[i] & 1)
+                ones++;
+        abort();   /* every path ends here, after ten forks */
+    }
+"""
+
+
+def test_a_batch_runs_the_chosen_state_on_across_its_forks(tmp_path: Path) -> None:
+    """KLEE's batching search (--batch-instructions): breadth-first alone makes all 1,024
+    states before any reaches the end, so the first error leaves 1,023 open; batched for
+    more instructions than a whole path takes, the chosen state runs on through its ten
+    forks, leaving one sibling per fork; a small batch lies between. No path is lost."""
+    program = symex.compile(write(tmp_path, "ten.c", TEN_BRANCHES))
+
+    def left_open(batch: int) -> int:
+        result = symex.explore(program, searcher="bfs", exit_on_error=True, batch_instructions=batch)
+        assert result.paths.errors == 1
+        return result.paths.partial
+
+    assert left_open(0) == 1023
+    assert left_open(1_000_000) == 10
+    assert 10 < left_open(20) < 1023
+    whole = symex.explore(program, searcher=["random-path", "nurs:covnew"], seed=3,
+                          batch_instructions=10_000)
+    assert (whole.paths.errors, whole.paths.partial) == (1024, 0)

@@ -102,6 +102,9 @@ class Search:
     """How the next state is chosen."""
 
     searcher: str | tuple[str, ...] = "dfs"
+    batch_instructions: int = 0
+    """Instructions the chosen state runs, forks included, before the searcher chooses
+    again (0: it chooses at every fork; core/search/searchers.py, ``BatchingSearcher``)."""
     seed: int = 0
     portfolio: tuple[str, ...] = ()
     """Strategies workers take in turn (worker i: ``portfolio[i % len]``); empty: none."""

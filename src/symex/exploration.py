@@ -17,7 +17,7 @@ from symex.core.interpreter.collection import fewer_collections
 from symex.core.interpreter.executor import Executor
 from symex.core.memory.models import make_memory_model
 from symex.core.outcome import TIME_LIMIT_REASON, Forked, PathStatus, PathTerminated, ProgramError, TestCase
-from symex.core.search.searchers import ExecutionTree, Searcher, make_searcher
+from symex.core.search.searchers import BatchingSearcher, ExecutionTree, Searcher, make_searcher
 from symex.core.search.seeding import SeededSearcher, SeedFollowing
 from symex.core.site_budgets import SiteBudgets
 from symex.core.search.seeding import refresh as refresh_seeds
@@ -120,6 +120,8 @@ class Exploration:
         self.tree = ExecutionTree()
         self.searcher = searcher if searcher is not None else make_searcher(
             search.searcher, seed=search.seed, tree=self.tree, coverage=self.executor.coverage)
+        if search.batch_instructions:
+            self.searcher = BatchingSearcher(self.searcher, search.batch_instructions)
         if search.seeds:
             self.searcher = SeededSearcher(self.searcher)
         #: the recorded tree (None: the run records none); states replaying it are chosen by

@@ -184,6 +184,13 @@ OPTIONS: tuple[Option, ...] = (
            f"interleave (:func:`symex.explore` also takes a searcher object).",
            Flag(("--search",), SEARCH, f"search strategy, repeatable to interleave: "
                 f"{', '.join(SEARCHER_NAMES)}", "NAME", action="append")),
+    Option("batch_instructions", 0,
+           "KLEE's ``--use-batching-search --batch-instructions N``: the chosen state runs on "
+           "across its forks for N instructions before the searcher chooses again (0: it "
+           "chooses at every fork).",
+           Flag(("--batch-instructions",), SEARCH, "the chosen state runs N instructions, "
+                "forks included, before the searcher chooses again (KLEE's batching search; "
+                "default 0: choose at every fork)", "N", count)),
     Option("seed", 0, "Seed of the random searchers.",
            Flag(("--seed",), SEARCH, "seed of the random searchers", parse=int)),
     Option("seeds", (),
@@ -413,6 +420,7 @@ class ExploreOptions(TypedDict, total=False):
     fuzz_target: bool
     max_input: int
     max_fail: int
+    batch_instructions: int
     seed: int
     seeds: Sequence[Mapping[str, bytes | str] | Seed]
     max_time: float | None

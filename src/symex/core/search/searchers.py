@@ -320,6 +320,40 @@ class InterleavedSearcher:
         return self.searchers[0].empty()
 
 
+class BatchingSearcher:
+    """KLEE's ``--use-batching-search``: the state the wrapped searcher chose keeps running,
+    across its own forks, until it has run ``instructions`` more instructions or ended;
+    then the wrapped searcher chooses again.
+
+    Without it every fork is a new choice, and a searcher that favours shallow states
+    (random-path: a coin at every fork) rarely lets one path get past the argument parsing
+    of a coreutils tool into the code that reads its input. KLEE's coreutils runs batch
+    10,000 instructions. KLEE also ends a batch after ``--batch-time`` seconds; this one
+    counts only instructions, so a run still repeats for its seed."""
+
+    def __init__(self, base: Searcher, instructions: int) -> None:
+        self.base = base
+        self.instructions = instructions
+        self.batched: State | None = None
+        self.until = 0
+
+    def select(self) -> State:
+        batched = self.batched
+        if batched is not None and batched.instructions < self.until:
+            return batched
+        batched = self.batched = self.base.select()
+        self.until = batched.instructions + self.instructions
+        return batched
+
+    def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
+        self.base.update(current, added, removed)
+        if self.batched is not None and any(s is self.batched for s in removed):
+            self.batched = None
+
+    def empty(self) -> bool:
+        return self.base.empty()
+
+
 @attrs.frozen
 class SearchContext:
     """What a searcher is built from: the run's seeded random generator (shared by the
