@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import symex
-from symex.core.search.searchers import CoveringNewSearcher
+from symex.core.search.searchers import BatchingSearcher, CoveringNewSearcher
 from symex.core.state import Frame, State
 from c_programs import write
 
@@ -71,3 +71,39 @@ def test_a_batch_runs_the_chosen_state_on_across_its_forks(tmp_path: Path) -> No
     whole = symex.explore(program, searcher=["random-path", "nurs:covnew"], seed=3,
                           batch_instructions=10_000)
     assert (whole.paths.errors, whole.paths.partial) == (1024, 0)
+
+
+class _Turns:
+    """A searcher that hands out its states in turn (to see when a batch chooses again)."""
+
+    def __init__(self, states: list[State]) -> None:
+        self.states, self.turn = states, 0
+
+    def select(self) -> State:
+        self.turn += 1
+        return self.states[(self.turn - 1) % len(self.states)]
+
+    def update(self, current: State | None, added: object, removed: object) -> None:
+        pass
+
+    def empty(self) -> bool:
+        return not self.states
+
+
+def test_a_batch_ends_after_its_instructions_or_its_time() -> None:
+    """KLEE's --batch-time: a batch whose steps are slow (queries) ends after its seconds
+    even when its instructions are not run yet; with no time given, only instructions."""
+    first, second = State(0, 1), State(1, 1)
+    now = [0.0]
+    batching = BatchingSearcher(_Turns([first, second]), 100, 5.0, clock=lambda: now[0])
+    assert batching.select() is first
+    first.instructions, now[0] = 99, 4.9
+    assert batching.select() is first              # neither limit reached
+    now[0] = 5.1
+    assert batching.select() is second             # its time is up
+    second.instructions = 100
+    assert batching.select() is first              # its instructions are run
+    untimed = BatchingSearcher(_Turns([first, second]), 100, clock=lambda: now[0])
+    assert untimed.select() is first
+    now[0] = 1e9
+    assert untimed.select() is first

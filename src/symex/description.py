@@ -105,6 +105,9 @@ class Search:
     batch_instructions: int = 0
     """Instructions the chosen state runs, forks included, before the searcher chooses
     again (0: it chooses at every fork; core/search/searchers.py, ``BatchingSearcher``)."""
+    batch_time: float = 5.0
+    """Seconds a batch lasts at most (KLEE's ``--batch-time``; 0: no limit, a run that
+    repeats for its seed)."""
     seed: int = 0
     portfolio: tuple[str, ...] = ()
     """Strategies workers take in turn (worker i: ``portfolio[i % len]``); empty: none."""
@@ -233,6 +236,9 @@ class RunDescription:
             environment += (MaxFail(max_fail),)
         if o["max_input"] < 1:
             raise ConfigError(f"max_input must be at least 1 byte, not {o['max_input']}")
+        if o["batch_instructions"] < 0 or o["batch_time"] < 0:
+            raise ConfigError("batch_instructions and batch_time must be 0 (none) or more, not "
+                              f"{o['batch_instructions']} and {o['batch_time']}")
         if schedule_forks < 0:
             raise ConfigError(f"schedule_forks must be 0 or more, not {schedule_forks}")
         if max_sym_array_size < 0:
@@ -270,6 +276,7 @@ class RunDescription:
                           stop_at=_locations(o["stop_at"]),
                           concretize_printed=bool(o["concretize_printed"])),
             search=_group(Search, o, searcher=_names(searcher),
+                          batch_time=_finite(float(o["batch_time"])) or 0.0,
                           portfolio=portfolio_strategies(o["portfolio"], workers, searcher),
                           replay_searcher=_names(replay_searcher), seeds=seed_values),
             solver=_group(SolverSpec, o, config=o["solver"], timeout=_finite(o["solver_timeout"]),

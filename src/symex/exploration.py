@@ -121,7 +121,8 @@ class Exploration:
         self.searcher = searcher if searcher is not None else make_searcher(
             search.searcher, seed=search.seed, tree=self.tree, coverage=self.executor.coverage)
         if search.batch_instructions:
-            self.searcher = BatchingSearcher(self.searcher, search.batch_instructions)
+            self.searcher = BatchingSearcher(self.searcher, search.batch_instructions,
+                                             search.batch_time)
         if search.seeds:
             self.searcher = SeededSearcher(self.searcher)
         #: the recorded tree (None: the run records none); states replaying it are chosen by

@@ -191,6 +191,13 @@ OPTIONS: tuple[Option, ...] = (
            Flag(("--batch-instructions",), SEARCH, "the chosen state runs N instructions, "
                 "forks included, before the searcher chooses again (KLEE's batching search; "
                 "default 0: choose at every fork)", "N", count)),
+    Option("batch_time", 5.0,
+           "KLEE's ``--batch-time``: a batch (``batch_instructions``) also ends after this "
+           "many seconds, so that a path whose every step asks slow queries does not hold the "
+           "run (0: no limit; a batch ended by its time depends on the machine's speed, so "
+           "such a run does not repeat for its seed).",
+           Flag(("--batch-time",), SEARCH, "a batch also ends after TIME (default "
+                "%(default)ss, as KLEE; 0: never, so that runs repeat)", "TIME", seconds)),
     Option("seed", 0, "Seed of the random searchers.",
            Flag(("--seed",), SEARCH, "seed of the random searchers", parse=int)),
     Option("seeds", (),
@@ -421,6 +428,7 @@ class ExploreOptions(TypedDict, total=False):
     max_input: int
     max_fail: int
     batch_instructions: int
+    batch_time: float
     seed: int
     seeds: Sequence[Mapping[str, bytes | str] | Seed]
     max_time: float | None

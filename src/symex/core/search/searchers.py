@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import random
+import time
 from typing import Protocol
 from collections.abc import Callable, Sequence
 
@@ -322,27 +323,38 @@ class InterleavedSearcher:
 
 class BatchingSearcher:
     """KLEE's ``--use-batching-search``: the state the wrapped searcher chose keeps running,
-    across its own forks, until it has run ``instructions`` more instructions or ended;
-    then the wrapped searcher chooses again.
+    across its own forks, until it has run ``instructions`` more instructions or for
+    ``seconds`` (KLEE's ``--batch-time``; 0: no time limit), or has ended; then the wrapped
+    searcher chooses again.
 
     Without it every fork is a new choice, and a searcher that favours shallow states
     (random-path: a coin at every fork) rarely lets one path get past the argument parsing
     of a coreutils tool into the code that reads its input. KLEE's coreutils runs batch
-    10,000 instructions. KLEE also ends a batch after ``--batch-time`` seconds; this one
-    counts only instructions, so a run still repeats for its seed."""
+    10,000 instructions, and at most 5 s: a path whose every step asks slow queries (seq's
+    long doubles, date's parser) would otherwise hold the run for 10,000 instructions. A
+    batch ended by its time depends on the machine's speed, so a run that ends one no longer
+    repeats for its seed (``seconds=0`` keeps it repeatable). Unlike KLEE, the time does not
+    grow after a batch that overran it."""
 
-    def __init__(self, base: Searcher, instructions: int) -> None:
+    def __init__(self, base: Searcher, instructions: int, seconds: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.base = base
         self.instructions = instructions
+        self.seconds = seconds
+        self.clock = clock
         self.batched: State | None = None
         self.until = 0
+        self.deadline = 0.0
 
     def select(self) -> State:
         batched = self.batched
-        if batched is not None and batched.instructions < self.until:
+        if batched is not None and batched.instructions < self.until and (
+                not self.seconds or self.clock() < self.deadline):
             return batched
         batched = self.batched = self.base.select()
         self.until = batched.instructions + self.instructions
+        if self.seconds:
+            self.deadline = self.clock() + self.seconds
         return batched
 
     def update(self, current: State | None, added: Sequence[State], removed: Sequence[State]) -> None:
