@@ -165,6 +165,8 @@ def test_the_service_runs_jobs_with_the_plugins_it_sees(installed: Path, tmp_pat
     finally:
         service.stop()
     assert fixed["status"] == "done", fixed.get("reason")
+    # the job says which model it ran with (the page's jobs table shows it)
+    assert (fixed["memory_model"], forking["memory_model"]) == ("concretizing", "forking")
     assert (fixed["summary"]["paths"], fixed["summary"]["errors"]) == (3, 0), fixed
     assert forking["status"] == "done", forking
     assert (forking["summary"]["paths"], forking["summary"]["errors"]) == (5, 0), forking

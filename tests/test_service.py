@@ -541,11 +541,12 @@ def test_the_page_in_a_real_browser(service: Service, tmp_path: Path) -> None:
             page.click("#submit button[type=submit]")
             row = page.locator("tr.job", has_text="two_bugs.c").first
             row.wait_for(timeout=30_000)
-            seen = {row.locator("td").nth(2).inner_text()}
+            assert row.locator("td").nth(2).inner_text() == "forking"   # the default model
+            seen = {row.locator("td").nth(3).inner_text()}
             deadline = time.monotonic() + 240
             while "done" not in seen:
                 assert time.monotonic() < deadline, seen
-                seen.add(row.locator("td").nth(2).inner_text())
+                seen.add(row.locator("td").nth(3).inner_text())
                 time.sleep(0.1)
             assert seen & {"queued", "running"}       # the page followed it as it ran
             row.click()
@@ -777,12 +778,12 @@ def test_the_page_talks_back(service: Service, tmp_path: Path) -> None:
                 "document.getElementById('message').textContent.includes('submitted')")
             row = page.locator("tr.job", has_text="endless.c").last
             deadline = time.monotonic() + 60
-            while not (row.locator("td").nth(2).inner_text() == "running"
-                       and row.locator("td").nth(3).inner_text().isdigit()
-                       and int(row.locator("td").nth(3).inner_text()) > 0):
+            while not (row.locator("td").nth(3).inner_text() == "running"
+                       and row.locator("td").nth(4).inner_text().isdigit()
+                       and int(row.locator("td").nth(4).inner_text()) > 0):
                 assert time.monotonic() < deadline, row.inner_text()
                 time.sleep(0.2)
-            assert row.locator("td").nth(5).inner_text().endswith("%")
+            assert row.locator("td").nth(6).inner_text().endswith("%")
             # the crash's inputs as symex run shows them: x = 7 and y = 0 are numbers
             page.locator(f"#job-{crashed}").click()
             box = page.locator("#crashes .crash", has_text="[div]")
@@ -958,6 +959,13 @@ def test_a_whole_program_server_with_symbolic_packets_and_its_arguments(service:
     stored = spec.as_json()
     del stored["memory_model"]
     assert JobSpec.from_json(stored).memory_model == "forking"
+    # the API's job says what the job runs with, the default for a job stored before
+    from symex.service.job_status import JobStatus
+    from symex.service.store import JobRecord
+    shown = JobRecord(1, 1, JobStatus.DONE, None, "p.c", stored, 0.0, None, None, None).as_json()
+    assert (shown["memory_model"], shown["entry"]) == ("forking", "main")
+    chosen = JobRecord(2, 1, JobStatus.DONE, None, "p.c", spec.as_json(), 0.0, None, None, None)
+    assert chosen.as_json()["memory_model"] == "merged"
     with pytest.raises(ConfigError, match="unknown memory model 'flat'.*forking, merged"):
         JobSpec.parse("all-paths", 60, 1, "", "--sym-stdin 8", memory_model="flat")
 

@@ -54,7 +54,7 @@ form>*{margin:.2em .6em .2em 0} form>label{display:inline-block;white-space:nowr
 <button type="submit">Submit</button></form>
 <p id="message" role="status"></p>
 <p id="error"></p>
-<table><thead><tr><th>job</th><th>program</th><th>status</th><th>paths</th><th>error paths</th>
+<table><thead><tr><th>job</th><th>program</th><th>memory model</th><th>status</th><th>paths</th><th>error paths</th>
 <th>line coverage</th><th>reason</th></tr></thead><tbody id="jobs"></tbody></table>
 <div id="detail" hidden><h2 id="detail-title"></h2>
 <p id="solver-share"></p><svg id="plot" width="600" height="160"></svg>
@@ -112,10 +112,10 @@ async function refresh() {
     const paths = p ? p.completed + p.errors + p.partial : s.paths;
     const errors = p ? p.errors : s.errors;
     const coverage = p ? percent(p.covered_lines, p.total_lines) : s.line_coverage;
-    for (const cell of [job.id, job.program, job.status, paths, errors, coverage, job.reason]) {
+    for (const cell of [job.id, job.program, job.memory_model, job.status, paths, errors, coverage, job.reason]) {
       row.insertCell().textContent = text(cell);
     }
-    row.cells[2].className = "status-" + job.status;
+    row.cells[3].className = "status-" + job.status;
     row.onclick = () => { selected = job.id; refresh(); };
   }
   if (selected !== null) await detail(jobs.find((j) => j.id === selected));
