@@ -789,9 +789,10 @@ def test_the_page_talks_back(service: Service, tmp_path: Path) -> None:
             box = page.locator("#crashes .crash", has_text="[div]")
             box.wait_for(timeout=30_000)
             assert box.locator("pre.input").inner_text().splitlines() == ["x = 7", "y = 0"]
-            if len(rows) == 1:
-                points = page.get_attribute("#coverage-line", "points") or ""
-                assert len(points.split()) == 2                # a line, not nothing
+            # the line starts at no coverage at 0 s (a run's start), then each row
+            points = (page.get_attribute("#coverage-line", "points") or "").split()
+            assert points[0] == "30,140" and len(points) == len(rows) + 1
+            assert float(points[-1].split(",")[1]) < 140      # it rose: lines were covered
             assert page.locator("#plot circle.point").count() == len(rows)
         finally:
             browser.close()

@@ -165,8 +165,9 @@ function plot(rows) {
     h - 20 - (r.total_lines ? r.covered_lines / r.total_lines : 0) * (h - 30)]);
   const marks = points.map((p) => '<circle class="point" cx="' + p[0] + '" cy="' + p[1] +
     '" r="2" fill="#06c"/>').join("");
-  // one row: a line from the start at its coverage, so the plot is not empty
-  if (points.length === 1) points.unshift([30, points[0][1]]);
+  // every run starts with nothing covered: from there, a job of one row (under a second)
+  // shows its rise, not a flat line
+  points.unshift([30, h - 20]);
   svg.innerHTML = '<line x1="30" y1="' + (h - 20) + '" x2="' + w + '" y2="' + (h - 20) + '" stroke="#999"/>' +
     '<line x1="30" y1="10" x2="30" y2="' + (h - 20) + '" stroke="#999"/>' +
     '<text x="0" y="14" font-size="10">100%</text><text x="' + (w - 60) + '" y="' + (h - 5) + '" font-size="10">' +
