@@ -145,11 +145,10 @@ class JobRecord:
         # as the job runs: a job stored before a field existed took its default
         spec = JobSpec.from_json(self.spec)
         return {"id": self.id, "status": self.status.value, "reason": self.reason,
-                "program": self.program_name, "goal": self.spec.get("goal"),
-                "max_time": self.spec.get("max_time"), "workers": self.spec.get("workers"),
-                "budget": self.spec.get("budget"),
-                "policy": self.spec.get("policy", "budget-first"),
-                "entry": spec.entry, "memory_model": spec.memory_model,
+                "program": self.program_name, "goal": spec.goal_text,
+                "max_time": spec.max_time, "workers": spec.workers, "budget": spec.budget,
+                "policy": spec.policy.value, "entry": spec.entry,
+                "memory_model": spec.memory_model,
                 "created": self.created, "started": self.started, "finished": self.finished,
                 "summary": self.summary}
 
