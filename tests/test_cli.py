@@ -212,6 +212,40 @@ def test_interrupt_keeps_what_was_found(tmp_path: Path) -> None:
     assert "symex: interrupted; " in err and " are in out" in err
 
 
+def test_the_process_ends_after_atexit_handlers_with_the_commands_status(tmp_path: Path) -> None:
+    # the symex program skips Python's teardown of the heap at exit: what a library registered
+    # with atexit still runs, after the command's own output, and the status is the command's
+    script = ("import atexit, sys\n"
+              "atexit.register(lambda: print('handler ran', flush=True))\n"
+              "from symex.cli import command_process\n"
+              "sys.argv = ['symex', *sys.argv[1:]]\n"
+              "command_process()\n")
+    proc = subprocess.run([sys.executable, "-c", script, "run", "--quiet", GET_SIGN],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "symex: explored 3 paths: 3 completed, 0 errors, 0 partial"
+    assert lines[-1] == "handler ran"
+    failing = subprocess.run([sys.executable, "-c", script, "run", "--quiet", "missing.c"],
+                             capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert failing.returncode == 2 and "missing.c" in failing.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    # `symex run prog.c | head -1`: the rest of the 4,096 tests' lines, more than a pipe holds, find it
+    # closed; the run still ends with its status and nothing on stderr but its own lines
+    program = str(ROOT / "tests/programs/branches.c")
+    proc = subprocess.Popen([sys.executable, "-m", "symex.cli", "run", "-D", "N=12",
+                             program], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after one line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 0, err
+    assert first.startswith(b"symex: explored 4096 paths")
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
 def test_test_lines_show_what_a_person_reads(tmp_path: Path) -> None:
     tokens = str(ROOT / "tests/programs/posix/tokens.c")
     proc = symex("run", tokens, "--sym-stdin", "3", cwd=tmp_path)

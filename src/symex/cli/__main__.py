@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from symex.cli import main
+from symex.cli import command_process
 
-raise SystemExit(main())
+command_process()
