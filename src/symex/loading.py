@@ -13,7 +13,7 @@ from symex.env.fuzz_input import FUZZ_TARGET, fuzz_driver_source
 from symex.errors import CompilerNotFound, ConfigError, LoadError
 from symex.ir.compile import compile_c, compiler_of, describe_compiler, find_compiler
 from symex.ir.exec_programs import check_program_names, renamed_program
-from symex.ir.link import index_files, link_libraries, link_runtime, runtime_ir_files, runtime_sources
+from symex.ir.link import link_libraries, link_runtime, runtime_library, runtime_sources
 from symex.ir.musl import EXEC_START, LIBC_START, musl_library, musl_tree, program_flags
 from symex.ir.lower import Lowering
 from symex.ir.program import Program
@@ -107,7 +107,7 @@ def _load(path: str | os.PathLike[str], libc: bool | str, *, may_recompile: bool
         library, reason = "musl", "the program was compiled against musl's headers"
     if library == "musl":
         compiler = find_compiler()
-        runtime = [f for source, f in zip(runtime_sources(), index_files(runtime_ir_files(compiler)))
+        runtime = [f for source, f in zip(runtime_sources(), runtime_library(compiler))
                    if source.stem not in _NOT_WITH_MUSL]
         link_libraries(module, [runtime, musl_library(compiler)], keep=frozenset({LIBC_START, EXEC_START}))
     elif library == "symex":

@@ -35,7 +35,7 @@ import attrs
 
 from symex.errors import LoadError
 from symex.ir.compile import Compiler, builtin_header_dir, default_cache_dir, find_compiler
-from symex.ir.link import LibraryFile, index_files
+from symex.ir.link import LibraryFile, indexed_library
 from symex.ir.system_calls import header_dir, header_text
 
 __all__ = [
@@ -372,16 +372,7 @@ def musl_library(compiler: Compiler | None = None) -> list[LibraryFile]:
     """musl's files indexed for :func:`~symex.ir.link.link_libraries` (the index is cached
     beside the IR, so a run reads one JSON file, not a thousand ``.ll`` files)."""
     paths = musl_ir_files(compiler)
-    index_path = paths[0].parent / "index-2.json"
-    try:
-        table = json.loads(index_path.read_text())
-        return [LibraryFile(path, frozenset(table[path.name][0]), frozenset(table[path.name][1]))
-                for path in paths]
-    except (OSError, ValueError, KeyError):
-        pass
-    files = index_files(paths)
-    _write(index_path, json.dumps({f.path.name: [sorted(f.defines), sorted(f.references)] for f in files}))
-    return files
+    return indexed_library(paths, paths[0].parent / "index-2.json")
 
 
 def musl_ir_files(compiler: Compiler | None = None) -> list[Path]:
