@@ -7,16 +7,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from llvmlite.binding import Linkage
-
 from symex.env.fuzz_input import FUZZ_TARGET, fuzz_driver_source
 from symex.errors import CompilerNotFound, ConfigError, LoadError
-from symex.ir.compile import compile_c, compiler_of, describe_compiler, find_compiler
+from symex.ir.compile import compile_c, compiler_of, default_cache_dir, describe_compiler, find_compiler
 from symex.ir.exec_programs import check_program_names, renamed_program
 from symex.ir.link import link_libraries, link_runtime, runtime_library, runtime_sources
 from symex.ir.musl import EXEC_START, LIBC_START, musl_library, musl_tree, program_flags
 from symex.ir.lower import Lowering
 from symex.ir.program import Program
+from symex.ir.program_cache import cached_program, keep_program, program_key
 from symex.ir.whole_program import bitcode_paths, is_native_build, link_modules, parse_module
 
 
@@ -42,7 +41,7 @@ def _unresolved(module: Any) -> list[str]:
     handled = default_externals()
     return sorted(f.name for f in module.functions
                   if f.is_declaration and not f.name.startswith("llvm.") and f.name not in handled
-                  and f.linkage is not Linkage.external_weak)
+                  and f.linkage.name != "external_weak")
 
 
 def _musl_defines(names: Sequence[str]) -> list[str]:
@@ -95,8 +94,16 @@ def _load(path: str | os.PathLike[str], libc: bool | str, *, may_recompile: bool
     if not p.is_file():
         raise LoadError(f"no such file: {p}")
     source = p
+    key = None
     if is_native_build(p):
         source = link_modules(bitcode_paths(p), name=p.name)
+    elif library != "musl":
+        # the same module loaded before, in another process: its lowered program
+        # (ir/program_cache.py; neither LLVM nor llvmlite's import is needed then)
+        key = _program_key(p, library, may_recompile)
+        kept = cached_program(default_cache_dir(), key)
+        if kept is not None:
+            return kept
     module = parse_module(source)
     if any(f.name == LIBC_START and not f.is_declaration for f in module.functions):
         # a whole program linked before (a run's assembly.ll, or bitcode made of it): its
@@ -136,7 +143,20 @@ def _load(path: str | os.PathLike[str], libc: bool | str, *, may_recompile: bool
     # (%struct.S -> %struct.S.0) and renumbers metadata: lowering reads its own printout
     program = Lowering(module, str(module), str(p)).run()
     program.library, program.library_reason = library, reason
+    if key is not None:
+        keep_program(default_cache_dir(), key, program)
     return program
+
+
+def _program_key(path: Path, library: str, may_recompile: bool) -> str:
+    """The key of the program :func:`_load` makes of ``path`` (ir/program_cache.py)."""
+    compiler = None
+    if library != "none":
+        try:
+            compiler = find_compiler()  # it builds symex's library, which linking reads
+        except CompilerNotFound:
+            pass
+    return program_key(path, path.read_bytes(), f"{library} {may_recompile}", compiler)
 
 
 #: symex's library files a musl program does not get: its stdio (musl's FILE is another)

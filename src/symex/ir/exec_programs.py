@@ -17,7 +17,6 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-import llvmlite.binding as llvm
 
 from symex.errors import ConfigError
 from symex.ir.compile import default_cache_dir
@@ -27,7 +26,7 @@ from symex.ir.whole_program import parse_module
 __all__ = ["check_program_names", "renamed_program"]
 
 #: linkages whose names stay inside their module: nothing to rename
-_LOCAL = (llvm.Linkage.internal, llvm.Linkage.private)
+_LOCAL = frozenset({"internal", "private"})
 
 
 def check_program_names(programs: Mapping[str, object]) -> None:
@@ -49,7 +48,7 @@ def renamed_program(path: Path, name: str, cache_dir: os.PathLike[str] | None = 
     module = parse_module(path)
     prefix = f"{EXEC_PREFIX}{name}."
     for value in [*module.functions, *module.global_variables]:
-        if value.is_declaration or value.linkage in _LOCAL or value.name.startswith("llvm."):
+        if value.is_declaration or value.linkage.name in _LOCAL or value.name.startswith("llvm."):
             continue
         value.name = prefix + value.name
     directory.mkdir(parents=True, exist_ok=True)

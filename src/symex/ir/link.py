@@ -24,8 +24,6 @@ from typing import Any
 
 import attrs
 
-import llvmlite.binding as llvm
-
 from symex.errors import LoadError
 from symex.ir.compile import Compiler, compile_c, default_cache_dir, find_compiler
 from symex.ir.system_calls import header_dir
@@ -77,6 +75,8 @@ def runtime_ir_files(compiler: Compiler | None = None) -> list[Path]:
 
 
 def _parse(path: Path) -> Any:
+    import llvmlite.binding as llvm  # noqa: PLC0415 (LLVM only where a module is parsed: ir/program_cache.py)
+
     try:
         module = llvm.parse_assembly(path.read_text())
         module.verify()
@@ -91,6 +91,8 @@ _pass_builder: list[Any] = []
 
 def _global_dce(module: Any) -> None:
     """Drop unreferenced internal functions and globals from ``module``."""
+    import llvmlite.binding as llvm  # noqa: PLC0415 (LLVM only where a module is parsed: ir/program_cache.py)
+
     if not _pass_builder:
         llvm.initialize_native_target()
         machine = llvm.Target.from_default_triple().create_target_machine()

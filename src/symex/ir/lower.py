@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import llvmlite.binding as llvm
 
 from symex.errors import LoadError
 from symex.ir import constant_evaluation as CE
@@ -163,7 +162,7 @@ class Lowering:
         for f in fn_refs:
             self.addresses[f.name] = segment << SEGMENT_SHIFT
             segment += 1
-            if f.is_declaration and f.linkage == llvm.Linkage.external_weak:
+            if f.is_declaration and f.linkage.name == "external_weak":
                 # a weak function nothing defines is null, as a static link makes it (a
                 # fuzz target's optional LLVMFuzzerInitialize, tested before it is called)
                 self.addresses[f.name] = 0
@@ -230,8 +229,9 @@ class Lowering:
 
     def _finish_lowering(self, fn: Function) -> None:
         """Lower a pending function into its placeholder (the same object the program's
-        tables hold)."""
-        lowered = self.lower_function(self._pending.pop(fn.name))
+        tables hold). One that cannot be lowered stays pending: its next use raises again."""
+        lowered = self.lower_function(self._pending[fn.name])
+        del self._pending[fn.name]
         for field in LAZY_FIELDS:
             setattr(fn, field, getattr(lowered, field))
         fn.pending = False
@@ -358,6 +358,8 @@ class Lowering:
 
 def lower_module(text: str, path: str = "<memory>") -> Program:
     """Parse LLVM assembly text and lower it; raises LoadError with llvmlite's message."""
+    import llvmlite.binding as llvm  # noqa: PLC0415 (LLVM only where a module is parsed: ir/program_cache.py)
+
     try:
         module = llvm.parse_assembly(text)
         module.verify()
@@ -370,6 +372,8 @@ def lower_module(text: str, path: str = "<memory>") -> Program:
 
 def lower_bitcode(data: bytes, path: str) -> Program:
     """Parse LLVM bitcode and lower it."""
+    import llvmlite.binding as llvm  # noqa: PLC0415 (LLVM only where a module is parsed: ir/program_cache.py)
+
     try:
         module = llvm.parse_bitcode(data)
         module.verify()

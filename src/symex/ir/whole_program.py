@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import llvmlite.binding as llvm
 
 from symex.errors import LoadError
 from symex.ir.build_driver import BITCODE_SECTION
@@ -89,6 +88,8 @@ def bitcode_paths(path: str | os.PathLike[str]) -> list[Path]:
 
 def parse_module(path: Path) -> Any:
     """An llvmlite module from a ``.ll`` or ``.bc`` file, verified; LoadError otherwise."""
+    import llvmlite.binding as llvm  # noqa: PLC0415 (LLVM only where a module is parsed: ir/program_cache.py)
+
     data = path.read_bytes()
     bitcode = data[:4] in _BITCODE_MAGICS
     try:
