@@ -13,7 +13,6 @@ from symex.ir.compile import compile_c, compiler_of, default_cache_dir, describe
 from symex.ir.exec_programs import check_program_names, renamed_program
 from symex.ir.link import link_libraries, link_runtime, runtime_library, runtime_sources
 from symex.ir.musl import EXEC_START, LIBC_START, musl_library, musl_tree, program_flags
-from symex.ir.lower import Lowering
 from symex.ir.program import Program
 from symex.ir.program_cache import cached_program, keep_program, program_key
 from symex.ir.whole_program import bitcode_paths, is_native_build, link_modules, parse_module
@@ -139,6 +138,10 @@ def _load(path: str | os.PathLike[str], libc: bool | str, *, may_recompile: bool
                       f"stay unsupported (compile the C sources instead, or with symex cc)")
         elif missing:
             reason = f"neither library defines {_shown(missing)}"
+    # imported here: a program from the cache needs none of lowering's modules (their
+    # classes cost a run 15 ms of start-up)
+    from symex.ir.lower import Lowering  # noqa: PLC0415
+
     # llvmlite renames named structs that clash with earlier modules in the process
     # (%struct.S -> %struct.S.0) and renumbers metadata: lowering reads its own printout
     program = Lowering(module, str(module), str(p)).run()
