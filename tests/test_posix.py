@@ -266,17 +266,19 @@ def test_symbolic_stdin_tests_replay_with_the_same_output() -> None:
 @needs_gcc
 @pytest.mark.parametrize("libc", ["symex", "musl"])
 def test_a_symbolic_argument_may_name_the_symbolic_file(libc: str) -> None:
-    """open(argv[1]) with a symbolic argument: one path where it names A (as KLEE's runtime
-    forks on it), one where it names no file; each replays natively with the same exit."""
+    """open(argv[1]) with a symbolic argument: paths where it names A (as KLEE's runtime
+    forks on it), one where it names the working directory (it opens; its read fails), one
+    where it names no file; each replays natively with the same exit."""
     source = PROGRAMS / "open_named.c"
     words = ("--sym-args", "1", "1", "2", "--sym-files", "1", "4")
     result = symex.explore(symex.compile(source, libc=libc), sym_args=ArgvSpec.parse(words))
-    assert result.paths.completed == 3 and result.paths.errors == 0
-    by_exit = {t.exit_code: t for t in result.tests}
-    assert set(by_exit) == {0, 1, 2}
-    assert by_exit[1].objects["arg00"][:2] == b"A\0" and by_exit[1].objects["A-data"][:1] == b"x"
-    assert by_exit[0].objects["arg00"][:2] == b"A\0" and by_exit[0].objects["A-data"][:1] != b"x"
-    assert by_exit[2].objects["arg00"][:2] != b"A\0"
+    assert result.paths.completed == 4 and result.paths.errors == 0
+    by_name = {(t.objects["arg00"].split(b"\0")[0], t.exit_code): t for t in result.tests}
+    assert set(by_name) == {(b"A", 1), (b"A", 0), (b".", 0)} | {k for k in by_name if k[1] == 2}
+    assert by_name[b"A", 1].objects["A-data"][:1] == b"x"
+    assert by_name[b"A", 0].objects["A-data"][:1] != b"x"
+    no_file = [name for name, status in by_name if status == 2]
+    assert len(no_file) == 1 and no_file[0] not in (b"A", b".")
     executable = build_native(source)
     for test in result.tests:
         ktest = as_ktest(test, source.name, *words)

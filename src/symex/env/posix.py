@@ -113,14 +113,15 @@ def _symbolic_file_name(view: StateView, address: int, base: str) -> str | None:
     or None (then the path is fixed to one of its values, as before). Each name it may
     spell is a fork, as KLEE's POSIX runtime forks on "is it A": the state takes the name,
     a second one makes the call again knowing the path is not that name. Without this a
-    tool given ``--sym-args`` and ``--sym-files`` would never open its symbolic file."""
+    tool given ``--sym-args`` and ``--sym-files`` would never open its symbolic file. The
+    last name tried is ``.``, the directory itself: a tool's paths for a file that opens but
+    cannot be read (``ferror``, EISDIR) or for a directory argument (``ls``, ``du``) are
+    reached as KLEE's reach them when its runtime concretizes a name to a host directory."""
     ex, state = view.machine, view.state
     # the files of the working directory (the symbolic files, those the program made): a
     # symbolic argument is not also tried as /etc/passwd, which KLEE's runtime does not do
     world = world_of(state)
-    names = _listed_below(world, base)
-    if not names:
-        return None
+    names = [*_listed_below(world, base), "."]
     segment, offset = locate(address)
     held = state.objects.get(segment)
     if held is None or offset < 0 or offset >= held.obj.size:
