@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["DEPENDENCY_TARGET", "BuildCache", "list_headers", "read_dependency_file"]
+__all__ = ["DEPENDENCY_TARGET", "BuildCache", "keep_file", "list_headers", "read_dependency_file"]
 
 #: the make target name builds write their dependency file for (``-MT``)
 DEPENDENCY_TARGET = "symex-build"
@@ -60,6 +60,25 @@ def list_headers(compiler: Sequence[str], source: Path, depfile: Path,
     if status != 0 or not depfile.is_file():
         return None
     return read_dependency_file(depfile, source, cwd or Path.cwd())
+
+
+def keep_file(target: Path, data: bytes) -> bool:
+    """Write ``data`` as ``target`` in a cache directory: under a temporary name beside it,
+    then renamed over it, so a reader (another process) never sees half of it. False where
+    the cache cannot be written (read-only, full): a cache is never an error, and no
+    temporary file is left behind."""
+    temporary = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, target)
+    except OSError:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+        return False
+    return True
 
 
 def _contents_digest(paths: Sequence[str]) -> str | None:

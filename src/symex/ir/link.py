@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from symex.errors import LoadError
+from symex.ir.build_cache import keep_file
 from symex.ir.compile import Compiler, compile_c, default_cache_dir, find_compiler
 from symex.ir.system_calls import header_dir
 
@@ -148,14 +147,9 @@ def indexed_library(paths: list[Path], index_path: Path) -> list[LibraryFile]:
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         pass
     files = index_files(paths)
-    try:
-        index_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{index_path.name}.", dir=index_path.parent)
-        with os.fdopen(fd, "w") as handle:
-            json.dump({f.path.name: [sorted(f.defines), sorted(f.references)] for f in files}, handle)
-        os.replace(temporary, index_path)
-    except OSError:
-        pass  # a read-only cache: the next process scans the text again
+    # a read-only cache is no error: the next process scans the text again
+    keep_file(index_path, json.dumps({f.path.name: [sorted(f.defines), sorted(f.references)]
+                                      for f in files}).encode())
     return files
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 from pathlib import Path
 
+from symex.ir.build_cache import keep_file
 from symex.ir.compile import Compiler
 from symex.ir.program import Program
 
@@ -98,13 +98,4 @@ def keep_program(directory: Path, key: str, program: Program) -> bool:
         return False
     if b"symex.expr" in data:
         return False
-    target = _cache_file(directory, key)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_FORMAT + data)
-        os.replace(temporary, target)
-    except OSError:
-        return False
-    return True
+    return keep_file(_cache_file(directory, key), _FORMAT + data)
