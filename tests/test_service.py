@@ -794,6 +794,10 @@ def test_the_page_talks_back(service: Service, tmp_path: Path) -> None:
             assert points[0] == "30,140" and len(points) == len(rows) + 1
             assert float(points[-1].split(",")[1]) < 140      # it rose: lines were covered
             assert page.locator("#plot circle.point").count() == len(rows)
+            # the axis ends at the last row's time, in the unit that shows it
+            end = rows[-1]["elapsed"]
+            label = page.locator("#plot-end").text_content()
+            assert label == (f"{round(end * 1000)} ms" if end < 1 else f"{end:.1f} s")
         finally:
             browser.close()
 

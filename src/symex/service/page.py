@@ -161,6 +161,7 @@ function plot(rows) {
   const svg = $("plot"); const w = 600, h = 160;
   if (!rows.length) { svg.innerHTML = ""; return; }
   const tmax = Math.max(rows[rows.length - 1].elapsed, 1e-9);
+  // the time axis ends at the last row's time: in ms under a second ("0.0 s" said nothing)
   const points = rows.map((r) => [r.elapsed / tmax * (w - 40) + 30,
     h - 20 - (r.total_lines ? r.covered_lines / r.total_lines : 0) * (h - 30)]);
   const marks = points.map((p) => '<circle class="point" cx="' + p[0] + '" cy="' + p[1] +
@@ -170,8 +171,9 @@ function plot(rows) {
   points.unshift([30, h - 20]);
   svg.innerHTML = '<line x1="30" y1="' + (h - 20) + '" x2="' + w + '" y2="' + (h - 20) + '" stroke="#999"/>' +
     '<line x1="30" y1="10" x2="30" y2="' + (h - 20) + '" stroke="#999"/>' +
-    '<text x="0" y="14" font-size="10">100%</text><text x="' + (w - 60) + '" y="' + (h - 5) + '" font-size="10">' +
-    tmax.toFixed(1) + ' s</text><polyline id="coverage-line" fill="none" stroke="#06c" stroke-width="2" points="' +
+    '<text x="0" y="14" font-size="10">100%</text><text id="plot-end" x="' + (w - 60) + '" y="' + (h - 5) +
+    '" font-size="10">' + (tmax < 1 ? Math.round(tmax * 1000) + ' ms' : tmax.toFixed(1) + ' s') +
+    '</text><polyline id="coverage-line" fill="none" stroke="#06c" stroke-width="2" points="' +
     points.map((p) => p.join(",")).join(" ") + '"/>' + marks;
 }
 setInterval(refresh, 1000); refresh();
