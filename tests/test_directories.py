@@ -74,6 +74,57 @@ int main(void) {
     assert result_test.stdout == b"0 -1/1 -1/1 -1/1 -1/1 0 /d -1/1 0 / -1/1 0 1 -1/1 0 -1/1\n"
 
 
+
+HOST_TMP = r"""
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(void) {
+  char dir[] = "/tmp/symex-test-XXXXXX", file[] = "/tmp/symex-test-XXXXXX";
+  char missing[] = "no-such-dir/XXXXXX";
+  struct stat st;
+  int got = stat("/tmp", &st);  /* each call before its result is read: gcc evaluates */
+  printf("%d %d", got, S_ISDIR(st.st_mode));  /* printf's arguments right to left */
+  printf(" %d", mkdtemp(dir) != NULL);
+  int fd = mkstemp(file);
+  printf(" %d", fd >= 0);
+  got = mkdtemp(missing) == NULL;
+  printf(" %d/%d", got, errno == ENOENT);
+  int listed = 0;
+  DIR *here = opendir(".");
+  for (struct dirent *entry; (entry = readdir(here));)
+    listed += !strcmp(entry->d_name, "tmp") || !strcmp(entry->d_name, "etc");
+  closedir(here);
+  printf(" %d\n", listed);
+  if (fd >= 0) {  /* natively: leave the host's /tmp as it was */
+    close(fd);
+    unlink(file);
+  }
+  rmdir(dir);
+  return 0;
+}
+"""
+
+
+def test_temporary_files_are_made_in_the_hosts_tmp_which_the_root_does_not_list(tmp_path: Path) -> None:
+    # mktemp, mkstemp and mkdtemp make their files in /tmp, which every host has: a run
+    # where they failed would not replay natively (the gap that hid mktemp's failure lines)
+    source = tmp_path / "tmp.c"
+    source.write_text(HOST_TMP)
+    (result_test,) = symex.explore(symex.compile(source)).tests
+    expected = b"0 1 1 1 1/1 0\n"
+    assert result_test.stdout == expected
+    native = build_native(source, out_dir=tmp_path / "build")
+    work = tmp_path / "work"
+    work.mkdir()
+    ran = subprocess.run([str(native)], cwd=work, capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stdout) == (0, expected), ran.stderr
+
+
 SERVER = r'''
 #include <fcntl.h>
 #include <stdio.h>

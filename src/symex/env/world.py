@@ -13,8 +13,10 @@ name one file, and a path relative to the working directory (``PosixWorld.cwd``,
 ``chdir`` moves) resolves to the same key (:func:`resolve`). ``..`` of the root is the root.
 A directory is a node whose mode says so; it lists the keys one level below it
 (:func:`directory_entries`). The system's own files (``SYSTEM_FILES``) and host files named
-by an absolute path are there to be opened, not listed: their directories do not exist, as
-KLEE's model lists only the working directory's files.
+by an absolute path are there to be opened, not listed, as KLEE's model lists only the
+working directory's files: the directories every host has (``HOST_DIRECTORIES``: ``/tmp``,
+where mktemp and mkstemp make files, and ``/etc``) exist, but the root does not list them;
+other directories of host files do not exist.
 
 The calls on this world are :mod:`symex.env.posix`'s (files, descriptors) and
 :mod:`symex.env.directories`'s (mkdir, rmdir, chdir, getdents).
@@ -36,9 +38,9 @@ from symex.core.state import State
 from symex.errors import ConfigError
 from symex.symargs import FAILURE_OBJECTS, SYM_STDOUT_SIZE, ArgvSpec
 
-__all__ = ["DIRENT_TYPES", "MAX_FDS", "STAT_SIZE", "SYSTEM_FILES", "FileNode", "OpenFile", "PosixSetup", "PosixWorld",
-           "directory_entries", "inode", "install_world", "lowest_free_fd", "parent_of", "resolve",
-           "world_of"]
+__all__ = ["DIRENT_TYPES", "HOST_DIRECTORIES", "MAX_FDS", "STAT_SIZE", "SYSTEM_FILES", "FileNode",
+           "OpenFile", "PosixSetup", "PosixWorld", "directory_entries", "inode", "install_world",
+           "lowest_free_fd", "parent_of", "resolve", "world_of"]
 
 #: sizeof(struct stat) on x86-64 Linux (glibc), the size of KLEE's ``*-stat`` objects
 STAT_SIZE = 144
@@ -66,7 +68,6 @@ STDOUT_NODE, STDERR_NODE = -1, -2
 DIRECTORY_NODE = -3
 
 
-
 @attrs.frozen
 class FileNode:
     """The contents of one file: bytes as ints or 8-bit expressions."""
@@ -77,6 +78,9 @@ class FileNode:
     """Address of the file's symbolic ``*-stat`` object (0 for concrete files)."""
     read_only: bool = False
     """A host file: opening it for writing fails with EACCES."""
+    unlisted: bool = False
+    """One of the host's own directories (``HOST_DIRECTORIES``): it exists, but its parent,
+    the root, does not list it."""
 
 
 #: a directory as the world makes one (the root, a --sym-dir's, a host file's)
@@ -86,6 +90,13 @@ _DIRECTORY = FileNode((), mode=S_IFDIR | 0o755)
 #: root alone, as on a minimal Linux (musl's getpwnam/getgrgid read them: `id root`, `groups
 #: root` and `ls -l`'s owner names work, and replay natively on any Linux, where root is 0)
 SYSTEM_FILES = {"/etc/passwd": b"root:x:0:0:root:/root:/bin/sh\n", "/etc/group": b"root:x:0:\n"}
+
+#: the directories every Linux host has that programs name by absolute path, with their
+#: modes: /tmp, where a path a program makes with mktemp, mkstemp or mkdtemp is made (it
+#: replays natively so), and /etc, which holds the system files. The root stands for the
+#: working directory, so it does not list them (a native replay's working directory has
+#: only the symbolic files), and a symbolic name does not spell them.
+HOST_DIRECTORIES = {"/etc": S_IFDIR | 0o755, "/tmp": S_IFDIR | 0o1777}
 
 
 @attrs.frozen
@@ -281,10 +292,15 @@ _STANDARD_FDS: immutables.Map[int, int] = immutables.Map({0: 0, 1: 1, 2: 2})
 
 
 def _add_standard_files(nodes: dict[int, FileNode], names: dict[str, int]) -> None:
-    """What every world's file system has: the root (the starting working directory) and the
-    system files, unless a host file of the same name came first."""
+    """What every world's file system has: the root (the starting working directory), the
+    host's directories and the system files, unless a file of the same name came first."""
     nodes[DIRECTORY_NODE] = _DIRECTORY
     names["."] = DIRECTORY_NODE
+    for path, mode in HOST_DIRECTORIES.items():
+        if resolve(".", path) not in names:
+            node = len(nodes) + 1
+            nodes[node] = FileNode((), mode=mode, unlisted=True)
+            names[resolve(".", path)] = node
     for path, text in SYSTEM_FILES.items():
         if resolve(".", path) not in names:
             node = len(nodes) + 1
@@ -294,8 +310,9 @@ def _add_standard_files(nodes: dict[int, FileNode], names: dict[str, int]) -> No
 
 def directory_entries(world: PosixWorld, directory: str = ".") -> list[tuple[str, int]]:
     """The entries of the directory keyed ``directory``, (name, node), by name."""
+    nodes = world.nodes
     return [(os.path.basename(key), node) for key, node in sorted(world.names.items())
-            if key != "." and parent_of(key) == directory]
+            if key != "." and parent_of(key) == directory and not nodes[node].unlisted]
 
 
 def inode(node_id: int) -> int:

@@ -52,7 +52,7 @@ int getpid(void);
 int getppid(void);
 extern char **__environ;
 
-/* the clock every path sees (runtime/libc/unistd.c's time() too): 2020-01-01 00:00:00 UTC */
+/* when every path starts (runtime/libc/unistd.c's time() too): 2020-01-01 00:00:00 UTC */
 #define SYMEX_TIME 1577836800L
 
 /* the program's one thread block: errno lives in symex's own library, locale is C */
@@ -438,10 +438,16 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 			                                  ? 4000000 : 1;
 		}
 		return 0;
+	/* every clock starts at SYMEX_TIME and ticks a microsecond at each reading after the
+	 * first: a path's readings differ as they do natively (musl's __randname draws the names
+	 * of mkstemp's and mkdtemp's files from them: a second temporary file gets a second name),
+	 * and every run of the path reads the same times */
 	case SYS_clock_gettime: {
+		static long readings;
 		struct timespec *now = (struct timespec *)b;
-		now->tv_sec = SYMEX_TIME;
-		now->tv_nsec = 0;
+		long elapsed = readings++ * 1000L;
+		now->tv_sec = SYMEX_TIME + elapsed / 1000000000L;
+		now->tv_nsec = elapsed % 1000000000L;
 		return 0;
 	}
 	case SYS_rt_sigaction: case SYS_rt_sigprocmask: return 0; /* no signal is ever delivered */
