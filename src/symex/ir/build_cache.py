@@ -21,6 +21,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from symex.ir.cache_size import mark_used, trim_once
+
 __all__ = ["DEPENDENCY_TARGET", "BuildCache", "keep_file", "list_headers", "read_dependency_file"]
 
 #: the make target name builds write their dependency file for (``-MT``)
@@ -127,12 +129,17 @@ class BuildCache:
         if digest is None:
             return None
         output = self._output(digest)
-        return output if output.is_file() else None
+        if not output.is_file():
+            return None
+        mark_used(output)
+        mark_used(self.manifest)
+        return output
 
     def store(self, built: Path, headers: Sequence[str] | None) -> Path:
         """Move ``built`` into the cache under the headers it was built from; its path there.
         Without the list of headers (``None``), or when one of them vanished since the
         build, it is moved aside uncached: the next lookup builds again."""
+        trim_once(self.directory)  # before: what this store adds is the newest, and kept
         digest = _contents_digest(headers) if headers is not None else None
         if digest is None:
             output = self.directory / f".{self.stem}-{self.key[:32]}.uncached{self.suffix}"

@@ -21,6 +21,7 @@ import pickle
 from pathlib import Path
 
 from symex.ir.build_cache import keep_file
+from symex.ir.cache_size import mark_used, trim_once
 from symex.ir.compile import Compiler
 from symex.ir.program import Program
 
@@ -83,7 +84,10 @@ def cached_program(directory: Path, key: str) -> Program | None:
         program = pickle.loads(data[len(_FORMAT):])
     except Exception:  # noqa: BLE001 (a damaged file is a miss, whatever unpickling raised)
         return None
-    return program if isinstance(program, Program) else None
+    if not isinstance(program, Program):
+        return None
+    mark_used(_cache_file(directory, key))
+    return program
 
 
 def keep_program(directory: Path, key: str, program: Program) -> bool:
@@ -98,4 +102,5 @@ def keep_program(directory: Path, key: str, program: Program) -> bool:
         return False
     if b"symex.expr" in data:
         return False
+    trim_once(directory)  # before: the program kept now is the newest, and kept
     return keep_file(_cache_file(directory, key), _FORMAT + data)
