@@ -85,7 +85,7 @@ HOST_TMP = r"""
 #include <unistd.h>
 int main(void) {
   char dir[] = "/tmp/symex-test-XXXXXX", file[] = "/tmp/symex-test-XXXXXX";
-  char missing[] = "no-such-dir/XXXXXX";
+  char missing[] = "no-such-dir/XXXXXX", missing_file[] = "no-such-dir/XXXXXX";
   struct stat st;
   int got = stat("/tmp", &st);  /* each call before its result is read: gcc evaluates */
   printf("%d %d", got, S_ISDIR(st.st_mode));  /* printf's arguments right to left */
@@ -93,6 +93,8 @@ int main(void) {
   int fd = mkstemp(file);
   printf(" %d", fd >= 0);
   got = mkdtemp(missing) == NULL;
+  printf(" %d/%d", got, errno == ENOENT);
+  got = mkstemp(missing_file) < 0;
   printf(" %d/%d", got, errno == ENOENT);
   int listed = 0;
   DIR *here = opendir(".");
@@ -116,7 +118,7 @@ def test_temporary_files_are_made_in_the_hosts_tmp_which_the_root_does_not_list(
     source = tmp_path / "tmp.c"
     source.write_text(HOST_TMP)
     (result_test,) = symex.explore(symex.compile(source)).tests
-    expected = b"0 1 1 1 1/1 0\n"
+    expected = b"0 1 1 1 1/1 1/1 0\n"
     assert result_test.stdout == expected
     native = build_native(source, out_dir=tmp_path / "build")
     work = tmp_path / "work"

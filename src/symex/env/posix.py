@@ -174,7 +174,9 @@ def _open_path(view: StateView, path: str | None, flags_arg: Any) -> int:
         if not flags & O_CREAT:
             return -ENOENT
         parent = names.get(parent_of(path))
-        if parent is not None and nodes[parent].mode & S_IFMT != S_IFDIR:
+        if parent is None:
+            return -ENOENT  # no directory to make it in (the host's own are HOST_DIRECTORIES)
+        if nodes[parent].mode & S_IFMT != S_IFDIR:
             return -ENOTDIR
         node_id = next_node
         next_node += 1
