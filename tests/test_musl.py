@@ -364,6 +364,19 @@ def test_links_and_clock_resolutions_are_answered_as_natively(tmp_path: Path) ->
     assert not result.shortfalls
 
 
+
+def test_numbers_without_digits_leave_errno_as_glibc_does(tmp_path: Path) -> None:
+    """strtoimax/strtoumax of a string without digits: 0, parsing stopped at its start, and
+    errno untouched, as glibc answers (musl's EINVAL made coreutils' ``printf %d ''`` fail
+    under symex only); ERANGE past the largest value; what the program prints natively."""
+    result, native = _beside_native("numbers_without_digits.c", tmp_path)
+    assert result.tests[0].stdout == native
+    lines = native.decode().splitlines()
+    assert lines[:4] == ["'': 0 0, 0 0, stopped at 0", "'x': 0 0, 0 0, stopped at 0",
+                         "'  -': 0 0, 0 0, stopped at 0", "'0x': 0 0, 0 0, stopped at 1"]
+    assert lines[4] == "'42z': 42 0, 42 0, stopped at 2"
+    assert lines[5] == "'99999999999999999999': 9223372036854775807 34, 18446744073709551615 34, stopped at 20"
+
 def test_setting_file_times_is_answered_as_natively(tmp_path: Path) -> None:
     """utimensat, futimens, utimes (``touch``, ``cp -p``; they returned ENOSYS, so touch
     reported a failure a native run never has): success on a file, ENOENT, EINVAL and EBADF
