@@ -25,16 +25,19 @@ Both get an empty environment. Then each tool's tests are replayed on the gcov b
 unprivileged user (tools such as mkdir and mv act on the paths in their arguments), each
 engine's counters in their own directory (GCOV_PREFIX), and `gcov` reads the lines of
 src/TOOL.c they executed. symex's reported errors are also replayed on its own build (`symex
-replay`), as benchmarks/coreutils.py does. With ``--seed`` (repeatable) each tool runs once
-per seed, KLEE with ``--rng-initial-seed`` and symex with ``--seed`` set to it, and a tool's
-figure is the median over its seeds (both searches are random: one run of od spread 8 points
-over two seeds). Not a test: figures go to docs/benchmarks.md.
+replay`), as benchmarks/coreutils.py does, and each symex test's native exit status is
+compared with the one its run recorded: a difference is a place where symex's model of the
+system and Linux part (its lines may then count for neither), reported per tool. With
+``--seed`` (repeatable) each tool runs once per seed, KLEE with ``--rng-initial-seed`` and
+symex with ``--seed`` set to it, and a tool's figure is the median over its seeds (both
+searches are random: one run of od spread 8 points over two seeds). Not a test: figures go to docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import csv
 import json
 import os
 import re
@@ -154,9 +157,42 @@ def run_klee(klee: str, bitcode: Path, out: Path, seconds: float, sandbox: Path,
     return row
 
 
+def native_exits(notes: str) -> dict[str, int | str]:
+    """Each test's native exit in klee-replay's notes (its stderr), by the test's file name:
+    the exit code, or how it ended otherwise ("CRASHED signal 11", "TIMED OUT")."""
+    exits: dict[str, int | str] = {}
+    test = None
+    for line in notes.splitlines():
+        if "KLEE-REPLAY: NOTE: Test file: " in line:
+            test = Path(line.split("Test file: ", 1)[1].strip()).name
+        elif test is not None and "EXIT STATUS: " in line and "PTY MASTER" not in line:
+            status = line.split("EXIT STATUS: ", 1)[1].split(" (", 1)[0].strip()
+            abnormal = re.fullmatch(r"ABNORMAL (\d+)", status)
+            exits[test] = 0 if status == "NORMAL" else int(abnormal.group(1)) if abnormal else status
+            test = None
+    return exits
+
+
+def exits_differing(results: Path, exits: dict[str, int | str]) -> list[str]:
+    """symex's completed tests in ``results`` whose native exit is not the one symex's run
+    recorded (tests.csv): each a place where its model of the system and Linux part."""
+    differing: list[str] = []
+    table = results / "tests.csv"
+    if not table.is_file():
+        return differing
+    with table.open() as rows:
+        for row in csv.DictReader(rows):
+            name = f"test{int(row['test']):06d}.ktest"
+            if row["status"] == "completed" and row["exit_code"] and name in exits \
+                    and exits[name] != int(row["exit_code"]):
+                differing.append(f"{name}: {row['exit_code']} natively {exits[name]}")
+    return differing
+
+
 def gcov_coverage(gcov_tree: Path, tool: str, own: str, tests: list[Path], counters: Path,
-                  replay: str) -> tuple[int, int]:
-    """(executed, total) lines of ``own`` when ``tests`` run on the gcov build's tool."""
+                  replay: str) -> tuple[int, int, dict[str, int | str]]:
+    """(executed, total) lines of ``own`` when ``tests`` run on the gcov build's tool, and
+    each test's native exit (:func:`native_exits`)."""
     shutil.rmtree(counters, ignore_errors=True)
     counters.mkdir(parents=True)
     as_nobody = os.geteuid() == 0
@@ -166,15 +202,19 @@ def gcov_coverage(gcov_tree: Path, tool: str, own: str, tests: list[Path], count
     executable = gcov_tree / "src" / tool
     user = {"user": "nobody", "group": "nogroup", "extra_groups": []} if as_nobody else {}
 
-    def replay_some(batch: list[Path]) -> None:
-        subprocess.run([replay, str(executable), *map(str, batch)], env=env, cwd="/tmp",
-                       capture_output=True, timeout=3600, **user)  # type: ignore[call-overload]
+    def replay_some(batch: list[Path]) -> dict[str, int | str]:
+        ran = subprocess.run([replay, str(executable), *map(str, batch)], env=env, cwd="/tmp",
+                             capture_output=True, text=True, errors="replace", timeout=3600,
+                             **user)  # type: ignore[call-overload]
+        return native_exits(ran.stderr)
 
     # klee-replay mostly waits (on its pseudo-terminal and pipes): batches run side by side,
     # each in its own directory; gcov's runtime merges the counters under a file lock
     batches = [tests[start:start + 10] for start in range(0, len(tests), 10)]
+    exits: dict[str, int | str] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(replay_some, batches))
+        for found in pool.map(replay_some, batches):
+            exits.update(found)
     executed = total = 0
     for counts in counters.rglob("src/*.gcda"):
         notes = Path("/" + str(counts.relative_to(counters))).with_suffix(".gcno")
@@ -187,7 +227,7 @@ def gcov_coverage(gcov_tree: Path, tool: str, own: str, tests: list[Path], count
         # nothing ran: the file's executable lines from its notes alone
         for notes in sorted((gcov_tree / "src").glob(f"*{Path(own).stem}.gcno"))[:1]:
             total = max((lines for lines, _ in _gcov_lines(gcov_tree, notes, own)), default=0)
-    return executed, total
+    return executed, total, exits
 
 
 def _gcov_lines(gcov_tree: Path, notes: Path, own: str) -> list[tuple[int, int]]:
@@ -240,10 +280,14 @@ def measure(tool: str, rows: tuple[dict[str, object], dict[str, object]], gcov_t
     for engine, row in zip(("klee", "symex"), rows):
         label = run_label(tool, seed)
         tests = sorted((work / "results" / f"{engine}-{label}").glob("*.ktest"))
-        executed, total = gcov_coverage(gcov_tree, tool, own, tests, work / "gcda" / engine / label,
-                                        replay)
+        executed, total, exits = gcov_coverage(gcov_tree, tool, own, tests, work / "gcda" / engine / label,
+                                               replay)
         row["gcov_lines"] = f"{executed}/{total}"
         row["gcov_coverage"] = round(100 * executed / total, 1) if total else None
+        if engine == "symex":
+            differing = exits_differing(work / "results" / f"symex-{label}", exits)
+            row["native_exit_differs"] = len(differing)
+            row["native_exit_examples"] = differing[:5]
     return {"tool": tool, "seed": seed, "klee": rows[0], "symex": rows[1]}
 
 
@@ -271,6 +315,10 @@ def summarize(rows: list[dict[str, object]], results: Path) -> None:
     print(f"{len(per_tool)} tools: median own-code line coverage (gcov) symex {statistics.median(ours):.1f}%, "
           f"KLEE {statistics.median(theirs):.1f}%; mean symex {sum(ours) / len(ours):.1f}%, KLEE "
           f"{sum(theirs) / len(theirs):.1f}%; symex covers at least KLEE's lines on {at_least}")
+    differing = {str(r["tool"]): r["symex"].get("native_exit_differs", 0) for r in rows}  # type: ignore[attr-defined]
+    if any(differing.values()):
+        print(f"symex tests whose native exit status differs from symex's: {sum(differing.values())} "
+              f"({', '.join(f'{tool} {count}' for tool, count in differing.items() if count)})")
     (results / "summary.json").write_text(json.dumps(rows, indent=1))
 
 
