@@ -377,6 +377,15 @@ def test_numbers_without_digits_leave_errno_as_glibc_does(tmp_path: Path) -> Non
     assert lines[4] == "'42z': 42 0, 42 0, stopped at 2"
     assert lines[5] == "'99999999999999999999': 9223372036854775807 34, 18446744073709551615 34, stopped at 20"
 
+
+def test_changing_owners_is_answered_as_natively(tmp_path: Path) -> None:
+    """chown, fchown, lchown, fchownat (``cp -a`` failed on ENOSYS where it succeeds
+    natively): success on a file, ENOENT, EBADF and EINVAL where Linux says so."""
+    result, native = _beside_native("owners.c", tmp_path)
+    assert result.tests[0].stdout == native == (b"chown 0 0\nfchown 0 0\nlchown 0 0\nfchownat 0 0\n"
+                                            b"missing -1 2\nclosed -1 9\nflags -1 22\n")
+    assert not result.shortfalls
+
 def test_setting_file_times_is_answered_as_natively(tmp_path: Path) -> None:
     """utimensat, futimens, utimes (``touch``, ``cp -p``; they returned ENOSYS, so touch
     reported a failure a native run never has): success on a file, ENOENT, EINVAL and EBADF

@@ -209,6 +209,19 @@ static long utimens_call(long dirfd, const char *path, const struct timespec *ti
 	return r < 0 ? r : 0;
 }
 
+/* fchown, chown, lchown and fchownat (cp -a and -p, install -o): the model keeps no owners
+ * (every file is root's, and the process is root, which may give a file to anyone), so
+ * changing them checks what Linux checks (flags, the file) and changes nothing (ENOSYS made
+ * cp -a fail where it succeeds natively) */
+static long chown_call(long dirfd, const char *path, long flags)
+{
+	struct stat st;
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	long r = path ? __symex_fstatat(dirfd, path, &st) : __symex_fstat(dirfd, &st);
+	return r < 0 ? r : 0;
+}
+
 /* statfs and fstatfs: every file of the model lies on one ext4 file system of 1 GiB, half
  * of it free (a path or descriptor the model has not: its stat error) */
 static long statfs_call(long stat_result, struct statfs *buf)
@@ -425,6 +438,10 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 		return statfs_call(__symex_fstat(a, &st), (struct statfs *)b);
 	}
 	case SYS_utimensat: return utimens_call(a, (const char *)b, (const struct timespec *)c, d);
+	case SYS_fchown: return chown_call(a, 0, 0);
+	case SYS_chown: return chown_call(AT_FDCWD, (const char *)a, 0);
+	case SYS_lchown: return chown_call(AT_FDCWD, (const char *)a, AT_SYMLINK_NOFOLLOW);
+	case SYS_fchownat: return chown_call(a, (const char *)b, e);
 	case SYS_readlink: return readlink_call(AT_FDCWD, (const char *)a, c);
 	case SYS_readlinkat: return readlink_call(a, (const char *)b, d);
 	/* the clocks a process may read tick in nanoseconds, the coarse ones at 250 Hz (gnulib's
