@@ -386,6 +386,13 @@ def test_changing_owners_is_answered_as_natively(tmp_path: Path) -> None:
                                             b"missing -1 2\nclosed -1 9\nflags -1 22\n")
     assert not result.shortfalls
 
+
+def test_the_mount_table_lists_the_root_as_natively(tmp_path: Path) -> None:
+    """/proc/self/mountinfo (coreutils' df reads it; without it every df failed with
+    "cannot read table of mounted file systems"): a file system at the root."""
+    result, native = _beside_native("mount_table.c", tmp_path)
+    assert result.tests[0].stdout == native == b"root listed: 1, lines: 1\n"
+
 def test_setting_file_times_is_answered_as_natively(tmp_path: Path) -> None:
     """utimensat, futimens, utimes (``touch``, ``cp -p``; they returned ENOSYS, so touch
     reported a failure a native run never has): success on a file, ENOENT, EINVAL and EBADF
