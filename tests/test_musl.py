@@ -393,6 +393,18 @@ def test_the_mount_table_lists_the_root_as_natively(tmp_path: Path) -> None:
     result, native = _beside_native("mount_table.c", tmp_path)
     assert result.tests[0].stdout == native == b"root listed: 1, lines: 1\n"
 
+
+def test_dev_null_is_answered_as_natively(tmp_path: Path) -> None:
+    """/dev/null: writes vanish, reads end at once, a character device that fills a closed
+    standard descriptor (gnulib's ``freopen_safer`` opens it; ``shuf -o`` failed with ENOENT
+    when it was missing)."""
+    source = ROOT / "programs" / "dev_null.c"
+    (test,) = symex.explore(symex.compile(source, libc="musl")).tests
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
+                            timeout=60)
+    assert test.stdout == native.stdout == b"wrote 6, read 0, stat 0, device 1\n"
+    assert test.stderr == native.stderr == b"refilled 0, reopened 1\n"
+
 def test_setting_file_times_is_answered_as_natively(tmp_path: Path) -> None:
     """utimensat, futimens, utimes (``touch``, ``cp -p``; they returned ENOSYS, so touch
     reported a failure a native run never has): success on a file, ENOENT, EINVAL and EBADF

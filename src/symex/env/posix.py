@@ -37,7 +37,7 @@ from symex.core.state import State
 from symex.env.world import (
     AT_FDCWD, EACCES, EBADF, EEXIST, EINVAL, EIO, EISDIR, EMFILE, ENOENT, ENOSYS, ENOTDIR, ENOTTY,
     ESPIPE, MAX_FDS, O_ACCMODE, O_APPEND, O_CREAT, O_EXCL, O_RDWR, O_TRUNC, O_WRONLY, S_IFDIR,
-    O_DIRECTORY, S_IFMT, STAT_SIZE, STDERR_NODE, STDOUT_NODE, FileNode, OpenFile, PosixWorld,
+    O_DIRECTORY, S_IFMT, NULL_NODE, STAT_SIZE, STDERR_NODE, STDOUT_NODE, FileNode, OpenFile, PosixWorld,
     directory_entries, inode, lowest_free_fd, parent_of, resolve, world_of)
 
 _ST_INO, _ST_NLINK, _ST_MODE, _ST_SIZE, _ST_BLKSIZE, _ST_BLOCKS = 8, 16, 24, 48, 56, 64
@@ -289,6 +289,8 @@ def _write(view: StateView, args: list[Any]) -> int:
         return count
     if opened.node == STDERR_NODE:
         state.stderr += _concrete_bytes(view, data)
+        return count
+    if opened.node == NULL_NODE:
         return count
     node = world.nodes[opened.node]
     start = len(node.data) if opened.append else opened.offset

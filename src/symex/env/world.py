@@ -38,7 +38,7 @@ from symex.core.state import State
 from symex.errors import ConfigError
 from symex.symargs import FAILURE_OBJECTS, SYM_STDOUT_SIZE, ArgvSpec
 
-__all__ = ["DIRENT_TYPES", "HOST_DIRECTORIES", "MAX_FDS", "STAT_SIZE", "SYSTEM_FILES", "FileNode",
+__all__ = ["DIRENT_TYPES", "HOST_DIRECTORIES", "MAX_FDS", "NULL_NODE", "STAT_SIZE", "SYSTEM_FILES", "FileNode",
            "OpenFile", "PosixSetup", "PosixWorld", "directory_entries", "inode", "install_world",
            "lowest_free_fd", "parent_of", "resolve", "world_of"]
 
@@ -66,6 +66,9 @@ STDOUT_NODE, STDERR_NODE = -1, -2
 #: the root, the starting working directory (getcwd says "/"): it holds the symbolic files
 #: A, B, ... (without --sym-dir) and what the program creates there
 DIRECTORY_NODE = -3
+#: /dev/null: reads find its end, writes vanish (gnulib's *_safer functions open it to keep
+#: the standard descriptors taken: without it shuf -o failed after closing stdin)
+NULL_NODE = -4
 
 
 @attrs.frozen
@@ -96,10 +99,10 @@ SYSTEM_FILES = {"/etc/passwd": b"root:x:0:0:root:/root:/bin/sh\n", "/etc/group":
 
 #: the directories every Linux host has that programs name by absolute path, with their
 #: modes: /tmp, where a path a program makes with mktemp, mkstemp or mkdtemp is made (it
-#: replays natively so), and /etc, which holds the system files. The root stands for the
+#: replays natively so), /etc, which holds the system files, and /dev, which holds null. The root stands for the
 #: working directory, so it does not list them (a native replay's working directory has
 #: only the symbolic files), and a symbolic name does not spell them.
-HOST_DIRECTORIES = {"/etc": S_IFDIR | 0o755, "/tmp": S_IFDIR | 0o1777}
+HOST_DIRECTORIES = {"/dev": S_IFDIR | 0o755, "/etc": S_IFDIR | 0o755, "/tmp": S_IFDIR | 0o1777}
 
 
 @attrs.frozen
@@ -296,7 +299,8 @@ _STANDARD_FDS: immutables.Map[int, int] = immutables.Map({0: 0, 1: 1, 2: 2})
 
 def _add_standard_files(nodes: dict[int, FileNode], names: dict[str, int]) -> None:
     """What every world's file system has: the root (the starting working directory), the
-    host's directories and the system files, unless a file of the same name came first."""
+    host's directories, /dev/null and the system files, unless a file of the same name came
+    first."""
     nodes[DIRECTORY_NODE] = _DIRECTORY
     names["."] = DIRECTORY_NODE
     for path, mode in HOST_DIRECTORIES.items():
@@ -304,6 +308,9 @@ def _add_standard_files(nodes: dict[int, FileNode], names: dict[str, int]) -> No
             node = len(nodes) + 1
             nodes[node] = FileNode((), mode=mode, unlisted=True)
             names[resolve(".", path)] = node
+    if "dev/null" not in names:
+        nodes[NULL_NODE] = FileNode((), mode=S_IFCHR | 0o666)
+        names["dev/null"] = NULL_NODE
     for path, text in SYSTEM_FILES.items():
         if resolve(".", path) not in names:
             node = len(nodes) + 1
