@@ -405,6 +405,18 @@ def test_dev_null_is_answered_as_natively(tmp_path: Path) -> None:
     assert test.stdout == native.stdout == b"wrote 6, read 0, stat 0, device 1\n"
     assert test.stderr == native.stderr == b"refilled 0, reopened 1\n"
 
+
+def test_truncating_files_is_answered_as_natively(tmp_path: Path) -> None:
+    """ftruncate and truncate (``split`` failed on ENOSYS, "error truncating", where it
+    succeeds natively): cut, grown with zeros, and the errors Linux gives; with symex's
+    library too."""
+    result, native = _beside_native("truncation.c", tmp_path)
+    assert result.tests[0].stdout == native
+    assert native.splitlines()[:4] == [b"cut 0 0", b"grow 0 0", b"size 8, offset 6", b"read 8: abc 00000"]
+    assert b"stdout -1 22" in native
+    own = symex.explore(symex.compile(ROOT / "programs" / "truncation.c", libc="symex"))
+    assert own.tests[0].stdout == native
+
 def test_setting_file_times_is_answered_as_natively(tmp_path: Path) -> None:
     """utimensat, futimens, utimes (``touch``, ``cp -p``; they returned ENOSYS, so touch
     reported a failure a native run never has): success on a file, ENOENT, EINVAL and EBADF

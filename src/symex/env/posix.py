@@ -37,7 +37,7 @@ from symex.core.state import State
 from symex.env.world import (
     AT_FDCWD, EACCES, EBADF, EEXIST, EINVAL, EIO, EISDIR, EMFILE, ENOENT, ENOSYS, ENOTDIR, ENOTTY,
     ESPIPE, MAX_FDS, O_ACCMODE, O_APPEND, O_CREAT, O_EXCL, O_RDWR, O_TRUNC, O_WRONLY, S_IFDIR,
-    O_DIRECTORY, S_IFMT, NULL_NODE, STAT_SIZE, STDERR_NODE, STDOUT_NODE, FileNode, OpenFile, PosixWorld,
+    O_DIRECTORY, S_IFMT, S_IFREG, NULL_NODE, STAT_SIZE, STDERR_NODE, STDOUT_NODE, FileNode, OpenFile, PosixWorld,
     directory_entries, inode, lowest_free_fd, parent_of, resolve, world_of)
 
 _ST_INO, _ST_NLINK, _ST_MODE, _ST_SIZE, _ST_BLKSIZE, _ST_BLOCKS = 8, 16, 24, 48, 56, 64
@@ -510,6 +510,48 @@ def _fchmodat(view: StateView, args: list[Any]) -> int:
     return _change_mode(state, world_of(state).names.get(path) if path else None, mode)
 
 
+def _resize(state: State, node_id: int, length: int) -> int:
+    """A regular file's contents cut or padded with zero bytes to ``length`` (truncate)."""
+    world = world_of(state)
+    node = world.nodes[node_id]
+    if length < 0 or node_id in (STDOUT_NODE, STDERR_NODE) or node.mode & S_IFMT != S_IFREG:
+        return -EINVAL  # the sinks are the replay's pipes and terminals, not files
+    data = node.data[:length] + (0,) * (length - len(node.data))
+    state.posix = attrs.evolve(world, nodes=world.nodes.set(node_id, attrs.evolve(node, data=data)))
+    return 0
+
+
+def _ftruncate(view: StateView, args: list[Any]) -> int:
+    """``ftruncate(fd, length)`` (split, shred, dd's ``of=``): a regular file open for writing
+    becomes ``length`` bytes long; the offset stays."""
+    state = view.state
+    opened = world_of(state).opened(concrete_int(view, args[0], 32, "ftruncate descriptor"))
+    length = concrete_int(view, args[1], 64, "truncate length")
+    if opened is None:
+        return -EBADF
+    if not opened.writable:
+        return -EINVAL  # as Linux answers a descriptor not open for writing
+    return _resize(state, opened.node, length)
+
+
+def _truncate(view: StateView, args: list[Any]) -> int:
+    """``truncate(path, length)``: the file at ``path`` (a directory is EISDIR, a file of the
+    host EACCES)."""
+    state = view.state
+    path = path_of(view, args[0])
+    length = concrete_int(view, args[1], 64, "truncate length")
+    world = world_of(state)
+    node_id = world.names.get(path) if path else None
+    if node_id is None:
+        return -ENOENT
+    node = world.nodes[node_id]
+    if node.mode & S_IFMT == S_IFDIR:
+        return -EISDIR
+    if node.read_only:
+        return -EACCES
+    return _resize(state, node_id, length)
+
+
 def _unmodelled_syscall(view: StateView, args: list[Any]) -> int:
     """``__symex_unmodelled_syscall(number)`` (musl's system calls, runtime/musl/glue.c): one
     the model does not answer returns -ENOSYS, counted in the run's shortfalls by program
@@ -535,7 +577,7 @@ HANDLERS: dict[str, ExternalHandler] = {
     "open": _open, "openat": _openat, "close": _close, "read": _read, "write": _write, "lseek": _lseek,
     "stat": _stat, "fstat": _fstat, "fstatat": _fstatat, "access": _access, "faccessat": _faccessat, "isatty": _isatty,
     "dup": _dup, "dup2": _dup2, "unlink": _unlink, "chmod": _chmod, "fchmod": _fchmod,
-    "fchmodat": _fchmodat,
+    "fchmodat": _fchmodat, "ftruncate": _ftruncate, "truncate": _truncate,
 }
 """The handlers by system call name (their declarations: :mod:`symex.ir.system_calls`)."""
 

@@ -94,6 +94,9 @@ SYSTEM_CALLS: tuple[SystemCall, ...] = (
     SystemCall("chmod", "int", ("const char *path", "unsigned mode"), kernel=("chmod",), library=("chmod",)),
     SystemCall("fchmod", "int", ("int fd", "unsigned mode"), kernel=("fchmod",), library=("fchmod",)),
     SystemCall("fchmodat", "int", ("int dirfd", "const char *path", "unsigned mode"), kernel=("fchmodat",)),
+    SystemCall("ftruncate", "int", ("int fd", "long length"), kernel=("ftruncate",), library=("ftruncate",)),
+    SystemCall("truncate", "int", ("const char *path", "long length"), kernel=("truncate",),
+               library=("truncate",)),
     # directories (env/directories.py)
     SystemCall("mkdir", "int", ("const char *path", "int mode"), kernel=("mkdir",), library=("mkdir",)),
     SystemCall("mkdirat", "int", ("int dirfd", "const char *path", "int mode"), kernel=("mkdirat",),
