@@ -417,6 +417,12 @@ def test_truncating_files_is_answered_as_natively(tmp_path: Path) -> None:
     own = symex.explore(symex.compile(ROOT / "programs" / "truncation.c", libc="symex"))
     assert own.tests[0].stdout == native
 
+
+def test_the_machines_uptime_and_load_read_as_natively(tmp_path: Path) -> None:
+    """/proc/uptime and /proc/loadavg (``uptime`` failed without the first)."""
+    result, native = _beside_native("machine_files.c", tmp_path)
+    assert result.tests[0].stdout == native == b"uptime: 2 fields, up 1\nloadavg: 3 fields, 1\n"
+
 def test_setting_file_times_is_answered_as_natively(tmp_path: Path) -> None:
     """utimensat, futimens, utimes (``touch``, ``cp -p``; they returned ENOSYS, so touch
     reported a failure a native run never has): success on a file, ENOENT, EINVAL and EBADF

@@ -92,10 +92,12 @@ _DIRECTORY = FileNode((), mode=S_IFDIR | 0o755)
 #: the system's own files every world has, the same on every machine: the user database with
 #: root alone, as on a minimal Linux (musl's getpwnam/getgrgid read them: `id root`, `groups
 #: root` and `ls -l`'s owner names work, and replay natively on any Linux, where root is 0),
-#: and the mount table with one file system at the root, the ext4 one statfs describes (df
-#: reads it: without it every df failed, "cannot read table of mounted file systems")
+#: the mount table with one file system at the root, the ext4 one statfs describes (df
+#: reads it: without it every df failed, "cannot read table of mounted file systems"), and
+#: a machine up for an hour, idle (uptime: without it "couldn't get boot time")
 SYSTEM_FILES = {"/etc/passwd": b"root:x:0:0:root:/root:/bin/sh\n", "/etc/group": b"root:x:0:\n",
-                "/proc/self/mountinfo": b"1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"}
+                "/proc/self/mountinfo": b"1 0 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n",
+                "/proc/uptime": b"3600.00 7200.00\n", "/proc/loadavg": b"0.00 0.00 0.00 1/100 100\n"}
 
 #: the directories every Linux host has that programs name by absolute path, with their
 #: modes: /tmp, where a path a program makes with mktemp, mkstemp or mkdtemp is made (it
