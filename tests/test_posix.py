@@ -156,6 +156,31 @@ def test_read_lseek_fstat_on_a_symbolic_file() -> None:
     assert by_exit[0][6:] != b"xy"
 
 
+
+STAT_TIMES = r"""
+#include <stdio.h>
+#include <sys/stat.h>
+int main(void) {
+  struct stat st;
+  if (stat("A", &st) != 0)
+    return 2;
+  /* no kernel gives a time a second of nanoseconds or more (gnulib's utimens checks) */
+  if (st.st_atim.tv_nsec >= 1000000000 || st.st_mtim.tv_nsec < 0 || st.st_ctim.tv_nsec >= 1000000000)
+    return 1;
+  if (st.st_mtim.tv_nsec == 999999999)
+    return 3;
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("libc", ["symex", "musl"])
+def test_a_symbolic_files_times_have_nanoseconds_below_a_second(tmp_path: Path, libc: str) -> None:
+    source = tmp_path / "times.c"
+    source.write_text(STAT_TIMES)
+    result = symex.explore(symex.compile(source, libc=libc), sym_files=(1, 8))
+    assert {t.exit_code for t in result.tests} == {0, 3}  # symbolic still, but never 1
+
 TOKEN_KINDS = {b"NUMBER", b"IDENT", b"OP", b"PAREN", b"ERROR", b"END"}
 
 

@@ -230,6 +230,23 @@ def _make_parents(nodes: dict[int, FileNode], names: dict[str, int], key: str) -
         names[directory] = node
 
 
+#: where struct stat's three times keep their nanoseconds (st_atim, st_mtim, st_ctim)
+_STAT_NANOSECONDS = (80, 96, 112)
+
+
+def _symbolic_stat(view: StateView, name: str) -> int:
+    """A file's symbolic ``*-stat`` object (KLEE's, unconstrained), except that each time's
+    nanoseconds are below a second, as every kernel's are: gnulib's utimens checks them
+    (``touch -`` failed with EINVAL on stat images no file has)."""
+    address, data = _symbolic_object(view, STAT_SIZE, name)
+    for offset in _STAT_NANOSECONDS:
+        nanoseconds = data[offset + 7]
+        for byte in reversed(data[offset:offset + 7]):
+            nanoseconds = E.concat(nanoseconds, byte)
+        view.state.add_constraint(E.ult(nanoseconds, E.const(1_000_000_000, 64)))
+    return address
+
+
 def _symbolic_object(view: StateView, size: int, name: str) -> tuple[int, list[Any]]:
     state = view.state
     os_ = state.allocate(size, ObjectKind.ARGUMENT, name)
@@ -250,7 +267,7 @@ def install_world(view: StateView, spec: ArgvSpec, setup: PosixSetup) -> None:
         for k in range(files.count):
             letter = chr(ord("A") + k)
             _, data = _symbolic_object(view, files.size, f"{letter}-data")
-            stat, _ = _symbolic_object(view, STAT_SIZE, f"{letter}-data-stat")
+            stat = _symbolic_stat(view, f"{letter}-data-stat")
             key = resolve(".", spec.sym_file_path(letter))
             _make_parents(nodes, names, key)
             names[key] = len(nodes) + 1
@@ -258,7 +275,7 @@ def install_world(view: StateView, spec: ArgvSpec, setup: PosixSetup) -> None:
     sym_stdin = spec.sym_stdin
     if sym_stdin is not None:
         _, data = _symbolic_object(view, sym_stdin.size, "stdin")
-        stat, _ = _symbolic_object(view, STAT_SIZE, "stdin-stat")
+        stat = _symbolic_stat(view, "stdin-stat")
         stdin = FileNode(tuple(data), stat_address=stat, read_only=True)
     else:
         stdin = FileNode(tuple(setup.stdin), mode=S_IFIFO | 0o600, read_only=True)
@@ -267,7 +284,7 @@ def install_world(view: StateView, spec: ArgvSpec, setup: PosixSetup) -> None:
     if spec.sym_stdout:
         # after stdin's objects, as KLEE's klee_init_fds makes them
         _, data = _symbolic_object(view, SYM_STDOUT_SIZE, "stdout")
-        stat, _ = _symbolic_object(view, STAT_SIZE, "stdout-stat")
+        stat = _symbolic_stat(view, "stdout-stat")
         nodes[STDOUT_NODE] = FileNode(tuple(data), stat_address=stat)
     else:
         nodes[STDOUT_NODE] = FileNode((), mode=S_IFIFO | 0o600)
