@@ -192,34 +192,30 @@ static long readlink_call(long dirfd, const char *path, long size)
 	return r < 0 ? r : -EINVAL;
 }
 
+/* 0 where the file a call on metadata the model does not keep names exists (the path from
+ * dirfd, or the descriptor dirfd itself when path is NULL), else its lookup's error; an
+ * unknown flag is EINVAL first, as Linux checks */
+static long metadata_target(long dirfd, const char *path, long flags)
+{
+	struct stat st;
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	long r = path ? __symex_fstatat(dirfd, path, &st) : __symex_fstat(dirfd, &st);
+	return r < 0 ? r : 0;
+}
+
 /* utimensat (touch, cp -p; musl's futimens and utimes come here too): the model keeps no
  * file times (a symbolic file's are its free stat object's, the others' 0), so setting them
  * checks what Linux checks (flags, nanoseconds, the file) and changes nothing */
 static long utimens_call(long dirfd, const char *path, const struct timespec *times, long flags)
 {
-	struct stat st;
-	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-		return -EINVAL;
+	/* a bad time and a bad flag are both EINVAL, so the order of the checks is Linux's */
 	for (int i = 0; times && i < 2; i++) {
 		long ns = times[i].tv_nsec;
 		if (ns != UTIME_NOW && ns != UTIME_OMIT && (ns < 0 || ns > 999999999))
 			return -EINVAL;
 	}
-	long r = path ? __symex_fstatat(dirfd, path, &st) : __symex_fstat(dirfd, &st);
-	return r < 0 ? r : 0;
-}
-
-/* fchown, chown, lchown and fchownat (cp -a and -p, install -o): the model keeps no owners
- * (every file is root's, and the process is root, which may give a file to anyone), so
- * changing them checks what Linux checks (flags, the file) and changes nothing (ENOSYS made
- * cp -a fail where it succeeds natively) */
-static long chown_call(long dirfd, const char *path, long flags)
-{
-	struct stat st;
-	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-		return -EINVAL;
-	long r = path ? __symex_fstatat(dirfd, path, &st) : __symex_fstat(dirfd, &st);
-	return r < 0 ? r : 0;
+	return metadata_target(dirfd, path, flags);
 }
 
 /* statfs and fstatfs: every file of the model lies on one ext4 file system of 1 GiB, half
@@ -438,10 +434,13 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 		return statfs_call(__symex_fstat(a, &st), (struct statfs *)b);
 	}
 	case SYS_utimensat: return utimens_call(a, (const char *)b, (const struct timespec *)c, d);
-	case SYS_fchown: return chown_call(a, 0, 0);
-	case SYS_chown: return chown_call(AT_FDCWD, (const char *)a, 0);
-	case SYS_lchown: return chown_call(AT_FDCWD, (const char *)a, AT_SYMLINK_NOFOLLOW);
-	case SYS_fchownat: return chown_call(a, (const char *)b, e);
+	/* fchown, chown, lchown, fchownat (cp -a and -p, install -o): the model keeps no owners
+	 * (every file is root's, and the process is root, which may give a file to anyone), so
+	 * the call checks what Linux checks and changes nothing (ENOSYS failed cp -a) */
+	case SYS_fchown: return metadata_target(a, 0, 0);
+	case SYS_chown: return metadata_target(AT_FDCWD, (const char *)a, 0);
+	case SYS_lchown: return metadata_target(AT_FDCWD, (const char *)a, AT_SYMLINK_NOFOLLOW);
+	case SYS_fchownat: return metadata_target(a, (const char *)b, e);
 	case SYS_readlink: return readlink_call(AT_FDCWD, (const char *)a, c);
 	case SYS_readlinkat: return readlink_call(a, (const char *)b, d);
 	/* the clocks a process may read tick in nanoseconds, the coarse ones at 250 Hz (gnulib's
