@@ -15,8 +15,8 @@ A directory is a node whose mode says so; it lists the keys one level below it
 (:func:`directory_entries`). The system's own files (``SYSTEM_FILES``) and host files named
 by an absolute path are there to be opened, not listed, as KLEE's model lists only the
 working directory's files: the directories every host has (``HOST_DIRECTORIES``: ``/tmp``,
-where mktemp and mkstemp make files, and ``/etc``) exist, but the root does not list them;
-other directories of host files do not exist.
+where mktemp and mkstemp make files, ``/etc`` and ``/dev``, which holds ``/dev/null``)
+exist, but the root does not list them; other directories of host files do not exist.
 
 The calls on this world are :mod:`symex.env.posix`'s (files, descriptors) and
 :mod:`symex.env.directories`'s (mkdir, rmdir, chdir, getdents).
@@ -101,9 +101,9 @@ SYSTEM_FILES = {"/etc/passwd": b"root:x:0:0:root:/root:/bin/sh\n", "/etc/group":
 
 #: the directories every Linux host has that programs name by absolute path, with their
 #: modes: /tmp, where a path a program makes with mktemp, mkstemp or mkdtemp is made (it
-#: replays natively so), /etc, which holds the system files, and /dev, which holds null. The root stands for the
-#: working directory, so it does not list them (a native replay's working directory has
-#: only the symbolic files), and a symbolic name does not spell them.
+#: replays natively so), /etc, which holds the system files, and /dev, which holds null.
+#: The root stands for the working directory, so it does not list them (a native replay's
+#: working directory has only the symbolic files), and a symbolic name does not spell them.
 HOST_DIRECTORIES = {"/dev": S_IFDIR | 0o755, "/etc": S_IFDIR | 0o755, "/tmp": S_IFDIR | 0o1777}
 
 
