@@ -8,9 +8,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import immutables
 import pytest
 
 import symex
+from symex.env.world import ELOOP, MAX_LINKS, S_IFDIR, S_IFLNK, FileNode, PosixWorld, lookup, resolve
 from symex.errors import ConfigError
 from symex.symargs import ArgvSpec
 from symex.output.ktest import KTest, KTestObject, write_ktest
@@ -214,3 +216,46 @@ def test_a_symbolic_path_from_a_directory_descriptor_leaves_every_fork_where_it_
     spec = ArgvSpec.parse(["--sym-arg", "1", "--sym-files", "1", "2", "--sym-dir", "d"])
     outputs = sorted(t.stdout for t in symex.explore(symex.compile(source, libc="musl"), sym_args=spec).tests)
     assert b"1 1\n" in outputs and b"0 1\n" in outputs and all(o.endswith(b" 1\n") for o in outputs)
+
+
+def _world_with_links(links: dict[str, str]) -> PosixWorld:
+    """A world with directories ``d`` and ``d/e``, the file ``d/e/f`` and ``links`` (key ->
+    target)."""
+    names: dict[str, int] = {".": 1, "d": 2, "d/e": 3, "d/e/f": 4}
+    nodes: dict[int, FileNode] = {1: FileNode((), mode=S_IFDIR | 0o755), 2: FileNode((), mode=S_IFDIR | 0o755),
+                                  3: FileNode((), mode=S_IFDIR | 0o755), 4: FileNode(tuple(b"text"))}
+    for key, target in links.items():
+        names[key] = len(nodes) + 1
+        nodes[len(nodes) + 1] = FileNode(tuple(target.encode()), mode=S_IFLNK | 0o777)
+    return PosixWorld(immutables.Map(names), immutables.Map(nodes), immutables.Map(), immutables.Map(),
+                      len(nodes) + 1, 3, linked=bool(links))
+
+
+def test_a_path_is_looked_up_through_its_links_as_the_kernel_does() -> None:
+    """Links in the middle of a path are always followed, the last only when asked (or when
+    a slash ends the path); a relative target starts at the link's directory, an absolute
+    one at the root; ``..`` after a link leaves the link's target, not its name."""
+    world = _world_with_links({"l": "d/e", "d/up": "..", "d/abs": "/d/e/f", "d/e/rel": "f"})
+    assert lookup(world, ".", "l/f") == "d/e/f"
+    assert lookup(world, ".", "l") == "d/e"
+    assert lookup(world, ".", "l", follow=False) == "l"
+    assert lookup(world, ".", "l/", follow=False) == "d/e"
+    assert lookup(world, ".", "l/..") == "d"  # lexically it would be the root
+    assert lookup(world, "d", "up/d/e/rel") == "d/e/f"
+    assert lookup(world, "d/e", "../abs") == "d/e/f"
+    assert lookup(world, "d/e", "rel", follow=False) == "d/e/rel"
+    assert lookup(world, ".", "/missing/../l/f") == "d/e/f"
+
+
+def test_a_loop_of_links_is_eloop_and_a_world_without_links_is_read_by_spelling() -> None:
+    looped = _world_with_links({"a": "b", "b": "a", "self": "self/x"})
+    assert lookup(looped, ".", "a") == -ELOOP
+    assert lookup(looped, ".", "self") == -ELOOP
+    assert lookup(looped, ".", "a", follow=False) == "a"
+    plain = _world_with_links({})
+    assert lookup(plain, ".", "d/../d/e/./f") == "d/e/f" == resolve(".", "d/../d/e/./f")
+    # a chain of 40 links resolves; 41 is ELOOP, as on Linux
+    chain = {f"c{i}": f"c{i + 1}" for i in range(MAX_LINKS - 1)}
+    assert lookup(_world_with_links({**chain, f"c{MAX_LINKS - 1}": "d"}), ".", "c0") == "d"
+    chain[f"c{MAX_LINKS - 1}"] = f"c{MAX_LINKS}"
+    assert lookup(_world_with_links({**chain, f"c{MAX_LINKS}": "d"}), ".", "c0") == -ELOOP

@@ -46,12 +46,13 @@ def native_build(source: Path, directory: Path) -> Path:
 
 def _beside_native(program: str, tmp_path: Path) -> tuple[symex.Result, bytes]:
     """tests/programs/PROGRAM explored with musl (one path) and what its native build prints,
-    both in ``tmp_path`` (the files it makes land there)."""
+    run in an empty directory of ``tmp_path`` (the files it makes land there)."""
     source = ROOT / "programs" / program
     result = symex.explore(symex.compile(source, libc="musl"))
     assert len(result.tests) == 1
-    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=tmp_path,
-                            timeout=60)
+    empty = tmp_path / "run"
+    empty.mkdir()
+    native = subprocess.run([str(native_build(source, tmp_path))], capture_output=True, cwd=empty, timeout=60)
     return result, native.stdout
 
 
@@ -416,6 +417,21 @@ def test_truncating_files_is_answered_as_natively(tmp_path: Path) -> None:
     assert b"stdout -1 22" in native
     own = symex.explore(symex.compile(ROOT / "programs" / "truncation.c", libc="symex"))
     assert own.tests[0].stdout == native
+
+
+def test_symbolic_links_are_made_read_and_followed_as_natively(tmp_path: Path) -> None:
+    """symlink, readlink, lstat against stat, open through a link (and O_NOFOLLOW, O_EXCL),
+    a dangling link written through, a relative target taken from the link's directory, a
+    directory reached through a link, realpath, a loop (ELOOP), unlink, rename and mkdir
+    acting on the link itself, a listing's DT_LNK: ``ln -s`` failed with ENOSYS before."""
+    result, native = _beside_native("symbolic_links.c", tmp_path)
+    assert result.tests[0].stdout == native
+    lines = native.splitlines()
+    assert lines[:4] == [b"symlink 0 0", b"again -1 17", b"empty -1 2", b"readlink to-data: 4 'data' 0"]
+    assert b"to-data: stat 0 file 5, lstat 0 link 4" in lines
+    assert b"to-sub/up: stat 0 file 5, lstat 0 link 7" in lines
+    assert b"loop open -1 40" in lines and b"realpath data" in lines
+    assert lines[-2:] == [b"listed 9, 4 links", b"rmdir link -1 20"]
 
 
 def test_the_machines_uptime_and_load_read_as_natively(tmp_path: Path) -> None:

@@ -43,7 +43,9 @@ def test_the_header_declares_what_the_handlers_return() -> None:
     header = header_text()
     assert "int __symex_mkdir(const char *path, int mode);" in header
     assert "long __symex_read(int fd, void *buffer, unsigned long count);" in header
-    assert " case SYS_lstat: return __symex_stat((const char *)a, (struct stat *)b);" in header
+    assert " case SYS_lstat: return __symex_lstat((const char *)a, (struct stat *)b);" in header
+    assert (" case SYS_readlinkat: return __symex_readlinkat((int)a, (const char *)b, (char *)c, (unsigned long)d);"
+            in header)
     assert " WEAK int rmdir(const char *path) { return (int)result(__symex_rmdir(path)); }" in header
     widths = {call.name: call.width for call in SYSTEM_CALLS}
     assert (widths["read"], widths["getdents64"], widths["open"], widths["chdir"]) == (64, 64, 32, 32)

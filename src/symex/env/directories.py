@@ -1,8 +1,9 @@
 """The system calls on directories and their entries: ``mkdir``, ``rmdir``, ``chdir``,
 ``fchdir``, ``getcwd``, ``getdents64`` (what ``opendir``/``readdir`` read), ``mknod``, and the names of
-files, ``link`` and ``rename`` (with their ``*at`` forms), over the state's world
-(:mod:`symex.env.world`: a directory is a node, its entries the keys one level below it; a
-hard link is a second key of the same node).
+files, ``link``, ``rename``, ``symlink`` and ``readlink`` (with their ``*at`` forms), over the
+state's world (:mod:`symex.env.world`: a directory is a node, its entries the keys one level
+below it; a hard link is a second key of the same node; a symbolic link is a node of kind
+``S_IFLNK`` holding its target, followed where a path is looked up: ``world.lookup``).
 
 Each returns ``-errno`` as the kernel does; the C libraries' wrappers set ``errno``.
 """
@@ -18,7 +19,7 @@ from symex.core.state import State
 from symex.env.posix import concrete_int, open_directory, path_at, path_of, unlink_path
 from symex.env.world import (
     DIRENT_TYPES, EBADF, EBUSY, EEXIST, EINVAL, EISDIR, ENOENT, ENOTDIR, ENOTEMPTY, EPERM, ERANGE,
-    S_IFCHR, S_IFDIR, S_IFIFO, S_IFMT, S_IFREG, FileNode, directory_entries, inode, parent_of, world_of)
+    S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, FileNode, directory_entries, inode, parent_of, world_of)
 
 __all__ = ["HANDLERS"]
 
@@ -36,9 +37,10 @@ def _is_directory(world: Any, node_id: int | None) -> bool:
     return node_id is not None and world.nodes[node_id].mode & S_IFMT == S_IFDIR
 
 
-def _make_node(state: State, path: str | None | int, kind: int, mode: int) -> int:
-    """A new empty node of ``kind`` (S_IFDIR, S_IFREG, S_IFIFO ...) at ``path``, in an
-    existing directory; its permissions ``mode`` less the umask."""
+def _make_node(state: State, path: str | None | int, kind: int, mode: int, data: tuple[int, ...] = ()) -> int:
+    """A new node of ``kind`` (S_IFDIR, S_IFREG, S_IFIFO, S_IFLNK ...) holding ``data`` at
+    ``path`` (a link's own key), in an existing directory; its permissions ``mode`` less the
+    umask (a symbolic link's are always 0777)."""
     if isinstance(path, int):
         return path
     world = world_of(state)
@@ -50,8 +52,10 @@ def _make_node(state: State, path: str | None | int, kind: int, mode: int) -> in
     if missing:
         return missing
     node = world.next_node
+    permissions = 0o777 if kind == S_IFLNK else mode & 0o7777 & ~_UMASK
     state.posix = attrs.evolve(world, names=world.names.set(path, node), next_node=node + 1,
-                               nodes=world.nodes.set(node, FileNode((), mode=kind | (mode & 0o7777 & ~_UMASK))))
+                               linked=world.linked or kind == S_IFLNK,
+                               nodes=world.nodes.set(node, FileNode(data, mode=kind | permissions)))
     return 0
 
 
@@ -59,13 +63,13 @@ def _mkdir(view: StateView, args: list[Any]) -> int:
     """``mkdir(path, mode)``: in an existing directory; the mode less the umask."""
     state = view.state
     mode = concrete_int(view, args[1], 32, "mkdir mode")
-    return _make_node(state, path_of(view, args[0]), S_IFDIR, mode)
+    return _make_node(state, path_of(view, args[0], follow=False), S_IFDIR, mode)
 
 
 def _mkdirat(view: StateView, args: list[Any]) -> int:
     state = view.state
     mode = concrete_int(view, args[2], 32, "mkdir mode")
-    return _make_node(state, path_at(view, args[0], args[1]), S_IFDIR, mode)
+    return _make_node(state, path_at(view, args[0], args[1], False), S_IFDIR, mode)
 
 
 def _make_special(state: State, path: str | None | int, mode: int) -> int:
@@ -81,12 +85,13 @@ def _mknod(view: StateView, args: list[Any]) -> int:
     """``mknod(path, mode, device)`` (mkfifo, mknod): a file, FIFO, socket or device node (the
     process is root), empty; opening a FIFO does not wait for the other end."""
     state = view.state
-    return _make_special(state, path_of(view, args[0]), concrete_int(view, args[1], 32, "mknod mode"))
+    return _make_special(state, path_of(view, args[0], follow=False),
+                         concrete_int(view, args[1], 32, "mknod mode"))
 
 
 def _mknodat(view: StateView, args: list[Any]) -> int:
     state = view.state
-    return _make_special(state, path_at(view, args[0], args[1]),
+    return _make_special(state, path_at(view, args[0], args[1], False),
                          concrete_int(view, args[2], 32, "mknod mode"))
 
 
@@ -110,7 +115,7 @@ def _remove_directory(state: State, path: str | None | int) -> int:
 def _rmdir(view: StateView, args: list[Any]) -> int:
     """``rmdir(path)``: an empty directory only."""
     state = view.state
-    return _remove_directory(state, path_of(view, args[0]))
+    return _remove_directory(state, path_of(view, args[0], follow=False))
 
 
 def _unlinkat(view: StateView, args: list[Any]) -> int:
@@ -118,7 +123,7 @@ def _unlinkat(view: StateView, args: list[Any]) -> int:
     rm -r), else a file, the path taken from the directory ``fd``."""
     state = view.state
     flags = concrete_int(view, args[2], 32, "unlinkat flags")
-    path = path_at(view, args[0], args[1])
+    path = path_at(view, args[0], args[1], False)
     if flags & _AT_REMOVEDIR:
         return _remove_directory(state, path)
     return path if isinstance(path, int) else unlink_path(state, path)
@@ -129,6 +134,8 @@ def _chdir(view: StateView, args: list[Any]) -> int:
     state = view.state
     world = world_of(state)
     path = path_of(view, args[0])
+    if isinstance(path, int):
+        return path
     node = world.names.get(path) if path else None
     if not path or node is None:
         return -ENOENT
@@ -235,9 +242,10 @@ def _link_entry(state: State, old: str | None | int, new: str | None | int) -> i
 
 
 def _link(view: StateView, args: list[Any]) -> int:
-    """``link(old, new)``: ``new`` names old's file too."""
+    """``link(old, new)``: ``new`` names old's file too (Linux's link does not follow a
+    symbolic link ``old``: ``new`` names the link)."""
     state = view.state
-    return _link_entry(state, path_of(view, args[0]), path_of(view, args[1]))
+    return _link_entry(state, path_of(view, args[0], follow=False), path_of(view, args[1], follow=False))
 
 
 def _linkat(view: StateView, args: list[Any]) -> int:
@@ -246,7 +254,8 @@ def _linkat(view: StateView, args: list[Any]) -> int:
     flags = concrete_int(view, args[4], 32, "linkat flags")
     if flags & ~(_AT_SYMLINK_FOLLOW | _AT_EMPTY_PATH):
         return -EINVAL
-    return _link_entry(state, path_at(view, args[0], args[1]), path_at(view, args[2], args[3]))
+    return _link_entry(state, path_at(view, args[0], args[1], bool(flags & _AT_SYMLINK_FOLLOW)),
+                       path_at(view, args[2], args[3], False))
 
 
 def _under(key: str, top: str) -> bool:
@@ -314,21 +323,73 @@ def _rename_entry(state: State, old: str | None | int, new: str | None | int, fl
 def _rename(view: StateView, args: list[Any]) -> int:
     """``rename(old, new)``."""
     state = view.state
-    return _rename_entry(state, path_of(view, args[0]), path_of(view, args[1]), 0)
+    return _rename_entry(state, path_of(view, args[0], follow=False), path_of(view, args[1], follow=False), 0)
 
 
 def _renameat2(view: StateView, args: list[Any]) -> int:
     """``renameat2(olddirfd, old, newdirfd, new, flags)`` (``renameat`` is flags 0; mv)."""
     state = view.state
     flags = concrete_int(view, args[4], 32, "renameat2 flags")
-    return _rename_entry(state, path_at(view, args[0], args[1]), path_at(view, args[2], args[3]),
+    return _rename_entry(state, path_at(view, args[0], args[1], False), path_at(view, args[2], args[3], False),
                          flags)
+
+
+def _symlink(view: StateView, args: list[Any]) -> int:
+    """``symlink(target, path)`` (ln -s): a symbolic link at ``path`` holding ``target``,
+    which need not exist; looked up only when a path through the link is."""
+    return _make_link(view, args[0], path_of(view, args[1], follow=False))
+
+
+def _symlinkat(view: StateView, args: list[Any]) -> int:
+    """``symlinkat(target, dirfd, path)``, ``path`` taken from the directory ``dirfd``."""
+    return _make_link(view, args[0], path_at(view, args[1], args[2], False))
+
+
+def _make_link(view: StateView, target_address: Any, path: str | None | int) -> int:
+    if isinstance(path, int):
+        return path
+    if path is None or type(target_address) is int and target_address == 0:
+        return -EINVAL  # Linux gives EFAULT; NULL either way
+    target = view.read_c_string(target_address)
+    if not target:
+        return -ENOENT  # an empty target, as Linux refuses it
+    return _make_node(view.state, path, S_IFLNK, 0o777, tuple(target))
+
+
+def _readlink(view: StateView, args: list[Any]) -> int:
+    """``readlink(path, buffer, size)``: the link's target, cut to ``size`` bytes, without a
+    terminating zero; EINVAL for a file that is not a link."""
+    return _read_link(view, path_of(view, args[0], follow=False), args[1], args[2])
+
+
+def _readlinkat(view: StateView, args: list[Any]) -> int:
+    """``readlinkat(dirfd, path, buffer, size)`` (musl's realpath reads every component so)."""
+    return _read_link(view, path_at(view, args[0], args[1], False), args[2], args[3])
+
+
+def _read_link(view: StateView, path: str | None | int, buffer: Any, size_arg: Any) -> int:
+    size = concrete_int(view, size_arg, 64, "readlink size")
+    if size <= 0:
+        return -EINVAL
+    if isinstance(path, int):
+        return path
+    world = world_of(view.state)
+    node_id = world.names.get(path) if path else None
+    if node_id is None:
+        return -ENOENT
+    node = world.nodes[node_id]
+    if node.mode & S_IFMT != S_IFLNK:
+        return -EINVAL
+    target = list(node.data[:size])
+    view.write_bytes(buffer, target)
+    return len(target)
 
 
 HANDLERS: dict[str, ExternalHandler] = {
     "mkdir": _mkdir, "mkdirat": _mkdirat, "rmdir": _rmdir, "unlinkat": _unlinkat,
     "chdir": _chdir, "fchdir": _fchdir, "getcwd": _getcwd, "getdents64": _getdents64,
     "link": _link, "linkat": _linkat, "rename": _rename, "renameat2": _renameat2,
-    "mknod": _mknod, "mknodat": _mknodat,
+    "mknod": _mknod, "mknodat": _mknodat, "symlink": _symlink, "symlinkat": _symlinkat,
+    "readlink": _readlink, "readlinkat": _readlinkat,
 }
 """The handlers by system call name (their declarations: :mod:`symex.ir.system_calls`)."""

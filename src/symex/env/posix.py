@@ -35,10 +35,10 @@ from symex.core.memory.objects import locate
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import State
 from symex.env.world import (
-    AT_FDCWD, EACCES, EBADF, EEXIST, EINVAL, EIO, EISDIR, EMFILE, ENOENT, ENOSYS, ENOTDIR, ENOTTY,
-    ESPIPE, MAX_FDS, O_ACCMODE, O_APPEND, O_CREAT, O_EXCL, O_RDWR, O_TRUNC, O_WRONLY, S_IFDIR,
-    O_DIRECTORY, S_IFMT, S_IFREG, NULL_NODE, STAT_SIZE, STDERR_NODE, STDOUT_NODE, FileNode, OpenFile, PosixWorld,
-    directory_entries, inode, lowest_free_fd, parent_of, resolve, world_of)
+    AT_FDCWD, AT_SYMLINK_NOFOLLOW, EACCES, EBADF, EEXIST, EINVAL, EIO, EISDIR, ELOOP, EMFILE, ENOENT, ENOSYS,
+    ENOTDIR, ENOTTY, ESPIPE, MAX_FDS, NULL_NODE, O_ACCMODE, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW,
+    O_RDWR, O_TRUNC, O_WRONLY, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, STAT_SIZE, STDERR_NODE, STDOUT_NODE, FileNode,
+    OpenFile, PosixWorld, directory_entries, inode, lookup, lowest_free_fd, parent_of, resolve, world_of)
 
 _ST_INO, _ST_NLINK, _ST_MODE, _ST_SIZE, _ST_BLKSIZE, _ST_BLOCKS = 8, 16, 24, 48, 56, 64
 
@@ -79,19 +79,21 @@ def injected_failure(view: StateView, call: int) -> bool:
     return fails
 
 
-def path_of(view: StateView, address: Any, directory: str | None = None) -> str | None:
+def path_of(view: StateView, address: Any, directory: str | None = None, follow: bool = True) -> str | None | int:
     """The key of the path at ``address``, relative to ``directory`` (a key; default the
-    working directory): a symbolic one may name an existing file (see
-    :func:`_symbolic_file_name`). None for a null pointer."""
+    working directory), its symbolic links followed (the last one only if ``follow``:
+    :func:`~symex.env.world.lookup`): a symbolic one may name an existing file (see
+    :func:`_symbolic_file_name`). None for a null pointer, ``-ELOOP`` for a loop of links."""
     state = view.state
     if type(address) is int and address == 0:
         return None
-    base = world_of(state).cwd if directory is None else directory
+    world = world_of(state)
+    base = world.cwd if directory is None else directory
     if type(address) is int:
         named = _symbolic_file_name(view, address, base)
         if named is not None:
-            return named
-    return resolve(base, view.read_c_string(address).decode("utf-8", "surrogateescape"))
+            return lookup(world_of(state), ".", named, follow)
+    return lookup(world, base, view.read_c_string(address).decode("utf-8", "surrogateescape"), follow)
 
 
 def _listed_below(world: PosixWorld, directory: str) -> list[str]:
@@ -154,14 +156,23 @@ def _symbolic_file_name(view: StateView, address: int, base: str) -> str | None:
 
 
 def _open(view: StateView, args: list[Any]) -> int:
-    return _open_path(view, path_of(view, args[0]), args[1])
+    flags = concrete_int(view, args[1], 32, "open flags")
+    return _open_path(view, path_of(view, args[0], follow=_follows(flags)), flags)
 
 
-def _open_path(view: StateView, path: str | None, flags_arg: Any) -> int:
-    """open() of a path already read from the program's memory."""
+def _follows(flags: int) -> bool:
+    """Whether open follows a symbolic link in the last component: not with O_NOFOLLOW
+    (then a link is ELOOP), nor with O_CREAT | O_EXCL (a link there, even dangling, is
+    EEXIST)."""
+    return not (flags & O_NOFOLLOW or flags & O_CREAT and flags & O_EXCL)
+
+
+def _open_path(view: StateView, path: str | None | int, flags: int) -> int:
+    """open() of a path already read from the program's memory, with its ``flags``."""
     state = view.state
     world = world_of(state)
-    flags = concrete_int(view, flags_arg, 32, "open flags")
+    if isinstance(path, int):
+        return path
     if path is None:
         return -EINVAL  # glibc gives EFAULT; the path was NULL either way
     if not path:
@@ -185,6 +196,8 @@ def _open_path(view: StateView, path: str | None, flags_arg: Any) -> int:
     elif flags & O_CREAT and flags & O_EXCL:
         return -EEXIST
     node = nodes[node_id]
+    if node.mode & S_IFMT == S_IFLNK:
+        return -ELOOP  # O_NOFOLLOW's answer (a followed link is its target's node)
     if node.mode & S_IFMT == S_IFDIR and (wants_write or flags & O_CREAT):
         return -EISDIR  # a directory opens for reading only, and its reads fail
     if flags & O_DIRECTORY and node.mode & S_IFMT != S_IFDIR:
@@ -206,19 +219,20 @@ def _open_path(view: StateView, path: str | None, flags_arg: Any) -> int:
 
 
 def _openat(view: StateView, args: list[Any]) -> int:
-    path = path_at(view, args[0], args[1])
-    return path if isinstance(path, int) else _open_path(view, path, args[2])
+    flags = concrete_int(view, args[2], 32, "open flags")
+    return _open_path(view, path_at(view, args[0], args[1], _follows(flags)), flags)
 
 
-def path_at(view: StateView, directory_fd: Any, address: Any) -> str | None | int:
+def path_at(view: StateView, directory_fd: Any, address: Any, follow: bool = True) -> str | None | int:
     """The key of ``address``'s path taken from the directory open as ``directory_fd``
-    (``AT_FDCWD``: the working directory), or ``-errno``."""
+    (``AT_FDCWD``: the working directory), a link in its last component followed only if
+    ``follow`` (:func:`path_of`), or ``-errno``."""
     state = view.state
     fd = concrete_int(view, directory_fd, 32, "directory descriptor")
     if fd == AT_FDCWD:
-        return path_of(view, address)
+        return path_of(view, address, follow=follow)
     directory = open_directory(world_of(state), fd)
-    return directory if isinstance(directory, int) else path_of(view, address, directory)
+    return directory if isinstance(directory, int) else path_of(view, address, directory, follow)
 
 
 def open_directory(world: PosixWorld, fd: int) -> str | int:
@@ -355,14 +369,24 @@ def _fill_stat(view: StateView, node_id: int, node: FileNode, buffer: Any) -> in
     return 0
 
 
-def _stat(view: StateView, args: list[Any]) -> int:
-    state = view.state
-    world = world_of(state)
-    path = path_of(view, args[0])
+def _stat_path(view: StateView, path: str | None | int, buffer: Any) -> int:
+    """stat() of a path's key already looked up."""
+    if isinstance(path, int):
+        return path
+    world = world_of(view.state)
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
-    return _fill_stat(view, node_id, world.nodes[node_id], args[1])
+    return _fill_stat(view, node_id, world.nodes[node_id], buffer)
+
+
+def _stat(view: StateView, args: list[Any]) -> int:
+    return _stat_path(view, path_of(view, args[0]), args[1])
+
+
+def _lstat(view: StateView, args: list[Any]) -> int:
+    """``lstat(path, buffer)``: a symbolic link's own stat (``S_IFLNK``, its target's length)."""
+    return _stat_path(view, path_of(view, args[0], follow=False), args[1])
 
 
 def _fstat(view: StateView, args: list[Any]) -> int:
@@ -391,9 +415,11 @@ def _faccessat(view: StateView, args: list[Any]) -> int:
     return _access_check(state, path, concrete_int(view, args[2], 32, "access mode"))
 
 
-def _access_check(state: State, path: str | None, mode: int) -> int:
+def _access_check(state: State, path: str | None | int, mode: int) -> int:
     """access's answer for a path's key: ENOENT, EACCES for writing a read-only file, or 0
     (the process is root: reading and running need no permission bits)."""
+    if isinstance(path, int):
+        return path
     world = world_of(state)
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
@@ -441,11 +467,14 @@ def _dup2(view: StateView, args: list[Any]) -> int:
 
 def _unlink(view: StateView, args: list[Any]) -> int:
     state = view.state
-    return unlink_path(state, path_of(view, args[0]))
+    return unlink_path(state, path_of(view, args[0], follow=False))
 
 
-def unlink_path(state: State, path: str | None) -> int:
-    """unlink() of a path already read: a file only, not read-only."""
+def unlink_path(state: State, path: str | None | int) -> int:
+    """unlink() of a path already read (a symbolic link's own key): a file only, not
+    read-only."""
+    if isinstance(path, int):
+        return path
     world = world_of(state)
     node_id = world.names.get(path) if path is not None else None
     if path is None or node_id is None:
@@ -459,16 +488,10 @@ def unlink_path(state: State, path: str | None) -> int:
 
 
 def _fstatat(view: StateView, args: list[Any]) -> int:
-    """``fstatat(fd, path, buffer)``, the path taken from the directory ``fd`` (fts, find)."""
-    state = view.state
-    path = path_at(view, args[0], args[1])
-    if isinstance(path, int):
-        return path
-    world = world_of(state)
-    node_id = world.names.get(path) if path is not None else None
-    if node_id is None:
-        return -ENOENT
-    return _fill_stat(view, node_id, world.nodes[node_id], args[2])
+    """``fstatat(fd, path, buffer, flags)``, the path taken from the directory ``fd`` (fts,
+    find); ``AT_SYMLINK_NOFOLLOW`` stats a link itself (``AT_EMPTY_PATH`` is the glue's)."""
+    flags = concrete_int(view, args[3], 32, "fstatat flags")
+    return _stat_path(view, path_at(view, args[0], args[1], not flags & AT_SYMLINK_NOFOLLOW), args[2])
 
 
 def _change_mode(state: State, node_id: int | None, mode: int) -> int:
@@ -487,6 +510,8 @@ def _chmod(view: StateView, args: list[Any]) -> int:
     state = view.state
     path = path_of(view, args[0])
     mode = concrete_int(view, args[1], 32, "chmod mode")
+    if isinstance(path, int):
+        return path
     return _change_mode(state, world_of(state).names.get(path) if path else None, mode)
 
 
@@ -540,6 +565,8 @@ def _truncate(view: StateView, args: list[Any]) -> int:
     state = view.state
     path = path_of(view, args[0])
     length = concrete_int(view, args[1], 64, "truncate length")
+    if isinstance(path, int):
+        return path
     world = world_of(state)
     node_id = world.names.get(path) if path else None
     if node_id is None:
@@ -575,9 +602,9 @@ def returning(width: int, handler: ExternalHandler) -> ExternalHandler:
 
 HANDLERS: dict[str, ExternalHandler] = {
     "open": _open, "openat": _openat, "close": _close, "read": _read, "write": _write, "lseek": _lseek,
-    "stat": _stat, "fstat": _fstat, "fstatat": _fstatat, "access": _access, "faccessat": _faccessat, "isatty": _isatty,
-    "dup": _dup, "dup2": _dup2, "unlink": _unlink, "chmod": _chmod, "fchmod": _fchmod,
-    "fchmodat": _fchmodat, "ftruncate": _ftruncate, "truncate": _truncate,
+    "stat": _stat, "lstat": _lstat, "fstat": _fstat, "fstatat": _fstatat, "access": _access,
+    "faccessat": _faccessat, "isatty": _isatty, "dup": _dup, "dup2": _dup2, "unlink": _unlink, "chmod": _chmod,
+    "fchmod": _fchmod, "fchmodat": _fchmodat, "ftruncate": _ftruncate, "truncate": _truncate,
 }
 """The handlers by system call name (their declarations: :mod:`symex.ir.system_calls`)."""
 

@@ -17,6 +17,8 @@ by an absolute path are there to be opened, not listed, as KLEE's model lists on
 working directory's files: the directories every host has (``HOST_DIRECTORIES``: ``/tmp``,
 where mktemp and mkstemp make files, ``/etc`` and ``/dev``, which holds ``/dev/null``)
 exist, but the root does not list them; other directories of host files do not exist.
+A symbolic link is a node of kind ``S_IFLNK`` whose data is its target; a path through
+links is looked up component by component (:func:`lookup`).
 
 The calls on this world are :mod:`symex.env.posix`'s (files, descriptors) and
 :mod:`symex.env.directories`'s (mkdir, rmdir, chdir, getdents).
@@ -38,28 +40,31 @@ from symex.core.state import State
 from symex.errors import ConfigError
 from symex.symargs import FAILURE_OBJECTS, SYM_STDOUT_SIZE, ArgvSpec
 
-__all__ = ["DIRENT_TYPES", "HOST_DIRECTORIES", "MAX_FDS", "NULL_NODE", "STAT_SIZE", "SYSTEM_FILES", "FileNode",
-           "OpenFile", "PosixSetup", "PosixWorld", "directory_entries", "inode", "install_world",
-           "lowest_free_fd", "parent_of", "resolve", "world_of"]
+__all__ = ["DIRENT_TYPES", "HOST_DIRECTORIES", "MAX_FDS", "MAX_LINKS", "NULL_NODE", "STAT_SIZE", "SYSTEM_FILES",
+           "FileNode", "OpenFile", "PosixSetup", "PosixWorld", "directory_entries", "inode", "install_world",
+           "lookup", "lowest_free_fd", "parent_of", "resolve", "world_of"]
 
 #: sizeof(struct stat) on x86-64 Linux (glibc), the size of KLEE's ``*-stat`` objects
 STAT_SIZE = 144
 
-S_IFIFO, S_IFCHR, S_IFDIR, S_IFREG = 0o010000, 0o020000, 0o040000, 0o100000
+S_IFIFO, S_IFCHR, S_IFDIR, S_IFREG, S_IFLNK = 0o010000, 0o020000, 0o040000, 0o100000, 0o120000
 O_ACCMODE, O_WRONLY, O_RDWR = 3, 1, 2
 O_CREAT, O_EXCL, O_TRUNC, O_APPEND = 0o100, 0o200, 0o1000, 0o2000
-O_DIRECTORY = 0o200000
+O_DIRECTORY, O_NOFOLLOW = 0o200000, 0o400000
+AT_SYMLINK_NOFOLLOW = 0x100
 AT_FDCWD = -100
 ENOENT, EIO, EBADF, EACCES, EEXIST, EINVAL, EMFILE, ENOTTY, ESPIPE = 2, 5, 9, 13, 17, 22, 24, 25, 29
-ENOTDIR, EISDIR, EPERM = 20, 21, 1
+ENOTDIR, EISDIR, EPERM, ELOOP = 20, 21, 1, 40
 EBUSY, ERANGE, ENOTEMPTY = 16, 34, 39
 S_IFMT = 0o170000
 #: struct dirent64's d_type of each kind of node
-DIRENT_TYPES = {S_IFIFO: 1, S_IFCHR: 2, S_IFDIR: 4, S_IFREG: 8}
+DIRENT_TYPES = {S_IFIFO: 1, S_IFCHR: 2, S_IFDIR: 4, S_IFREG: 8, S_IFLNK: 10}
 ENOSYS = 38
 
 #: descriptors a state may hold open at once
 MAX_FDS = 1024
+#: symbolic links one lookup follows before it fails with ELOOP (Linux's MAXSYMLINKS)
+MAX_LINKS = 40
 
 #: node ids of the two output sinks (the path's stdout and stderr)
 STDOUT_NODE, STDERR_NODE = -1, -2
@@ -157,6 +162,9 @@ class PosixWorld:
     """The 32-bit values of the objects ``read_fail``, ``write_fail``, ``close_fail``."""
     cwd: str = "."
     """The working directory's key (``chdir`` moves it)."""
+    linked: bool = False
+    """Whether the path has made a symbolic link: until it has, a path is looked up by its
+    spelling alone (:func:`lookup`)."""
     session_over: str | None = None
     """Why no input can reach the program any more and what it was given has been answered
     (env.network: it closed the ``--sym-packets`` client's connection); the path then ends,
@@ -209,6 +217,43 @@ def resolve(cwd: str, path: str) -> str:
     joined = path if path.startswith("/") or cwd == "." else f"{cwd}/{path}"
     key = os.path.normpath("/" + joined).lstrip("/")  # normpath drops ".." above "/"
     return key or "."
+
+
+def lookup(world: PosixWorld, cwd: str, path: str, follow: bool = True) -> str | int:
+    """The key of ``path`` (absolute, or relative to the directory keyed ``cwd``) as the
+    kernel looks it up, component by component: a symbolic link met on the way is replaced
+    by its target (relative to the link's directory, or to the root), the last component
+    only when ``follow`` or the path ends in a slash (``lstat``, ``unlink``, ``rename`` and
+    ``readlink`` name the link itself); ``..`` is taken where the walk stands. ``-ELOOP``
+    after :data:`MAX_LINKS` links. A world without links is looked up by spelling
+    (:func:`resolve`), the same key."""
+    if not world.linked or not path:
+        return resolve(cwd, path)
+    follow = follow or path.endswith("/")
+    pending = path.split("/")[::-1]  # the next component last
+    current = "." if path.startswith("/") else cwd
+    names, nodes = world.names, world.nodes
+    links = 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = parent_of(current)
+            continue
+        key = name if current == "." else f"{current}/{name}"
+        node_id = names.get(key)
+        if node_id is not None and nodes[node_id].mode & S_IFMT == S_IFLNK and (follow or any(pending)):
+            links += 1
+            if links > MAX_LINKS:
+                return -ELOOP
+            target = bytes(nodes[node_id].data).decode("utf-8", "surrogateescape")
+            if target.startswith("/"):
+                current = "."
+            pending.extend(target.split("/")[::-1])
+            continue
+        current = key
+    return current
 
 
 def parent_of(key: str) -> str:

@@ -72,10 +72,10 @@ WEAK int creat(const char *path, int mode) {
 SYMEX_LIBRARY_WRAPPERS
 /* glibc before 2.33 (and headers that still route through them) call the versioned forms */
 WEAK int __xstat(int version, const char *path, struct stat *buf) { return stat(path, buf); }
-WEAK int __lxstat(int version, const char *path, struct stat *buf) { return stat(path, buf); }
+WEAK int __lxstat(int version, const char *path, struct stat *buf) { return lstat(path, buf); }
 WEAK int __fxstat(int version, int fd, struct stat *buf) { return fstat(fd, buf); }
 WEAK int __xstat64(int version, const char *path, struct stat *buf) { return stat(path, buf); }
-WEAK int __lxstat64(int version, const char *path, struct stat *buf) { return stat(path, buf); }
+WEAK int __lxstat64(int version, const char *path, struct stat *buf) { return lstat(path, buf); }
 WEAK int __fxstat64(int version, int fd, struct stat *buf) { return fstat(fd, buf); }
 WEAK int isatty(int fd) { return result(__symex_isatty(fd)) < 0 ? 0 : 1; }
 

@@ -122,7 +122,7 @@ static long fstatat_call(long dirfd, const char *path, struct stat *buf, long fl
 {
 	if (flags & AT_EMPTY_PATH && !*path)
 		return __symex_fstat(dirfd, buf);
-	return __symex_fstatat(dirfd, path, buf);
+	return __symex_fstatat(dirfd, path, buf, flags & AT_SYMLINK_NOFOLLOW);
 }
 
 /* copy_file_range (cat and cp try it before read and write): between two regular files, the
@@ -180,18 +180,6 @@ static long copy_range(long in, long long *off_in, long out, long long *off_out,
 	return total;
 }
 
-/* readlink and readlinkat: the model has no symbolic links, so a path it has is EINVAL (not a
- * link) and another ENOENT, as Linux answers; musl's realpath reads every component this way
- * and takes EINVAL as "not a link" (ENOSYS made it fail) */
-static long readlink_call(long dirfd, const char *path, long size)
-{
-	struct stat st;
-	if (size <= 0)
-		return -EINVAL;
-	long r = __symex_fstatat(dirfd, path, &st);
-	return r < 0 ? r : -EINVAL;
-}
-
 /* 0 where the file a call on metadata the model does not keep names exists (the path from
  * dirfd, or the descriptor dirfd itself when path is NULL), else its lookup's error; an
  * unknown flag is EINVAL first, as Linux checks */
@@ -200,7 +188,7 @@ static long metadata_target(long dirfd, const char *path, long flags)
 	struct stat st;
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	long r = path ? __symex_fstatat(dirfd, path, &st) : __symex_fstat(dirfd, &st);
+	long r = path ? __symex_fstatat(dirfd, path, &st, flags & AT_SYMLINK_NOFOLLOW) : __symex_fstat(dirfd, &st);
 	return r < 0 ? r : 0;
 }
 
@@ -427,7 +415,7 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_uname: return uname_call((struct utsname *)a);
 	case SYS_statfs: {
 		struct stat st;
-		return statfs_call(__symex_fstatat(AT_FDCWD, (const char *)a, &st), (struct statfs *)b);
+		return statfs_call(__symex_fstatat(AT_FDCWD, (const char *)a, &st, 0), (struct statfs *)b);
 	}
 	case SYS_fstatfs: {
 		struct stat st;
@@ -441,8 +429,6 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 	case SYS_chown: return metadata_target(AT_FDCWD, (const char *)a, 0);
 	case SYS_lchown: return metadata_target(AT_FDCWD, (const char *)a, AT_SYMLINK_NOFOLLOW);
 	case SYS_fchownat: return metadata_target(a, (const char *)b, e);
-	case SYS_readlink: return readlink_call(AT_FDCWD, (const char *)a, c);
-	case SYS_readlinkat: return readlink_call(a, (const char *)b, d);
 	/* the clocks a process may read tick in nanoseconds, the coarse ones at 250 Hz (gnulib's
 	 * gettime_res asks); the alarm clocks need an RTC device: none, as in a VM */
 	case SYS_clock_getres:
