@@ -1,7 +1,8 @@
 /* faccessat with flags (test -r's euidaccess passes AT_EACCESS; musl asks the kernel's
    faccessat2 first, which returned ENOSYS): an existing file is accessible, a missing one
    ENOENT, an unknown flag EINVAL; and relative to a directory descriptor (it was EBADF under
-   symex): the same output natively and under symex. */
+   symex); X_OK needs an execute bit, even for root (test -x said yes to every file): the
+   same output natively and under symex. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,5 +23,9 @@ int main(void) {
   printf("%d %d ", r, errno == ENOENT);
   r = faccessat(99, "inside", F_OK, 0);
   printf("%d %d\n", r, errno == EBADF);
+  r = access("present", X_OK);
+  printf("%d %d ", r, errno == EACCES);
+  chmod("present", 0610);
+  printf("%d %d\n", access("present", X_OK), access("dir", X_OK));
   return 0;
 }

@@ -416,15 +416,19 @@ def _faccessat(view: StateView, args: list[Any]) -> int:
 
 
 def _access_check(state: State, path: str | None | int, mode: int) -> int:
-    """access's answer for a path's key: ENOENT, EACCES for writing a read-only file, or 0
-    (the process is root: reading and running need no permission bits)."""
+    """access's answer for a path's key: ENOENT, EACCES for writing a read-only file or for
+    running a file without an execute bit, or 0 (the process is root: reading and writing
+    need no permission bits, running a file one of its three, a directory none)."""
     if isinstance(path, int):
         return path
     world = world_of(state)
     node_id = world.names.get(path) if path is not None else None
     if node_id is None:
         return -ENOENT
-    if mode & 2 and world.nodes[node_id].read_only:  # W_OK
+    node = world.nodes[node_id]
+    if mode & 2 and node.read_only:  # W_OK
+        return -EACCES
+    if mode & 1 and node.mode & S_IFMT != S_IFDIR and not node.mode & 0o111:  # X_OK
         return -EACCES
     return 0
 
