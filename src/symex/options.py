@@ -310,7 +310,8 @@ OPTIONS: tuple[Option, ...] = (
                 action=argparse.BooleanOptionalAction, default=True)),
     Option("solver_chain", DEFAULT_CHAIN,
            "KLEE-style layers in front of the solver (``trivial``, ``independence``, "
-           "``cache``, ``cex``; all by default, ``()`` for none)."),
+           "``cache``, ``cex``, and ``search``: a branch's other side from the path's model "
+           "changed on the bytes its condition reads; ``()`` for none)."),
     Option("write_queries", None,
            "A directory to log every query that reaches the solver (SMT-LIB2, one file per "
            "query, and ``index.csv`` with answers and times).",

@@ -50,7 +50,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def _layer_time_columns(runs: list[RunStats]) -> list[tuple[str, str]]:
     """(column title, solver_layers key) for every ``*_time`` counter of any run, chain order."""
-    order = ["trivial", "independence", "cache", "cex", "core"]
+    from symex.solvers.chain import CHAIN_LAYERS  # noqa: PLC0415 (the table with every column)
+
+    order = [*CHAIN_LAYERS, "core"]
     keys = {k for run in runs for k in run.solver_layers if k.endswith("_time")}
     names = sorted((k[:-len("_time")] for k in keys),
                    key=lambda n: (order.index(n) if n in order else len(order), n))

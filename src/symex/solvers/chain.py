@@ -19,6 +19,10 @@ switchable):
     remembered models (most recent first) are tried on the query before the core solver runs;
     a parallel worker's chain also looks up the models other workers found
     (:class:`~symex.solvers.shared.SharedSolutions`).
+``search``
+    a branch's other side from the path's model, changed on the bytes the new condition
+    reads and checked by evaluation (:mod:`symex.solvers.model_search`); only for a group's
+    question that comes with that model.
 
 Like KLEE, the chain relies on the path condition being satisfiable: with an unsatisfiable one,
 independence may answer from the part of it that is satisfiable.
@@ -35,6 +39,7 @@ import attrs
 from symex.errors import ConfigError, SolverUnknown
 from symex.solvers.base import SolverBase, SolverStatistics
 from symex.solvers.float_route import RouteStatistics
+from symex.solvers.model_search import SearchLayer
 from symex.solvers.chain_layers import (CEX_MEMO_LIMIT, CacheLayer, CexLayer, CoreLayer,
                                         IndependenceLayer, Layer, LayerStatistics, Model,
                                         TrivialLayer)
@@ -52,7 +57,7 @@ __all__ = [
     "build_chain",
 ]
 
-CHAIN_LAYERS: tuple[str, ...] = ("trivial", "independence", "cache", "cex")
+CHAIN_LAYERS: tuple[str, ...] = ("trivial", "independence", "cache", "cex", "search")
 """Every layer name, in the order the chain applies them."""
 
 
@@ -148,6 +153,7 @@ class ChainSolver(SolverBase):
             "independence": IndependenceLayer,
             "cache": lambda below: CacheLayer(below, cache_size),
             "cex": lambda below: CexLayer(below, cex_models, cex_unsat, shared),
+            "search": SearchLayer,
         }
         # KLEE's ConstructSolverChain: the core solver at the bottom, each layer around the
         # layers after it
@@ -210,18 +216,20 @@ class ChainSolver(SolverBase):
             stats.sat += 1
         return answer
 
-    def group_model(self, constraints: tuple[Expr, ...]) -> dict[Array, bytes] | None:
+    def group_model(self, constraints: tuple[Expr, ...],
+                    near: dict[Array, bytes] | None = None) -> dict[Array, bytes] | None:
         """A model of ``constraints`` that the caller knows to be one independent group (each
         shares bytes with the others, transitively: ``Executor.solve_beside`` asks about a
         state's groups so): the bytes of the arrays they read (absent arrays and bytes no
         constraint reads may be anything), or None when they are unsatisfiable. The trivial,
         cache and cex layers answer it as any model question; independence has nothing to
-        split."""
+        split. ``near``, when given, is a model of all but the last constraint (the search
+        layer starts from it)."""
         stats = self.statistics
         stats.queries += 1
         started = time.perf_counter()
         try:
-            model = self._top.group_model(constraints)
+            model = self._top.group_model(constraints, near)
         except SolverUnknown:
             stats.unknown += 1
             raise

@@ -130,9 +130,11 @@ class Layer(SolverBase):
             return None
         return assemble_model([(tuple(constraints), model)], exprs, arrays)
 
-    def group_model(self, constraints: tuple[Expr, ...]) -> Model | None:
-        """A model of ``constraints`` (one independent group) over the bytes they read."""
-        return self.inner.group_model(constraints)
+    def group_model(self, constraints: tuple[Expr, ...], near: Model | None = None) -> Model | None:
+        """A model of ``constraints`` (one independent group) over the bytes they read;
+        ``near``, when given, satisfies all of them but the last (a branch's new condition:
+        the model-search layer starts from it)."""
+        return self.inner.group_model(constraints, near)
 
     def clear(self) -> None:
         """Forget what this layer and those after it remember."""
@@ -179,7 +181,7 @@ class CoreLayer(Layer):
         finally:
             counts.core_time += time.perf_counter() - started
 
-    def group_model(self, constraints: tuple[Expr, ...]) -> Model | None:
+    def group_model(self, constraints: tuple[Expr, ...], near: Model | None = None) -> Model | None:
         arrays = _arrays_of_set(constraints)
         answer = self._model(constraints, (), arrays)
         return None if answer is None else dict(zip(arrays, answer[1]))
@@ -263,11 +265,14 @@ class TrivialLayer(Layer):
         kept = self._kept(constraints)
         return None if kept is None else self.inner._model(kept, exprs, arrays)
 
-    def group_model(self, constraints: tuple[Expr, ...]) -> Model | None:
+    def group_model(self, constraints: tuple[Expr, ...], near: Model | None = None) -> Model | None:
         kept = self._kept(constraints)
         if kept is None:
             return None
-        return self.inner.group_model(kept) if kept else {}
+        if not kept:
+            return {}
+        # the new condition stays last only if it was kept (a constant one is dropped)
+        return self.inner.group_model(kept, near if kept[-1] is constraints[-1] else None)
 
 
 class _ArraySets:
@@ -414,7 +419,7 @@ class CacheLayer(Layer):
         self._remember(self._checks, key, answer)
         return answer
 
-    def group_model(self, constraints: tuple[Expr, ...]) -> Model | None:
+    def group_model(self, constraints: tuple[Expr, ...], near: Model | None = None) -> Model | None:
         layer = self.counters
         started = time.perf_counter()
         key = frozenset(constraints)
@@ -427,7 +432,7 @@ class CacheLayer(Layer):
         if hit:
             layer.hits += 1
             return cached
-        model = self.inner.group_model(constraints)
+        model = self.inner.group_model(constraints, near)
         self._remember(self._models, key, model)
         return model
 
@@ -461,10 +466,10 @@ class CexLayer(Layer):
         ordered = constraints if extra is None else (*constraints, extra)
         return self._solve(frozenset(ordered), ordered) is not None
 
-    def group_model(self, constraints: tuple[Expr, ...]) -> Model | None:
-        return self._solve(frozenset(constraints), constraints)
+    def group_model(self, constraints: tuple[Expr, ...], near: Model | None = None) -> Model | None:
+        return self._solve(frozenset(constraints), constraints, near)
 
-    def _solve(self, query: frozenset[Expr], ordered: Sequence[Expr]) -> Model | None:
+    def _solve(self, query: frozenset[Expr], ordered: Sequence[Expr], near: Model | None = None) -> Model | None:
         """A model of the conjunction ``query`` (None: unsatisfiable), from the cache when
         possible, else from the layers after it (then remembered). ``ordered`` holds the
         same constraints in the caller's order, which is what the core solver sees: a
@@ -477,7 +482,10 @@ class CexLayer(Layer):
         if found is not None:
             layer.hits += 1
             return found[0]
+        last = ordered[-1] if ordered else None
         ordered = tuple(dict.fromkeys(ordered))
+        if ordered and ordered[-1] is not last:
+            near = None  # the new condition repeated an older constraint: not last any more
         shared = self.shared
         key = 0
         if shared is not None:
@@ -494,7 +502,7 @@ class CexLayer(Layer):
             if refuted:
                 self._unsat.append(query)
                 return None
-        model = self.inner.group_model(ordered)
+        model = self.inner.group_model(ordered, near)
         started = time.perf_counter()
         if model is None:
             self._unsat.append(query)

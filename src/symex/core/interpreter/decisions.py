@@ -136,7 +136,7 @@ class Decisions(Machine):
             # chain need not partition again
             started = time.perf_counter() if self.memo is not None else 0.0
             try:
-                answer = group_model(constraints)
+                answer = group_model(constraints, model)
             except SolverUnknown as exc:
                 raise self.unanswered(exc) from None
             finally:

@@ -117,7 +117,7 @@ class Executor(Decisions, MemoryAccess, Calls):
         #: comparisons with a literal; off: made again each time, for an A/B)
         self.memos = os.environ.get(MEMOS_VARIABLE, "1") != "0"
         #: the chain's question for one independent group, where the solver has one
-        self.group_model: Callable[[tuple[E.Expr, ...]], dict[E.Array, bytes] | None] | None = \
+        self.group_model: Callable[[tuple[E.Expr, ...], dict[E.Array, bytes]], dict[E.Array, bytes] | None] | None = \
             getattr(solver, "group_model", None)
         #: straight-line runs and chains of blocks compiled to Python (core.compiled_runs),
         #: the most instructions one call of them does, and, in the exact phase at the end of

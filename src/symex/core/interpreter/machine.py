@@ -113,7 +113,7 @@ class Machine(Protocol):
     (by name: env.printed_values), each called with the function's arguments."""
     memos: bool
     """Rewrites and instructions' symbolic results are remembered."""
-    group_model: Callable[[tuple[E.Expr, ...]], dict[E.Array, bytes] | None] | None
+    group_model: Callable[[tuple[E.Expr, ...], dict[E.Array, bytes]], dict[E.Array, bytes] | None] | None
     """The solver chain's question for one independent group, where it has one."""
     longest_run: int
     """The most instructions one compiled run or chain does."""
