@@ -1,7 +1,8 @@
 /* Symbolic links (ln -s, readlink, realpath, ls -l, cp -P): made, read, followed by open and
    stat and not by lstat, unlink, rename and mkdir; a link to a missing file, one through a
    directory, a relative target taken from the link's directory, a loop (ELOOP), O_NOFOLLOW,
-   a listing's d_type. The same natively, run in an empty directory. */
+   a listing's d_type, lchmod (EOPNOTSUPP on a link). The same natively, run in an empty
+   directory. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -59,6 +60,8 @@ int main(void) {
   printf("read '%s'\n", text);
   close(fd);
   say("nofollow", open("to-data", O_RDONLY | O_NOFOLLOW));
+  say("lchmod link", fchmodat(AT_FDCWD, "to-data", 0600, AT_SYMLINK_NOFOLLOW));
+  say("lchmod file", fchmodat(AT_FDCWD, "data", 0600, AT_SYMLINK_NOFOLLOW));
   say("excl", open("to-data", O_WRONLY | O_CREAT | O_EXCL, 0644));
   /* a dangling link: stat fails, lstat does not; writing through it makes the target */
   say("dangling", symlink("later", "to-later"));

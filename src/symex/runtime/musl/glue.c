@@ -333,12 +333,22 @@ long __symex_syscall(long n, long a, long b, long c, long d, long e, long f)
 			return -EINVAL;
 		return __symex_faccessat(a, (const char *)b, c);
 	case SYS_unlinkat: return __symex_unlinkat(a, (const char *)b, c);
-	/* fchmodat with flags (lchmod: mkfifo -m, chmod on a link's target): the model has no
-	 * symbolic links, so not following one is fchmodat; another flag is EINVAL, as Linux */
-	case SYS_fchmodat2:
+	/* fchmodat with flags (lchmod: mkfifo -m): not following a link is fchmodat of what is
+	 * not a link, and EOPNOTSUPP for a link (a link's mode is always 0777), as Linux answers;
+	 * another flag is EINVAL */
+	case SYS_fchmodat2: {
+		struct stat st;
 		if (d & ~AT_SYMLINK_NOFOLLOW)
 			return -EINVAL;
+		if (d) {
+			long r = __symex_fstatat(a, (const char *)b, &st, AT_SYMLINK_NOFOLLOW);
+			if (r < 0)
+				return r;
+			if (S_ISLNK(st.st_mode))
+				return -EOPNOTSUPP;
+		}
 		return __symex_fchmodat(a, (const char *)b, c);
+	}
 	case SYS_renameat: return __symex_renameat2(a, (const char *)b, c, (const char *)d, 0);
 	case SYS_dup3: return a == b ? -EINVAL : __symex_dup2(a, b);
 	case SYS_fcntl: return __symex_fcntl(a, b, c);
