@@ -248,7 +248,8 @@ def run_label(tool: str, seed: int | None) -> str:
 
 def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: float,
              klee: str, seed: int | None = None, solver: str | None = None,
-             batch_instructions: int = 0) -> tuple[dict[str, object], dict[str, object]]:
+             batch_instructions: int = 0,
+             solver_chain: str | None = None) -> tuple[dict[str, object], dict[str, object]]:
     """Both engines on one tool at once, one core each: KLEE's row and symex's."""
     own = f"src/{SOURCES.get(tool, tool)}.c"
     bitcode = klee_bitcode(klee_tree, tool, work / "bitcode")
@@ -265,6 +266,8 @@ def run_both(tool: str, symex_tree: Path, klee_tree: Path, work: Path, seconds: 
         options = (*options, "--solver", solver)
     if batch_instructions:
         options = (*options, "--batch-instructions", str(batch_instructions))
+    if solver_chain is not None:
+        options = (*options, "--solver-chain", solver_chain)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         klee_run = pool.submit(run_klee, klee, bitcode, results / f"klee-{label}", seconds, sandbox,
                                environment, seed)
@@ -336,6 +339,8 @@ def main() -> int:
                              "per seed (default: one run, each engine's own default seed)")
     parser.add_argument("--solver", help="symex's solver configuration (default: symex's own), "
                                          "e.g. 'choose(z3, bitwuzla)'; KLEE keeps z3")
+    parser.add_argument("--solver-chain", help="symex's solver chain layers, comma-separated (default: "
+                        "symex's own; e.g. trivial,independence,cache,cex,search)")
     parser.add_argument("--batch-instructions", type=int, default=0,
                         help=f"symex's --batch-instructions (default 0: symex chooses a state at "
                              f"every fork; KLEE's here is {BATCH_INSTRUCTIONS}); KLEE keeps its own")
@@ -365,7 +370,7 @@ def main() -> int:
         pending: concurrent.futures.Future[dict[str, object]] | None = None
         for run in [*runs, None]:
             ran = run_both(run[0], source, klee_tree, work, options.time, klee, run[1],
-                           options.solver, options.batch_instructions) if run else None
+                           options.solver, options.batch_instructions, options.solver_chain) if run else None
             if pending is not None:
                 rows.append(pending.result())
                 print(json.dumps(rows[-1]), flush=True)

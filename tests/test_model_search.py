@@ -5,6 +5,8 @@ and an unsatisfiable one is still the solver's to refute."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -180,3 +182,16 @@ def test_a_run_with_the_search_explores_the_same_paths_and_its_winning_inputs_wi
     assert len(errors) == len([t for t in plain.tests if t.error is not None]) > 0
     for test in errors:
         assert _wins(test.objects["program"]), test.objects["program"]
+
+
+def test_symex_run_takes_the_layer_from_the_command_line(tmp_path: Path) -> None:
+    """``--solver-chain``: with ``search`` the maze's four questions that reached z3 are
+    answered by the layer; an unknown layer is an error that lists the known ones."""
+    def run(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "symex.cli", "run", "--quiet", *options, str(MAZE)],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    plain = run("--solver-chain", ",".join(DEFAULT_CHAIN))
+    searched = run("--solver-chain", ",".join(CHAIN_LAYERS))
+    assert "; 4 solver queries" in plain.stdout and "; 0 solver queries" in searched.stdout
+    wrong = run("--solver-chain", "trivial,magic")
+    assert wrong.returncode != 0 and "unknown solver chain layer(s) 'magic'; choose from" in wrong.stderr

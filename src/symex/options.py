@@ -38,7 +38,7 @@ from symex.symargs import ArgvItem, ArgvSpec
 
 __all__ = ["DEFAULT_CHAIN", "ERRORS", "FLAG_GROUPS", "INPUTS", "MEMO", "OPTIONS", "OUTPUT", "PARALLEL",
            "SEARCH", "SOLVER", "ExploreOptions", "Flag", "Option", "RunOptions",
-           "check_names", "count", "defaults", "describe", "seconds"]
+           "check_names", "count", "defaults", "describe", "layer_names", "seconds"]
 
 #: the solver chain in front of the solver by default: all of KLEE's layers (with them, the
 #: regexp benchmark sends 10 queries to z3 instead of 3,524; see docs/benchmarks.md)
@@ -63,6 +63,12 @@ def seconds(text: str) -> float:
     if value < 0 or value != value:
         raise argparse.ArgumentTypeError(f"invalid time '{text}' (must not be negative)")
     return value
+
+
+def layer_names(text: str) -> tuple[str, ...]:
+    """A comma-separated list of solver chain layers on the command line ("" for none); the
+    chain says which names it knows."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 def count(text: str) -> int:
@@ -311,7 +317,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("solver_chain", DEFAULT_CHAIN,
            "KLEE-style layers in front of the solver (``trivial``, ``independence``, "
            "``cache``, ``cex``, and ``search``: a branch's other side from the path's model "
-           "changed on the bytes its condition reads; ``()`` for none)."),
+           "changed on the bytes its condition reads; ``()`` for none).",
+           Flag(("--solver-chain",), SOLVER, "the layers in front of the solver, comma-separated: "
+                "trivial, independence, cache, cex (the default) and search (a branch's other side "
+                "from the path's model, changed on the bytes its condition reads); '' for none",
+                "LAYERS", parse=layer_names)),
     Option("write_queries", None,
            "A directory to log every query that reaches the solver (SMT-LIB2, one file per "
            "query, and ``index.csv`` with answers and times).",
