@@ -49,7 +49,6 @@ WINDOW, SPARSE_BELOW = 64, 16
 SPARSE_EVERY = 16
 
 
-
 class SearchLayer(Layer):
     """Answers a group's model question from a changed ``near`` model when it can: the
     question's last constraint is the new condition, the others hold under ``near``.
