@@ -435,6 +435,13 @@ def test_symbolic_links_are_made_read_and_followed_as_natively(tmp_path: Path) -
     assert lines[-2:] == [b"listed 9, 4 links", b"rmdir link -1 20"]
 
 
+def test_a_file_is_not_created_by_a_name_ending_in_a_slash(tmp_path: Path) -> None:
+    """open("xaa9/", O_CREAT) is EISDIR, as Linux answers (the model made a file "xaa9"),
+    while a directory opens and mkdir takes the slash."""
+    result, native = _beside_native("trailing_slash.c", tmp_path)
+    assert result.tests[0].stdout == native == b"create -1 21\nno file -1 2\nmkdir 0 0\nopen dir 0 0\n"
+
+
 def test_the_machines_uptime_and_load_read_as_natively(tmp_path: Path) -> None:
     """/proc/uptime and /proc/loadavg (``uptime`` failed without the first)."""
     result, native = _beside_native("machine_files.c", tmp_path)

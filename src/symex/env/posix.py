@@ -157,7 +157,7 @@ def _symbolic_file_name(view: StateView, address: int, base: str) -> str | None:
 
 def _open(view: StateView, args: list[Any]) -> int:
     flags = concrete_int(view, args[1], 32, "open flags")
-    return _open_path(view, path_of(view, args[0], follow=_follows(flags)), flags)
+    return _open_path(view, path_of(view, args[0], follow=_follows(flags)), flags, args[0])
 
 
 def _follows(flags: int) -> bool:
@@ -167,8 +167,9 @@ def _follows(flags: int) -> bool:
     return not (flags & O_NOFOLLOW or flags & O_CREAT and flags & O_EXCL)
 
 
-def _open_path(view: StateView, path: str | None | int, flags: int) -> int:
-    """open() of a path already read from the program's memory, with its ``flags``."""
+def _open_path(view: StateView, path: str | None | int, flags: int, address: Any) -> int:
+    """open() of a path already read from the program's memory (at ``address``), with its
+    ``flags``."""
     state = view.state
     world = world_of(state)
     if isinstance(path, int):
@@ -184,6 +185,8 @@ def _open_path(view: StateView, path: str | None | int, flags: int) -> int:
     if node_id is None:
         if not flags & O_CREAT:
             return -ENOENT
+        if view.read_c_string(address).endswith(b"/"):
+            return -EISDIR  # "name/" can only be a directory: Linux will not create a file so
         parent = names.get(parent_of(path))
         if parent is None:
             return -ENOENT  # no directory to make it in (the host's own are HOST_DIRECTORIES)
@@ -220,7 +223,7 @@ def _open_path(view: StateView, path: str | None | int, flags: int) -> int:
 
 def _openat(view: StateView, args: list[Any]) -> int:
     flags = concrete_int(view, args[2], 32, "open flags")
-    return _open_path(view, path_at(view, args[0], args[1], _follows(flags)), flags)
+    return _open_path(view, path_at(view, args[0], args[1], _follows(flags)), flags, args[1])
 
 
 def path_at(view: StateView, directory_fd: Any, address: Any, follow: bool = True) -> str | None | int:
