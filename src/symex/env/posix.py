@@ -92,7 +92,7 @@ def path_of(view: StateView, address: Any, directory: str | None = None, follow:
     if type(address) is int:
         named = _symbolic_file_name(view, address, base)
         if named is not None:
-            return lookup(world_of(state), ".", named, follow)
+            return lookup(world, ".", named, follow)
     return lookup(world, base, view.read_c_string(address).decode("utf-8", "surrogateescape"), follow)
 
 
