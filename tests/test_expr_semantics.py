@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symex.expr as E
+from symex.expr.bounds import unsigned_max
 from symex.expr.value_sets import few_values
 from symex.expr.walk import postorder
 
@@ -436,3 +437,32 @@ def test_a_value_chosen_by_conditions_has_few_values_and_an_input_byte_many() ->
     assert few_values(E.ite(first, E.const(0x1000, 64), E.const(0x2008, 64)), 8) == [0x1000, 0x2008]
     assert few_values(E.zext(byte, 64), 8) is None  # 256 values
     assert few_values(E.add(cursor, E.zext(E.extract(byte, 0, 4), 64)), 8) is None  # 16 x 3
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), width=st.sampled_from((8, 16, 32)), mem=st.binary(min_size=8, max_size=8))
+def test_an_expression_never_exceeds_its_unsigned_bound(data: st.DataObject, width: int, mem: bytes) -> None:
+    """expr.bounds.unsigned_max: no input gives the expression a larger value (``ult`` and
+    ``ule`` against a constant fold to true or false on it)."""
+    tree = data.draw(trees(width, 3))
+    assert ref_eval(tree, mem, 0) <= unsigned_max(build(tree)), tree
+
+
+def test_a_masked_table_index_is_in_bounds_without_a_query() -> None:
+    """cksum's ``crctab[k][(crc >> 24) ^ byte]``: the offset ``4 * ((crc ^ byte) & 255)`` lies
+    within the 8,192-byte table whatever the checksum so far; the bounds check is a
+    constant (it took z3 4-5 s a query), and the comparisons the bound does not settle stay
+    symbolic."""
+    word = E.concat(E.concat(E.read(E.UpdateList(A), E.const(3, 32)), E.read(E.UpdateList(A), E.const(2, 32))),
+                    E.concat(E.read(E.UpdateList(A), E.const(1, 32)), E.read(E.UpdateList(A), E.const(0, 32))))
+    crc = E.xor(E.lshr(E.mul(word, E.const(0x04C11DB7, 32)), E.const(24, 32)), word)
+    offset = E.mul(E.const(4, 64), E.zext(E.and_(crc, E.const(255, 32)), 64))
+    assert unsigned_max(offset) == 1020
+    assert E.ule(offset, E.const(8192 - 4, 64)) is E.TRUE
+    assert E.ult(offset, E.const(1021, 64)) is E.TRUE
+    assert E.ult(E.const(1020, 64), offset) is E.FALSE
+    assert E.ule(E.const(1021, 64), offset) is E.FALSE
+    assert E.ule(offset, E.const(1016, 64)).op is E.Op.ULE  # 1020 is possible
+    assert E.ult(E.lshr(word, E.const(24, 32)), E.const(256, 32)) is E.TRUE
+    assert E.ult(E.urem(word, E.const(10, 32)), E.const(10, 32)) is E.TRUE
+    assert E.ult(word, E.const(256, 32)).op is E.Op.ULT  # an input word: any value
