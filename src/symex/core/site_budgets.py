@@ -13,7 +13,9 @@ follows its inputs' side, counted as undecided), except every :data:`PROBE_EVERY
 is asked with :data:`MIN_BUDGET`. A query the site answers in time gives it eight times its
 budget back, up to the limit. A site is a branch instruction together with the instruction
 that called its function (one library loop serves many callers: ``memcmp`` comparing a
-digest and comparing an option name are different sites).
+digest and comparing an option name are different sites). The question whether a pointer can be other than
+the inputs' value, which only saves work, is asked within its site's budget too, and never
+for longer than ``OPTIONAL_QUESTION_TIME`` (core/interpreter/decisions.py).
 """
 
 from __future__ import annotations

@@ -42,6 +42,12 @@ from symex.core.interpreter.machine import Machine
 _NOT_SHORTFALLS = frozenset({"exit code", "exit status"})
 #: Decisions._run_deadline while no site budget has brought the solver's deadline forward
 _NO_BUDGET: Any = object()
+#: Decisions._solve_within's answer for a question not answered in its time
+_CUT: Any = object()
+#: the longest a question whose answer only saves work may take (can a pointer be other than
+#: the inputs' value? cksum's table read at a checksum fixed by its printing: a CRC preimage,
+#: 30 s unanswered); unanswered, the work is done the general way
+OPTIONAL_QUESTION_TIME = 1.0
 #: rewrites a state remembers under one set of equalities (Executor.simplify)
 SIMPLIFIED_LIMIT = 4096
 #: Executor.split's answer for each replayed SPLIT answer (0 false only, 1 true only, 2 both)
@@ -228,16 +234,26 @@ class Decisions(Machine):
     def _other_side(self, state: State, model: dict[E.Array, bytes], condition: E.Expr,
                     holds: bool) -> Any:
         """Inputs taking the side of ``condition`` that ``model`` does not take (None: none,
-        or not decided in time: :meth:`_undecided`). With site budgets (core.site_budgets)
-        the query gets the time its branch site has left: the run's deadline is brought
-        forward for the one query, and put back after it."""
-        other_side = E.bool_not(condition) if holds else condition
+        or not decided in time: :meth:`_undecided`)."""
+        other = self._solve_within(state, model, E.bool_not(condition) if holds else condition)
+        if other is _CUT:
+            self._undecided(state, condition, holds, model)
+            return None
+        return other
+
+    def _solve_within(self, state: State, model: dict[E.Array, bytes], condition: E.Expr,
+                      cap: float | None = None) -> Any:
+        """:meth:`solve_beside` in the time the state's site has left (core.site_budgets)
+        and at most ``cap`` seconds: the solver's deadline is brought forward for the one
+        query, and put back after it. ``_CUT`` where the question was not answered in
+        that time (the site learns it); the run's own deadline ends the path as before."""
         budgets = self.site_budgets
         site = site_key(state) if budgets is not None else None
         budget = budgets.budget(site) if budgets is not None and site is not None else None
         if budget == 0.0:
-            self._undecided(state, condition, holds, model)
-            return None
+            return _CUT
+        if cap is not None and (budget is None or budget > cap):
+            budget = cap
         set_deadline: Callable[[float | None], None] | None = getattr(self.solver, "set_deadline", None)
         run_deadline = getattr(self.solver, "deadline", None)
         if set_deadline is None:
@@ -247,21 +263,20 @@ class Decisions(Machine):
             set_deadline(cut if run_deadline is None else min(cut, run_deadline))
             self._run_deadline = run_deadline
         try:
-            other = self.solve_beside(state, model, other_side)
+            found = self.solve_beside(state, model, condition)
         except PathTerminated as ended:
             if ended.limit:
                 raise  # the run's own deadline: the path is cut, to be resumed
             if budgets is not None and site is not None:
                 budgets.timed_out(site, budget)
-            self._undecided(state, condition, holds, model)
-            return None
+            return _CUT
         finally:
             if budget is not None and set_deadline is not None:
                 set_deadline(run_deadline)
                 self._run_deadline = _NO_BUDGET
         if budgets is not None and site is not None:
             budgets.answered(site)
-        return other
+        return found
 
     def evaluate(self, state: State, condition: E.Expr) -> Validity:
         """Validity of a width-1 condition on the state's path."""
@@ -405,6 +420,27 @@ class Decisions(Machine):
             values.append(E.Assignment(found).evaluate(value))
         self._note_values(state, value, values)
         return values
+
+    def unique_value(self, state: State, value: E.Expr) -> tuple[int, bool]:
+        """The state's inputs' value of ``value`` and whether the path allows no other: one
+        question, as KLEE's toUnique asks, whose answer only saves work (a pointer read as
+        one number), so it gets at most OPTIONAL_QUESTION_TIME and its site's budget; not
+        answered in time, another value may exist. Recorded as :meth:`values_of` records
+        (a question cut is noted as two values, the inputs' twice), so a replay answers
+        the same without the solver."""
+        value = self.simplify(state, value)
+        if value.op is E.Op.CONST:
+            return value.value, True
+        values = self._replayed_values(state, value)
+        if values is None:
+            model = self.model_of(state)
+            first = E.Assignment(model).evaluate(value)
+            other = self._solve_within(state, model, self.simplify(state, E.ne(value, E.const(first, value.width))),
+                                       OPTIONAL_QUESTION_TIME)
+            values = ([first] if other is None else [first, first] if other is _CUT
+                      else [first, E.Assignment(other).evaluate(value)])
+            self._note_values(state, value, values)
+        return values[0], len(values) == 1
 
     def _replayed_values(self, state: State, value: E.Expr) -> list[int] | None:
         """The values of ``value`` a recorded tree holds for this point (a count, then each

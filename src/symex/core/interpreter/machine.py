@@ -363,6 +363,11 @@ class Machine(Protocol):
         inputs' first; recorded for replays, nothing assumed (:meth:`Decisions.values_of`)."""
         ...
 
+    def unique_value(self, state: State, value: E.Expr) -> tuple[int, bool]:
+        """The state's inputs' value of ``value`` and whether the path allows no other, asked
+        briefly: a question cut short answers no (:meth:`Decisions.unique_value`)."""
+        ...
+
     def write(self, state: State, address: Any, access: Access, value: Any) -> None:
         """Store a value (:meth:`MemoryAccess.write`)."""
         ...

@@ -47,13 +47,12 @@ class ForkingModel:
             # by comparisons the path has made): read through it as such, or every later
             # query carries the choice. The path's equalities may settle it (no query); else
             # one question, as KLEE's toUnique asks: can it be other than the inputs' value?
-            # (asked as values_of: the answer is recorded by the address, not by a value a
-            # model chose, so a worker's replay and one process record the same tree)
+            # (unique_value: recorded by the address, not by a value a model chose, so a
+            # worker's replay and one process record the same tree)
             address = ex.settled(state, address)
             if type(address) is not int:
-                values = ex.values_of(state, address, 2)
-                value = values[0]
-                if len(values) == 1:
+                value, unique = ex.unique_value(state, address)
+                if unique:
                     address = value
         if type(address) is int:
             segment, offset = locate(address)

@@ -68,6 +68,11 @@ class PathDecisions(Protocol):
         """Distinct values of ``value`` on the path, at most ``most``, the inputs' first."""
         ...
 
+    def unique_value(self, state: State, value: E.Expr) -> tuple[int, bool]:
+        """The inputs' value of ``value``, and whether the path allows no other (a question
+        cut short answers no)."""
+        ...
+
     def concretize(self, state: State, value: Any, width: int, why: str) -> int:
         """Fix ``value`` to one possible value (a constraint, and a shortfall)."""
         ...
