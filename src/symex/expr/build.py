@@ -1,8 +1,7 @@
 """Smart constructors: the only way to build :class:`~symex.expr.nodes.Expr` nodes.
 
 Each constructor checks widths, folds constants and applies a few cheap local rewrites
-(never recursing over the operands' subtrees; ``ult``/``ule`` against a constant read at
-most a bounded few nodes below, :mod:`symex.expr.bounds`), then interns the result. Semantics follow
+(never recursing over the operands' subtrees), then interns the result. Semantics follow
 SMT-LIB QF_BV: ``udiv x 0`` is all ones, ``urem x 0`` is ``x``, signed division truncates,
 and shifting by the width or more gives 0 (``shl``/``lshr``) or the sign fill (``ashr``).
 """
@@ -11,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from symex.expr.bounds import unsigned_max
 from symex.expr.nodes import (
     ELEMENT_WIDTH,
     INDEX_WIDTH,
@@ -23,10 +21,46 @@ from symex.expr.nodes import (
 )
 
 __all__ = [
-    "const", "TRUE", "FALSE", "read", "concat", "extract", "zext", "sext", "trunc", "not_",
-    "neg", "add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "and_", "or_", "xor", "shl",
-    "lshr", "ashr", "eq", "ne", "ult", "ule", "ugt", "uge", "slt", "sle", "sgt", "sge", "ite",
-    "bool_and", "bool_or", "bool_not", "binary", "BINARY_SEMANTICS",
+    "const",
+    "TRUE",
+    "FALSE",
+    "read",
+    "concat",
+    "extract",
+    "zext",
+    "sext",
+    "trunc",
+    "not_",
+    "neg",
+    "add",
+    "sub",
+    "mul",
+    "udiv",
+    "sdiv",
+    "urem",
+    "srem",
+    "and_",
+    "or_",
+    "xor",
+    "shl",
+    "lshr",
+    "ashr",
+    "eq",
+    "ne",
+    "ult",
+    "ule",
+    "ugt",
+    "uge",
+    "slt",
+    "sle",
+    "sgt",
+    "sge",
+    "ite",
+    "bool_and",
+    "bool_or",
+    "bool_not",
+    "binary",
+    "BINARY_SEMANTICS",
 ]
 
 _CONST = Op.CONST
@@ -604,8 +638,6 @@ def ult(a: Expr, b: Expr) -> Expr:
             if c >> x.width:
                 return TRUE
             return ult(x, intern_expr(_CONST, x.width, (), c))
-        if unsigned_max(a) < c:  # a masked index against its table's size (expr/bounds.py)
-            return TRUE
     elif aop is _CONST:
         c = a.value
         if c == (1 << w) - 1:
@@ -615,8 +647,6 @@ def ult(a: Expr, b: Expr) -> Expr:
             if c >> x.width:
                 return FALSE
             return ult(intern_expr(_CONST, x.width, (), c), x)
-        if unsigned_max(b) <= c:
-            return FALSE
     elif a is b:
         return FALSE
     return intern_expr(_ULT, 1, (a, b))
@@ -638,8 +668,6 @@ def ule(a: Expr, b: Expr) -> Expr:
             if c >> x.width:
                 return TRUE
             return ule(x, intern_expr(_CONST, x.width, (), c))
-        if unsigned_max(a) <= c:
-            return TRUE
     elif aop is _CONST:
         c = a.value
         if c == 0:
@@ -649,8 +677,6 @@ def ule(a: Expr, b: Expr) -> Expr:
             if c >> x.width:
                 return FALSE
             return ule(intern_expr(_CONST, x.width, (), c), x)
-        if unsigned_max(b) < c:
-            return FALSE
     elif a is b:
         return TRUE
     return intern_expr(_ULE, 1, (a, b))

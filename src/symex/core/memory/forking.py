@@ -23,6 +23,7 @@ from symex.core.memory.objects import (
 from symex.core.outcome import ErrorKind
 from symex.core.shortfalls import ShortfallKind
 from symex.core.state import NO_MODEL, State
+from symex.expr.bounds import at_most
 from symex.expr.value_sets import few_values
 from symex.ir.program import SEGMENT_SHIFT
 
@@ -75,7 +76,7 @@ class ForkingModel:
         base = os.obj.address
         offset64 = E.sub(address, E.const(base, 64))
         if os.obj.size >= size:
-            in_bounds = E.ule(offset64, E.const(os.obj.size - size, 64))
+            in_bounds = at_most(offset64, os.obj.size - size)
         else:
             in_bounds = E.FALSE
         in_bounds = ex.simplify(state, in_bounds)

@@ -33,6 +33,7 @@ from symex.core.memory.forking import (
     segment_of,
 )
 from symex.core.memory.objects import ObjectState, locate
+from symex.expr.bounds import at_most
 from symex.core.outcome import ErrorKind
 from symex.core.state import State
 from symex.expr.value_sets import few_values
@@ -143,7 +144,7 @@ class MergedModel(ForkingModel):
         if ex.max_sym_array_size and os.obj.size > ex.max_sym_array_size:
             return None
         offset64 = E.sub(address, E.const(os.obj.address, 64))
-        inside = ex.simplify(state, E.ule(offset64, E.const(os.obj.size - size, 64)))
+        inside = ex.simplify(state, at_most(offset64, os.obj.size - size))
         offset = V.simplify(E.extract(offset64, 0, 32))
         return os, inside, offset.value if offset.op is E.Op.CONST else offset
 
