@@ -536,3 +536,53 @@ def test_an_empty_file_name_names_no_file(tmp_path: Path, libc: str) -> None:
                       '  printf("%d %d\\n", f != NULL, f ? 0 : errno == ENOENT); return 0; }\n')
     result = symex.explore(symex.compile(source, libc=libc))
     assert [t.stdout for t in result.tests] == [b"0 1\n"]
+
+
+def test_a_second_process_waits_for_the_first_ones_build_of_the_library(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two runs started at once after the glue changed both built all of musl's 1,141 files
+    on every core. Now the build holds a lock on its directory: a run finding files missing
+    while another builds them waits, then uses what the other built. Here the test is the
+    other process: it holds the lock, and the missing file it writes is not built again."""
+    import fcntl
+    import threading
+
+    from symex.ir.musl import CACHE_VARIABLE, musl_cache_root
+
+    built = musl_ir_files()
+    real_root, real_ir = musl_cache_root(), built[0].parent
+    root = tmp_path / "cache"
+    root.mkdir()
+    for entry in real_root.iterdir():
+        if entry != real_ir:
+            (root / entry.name).symlink_to(entry)
+    ir = root / real_ir.name
+    ir.mkdir()
+    for path in built[1:]:
+        (ir / path.name).symlink_to(path)
+    monkeypatch.setenv(CACHE_VARIABLE, str(root))
+
+    waiting = threading.Event()
+
+    class Stderr:
+        def write(self, text: str) -> int:
+            if "waiting for another process" in text:
+                waiting.set()
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(sys, "stderr", Stderr())
+    found: list[list[Path]] = []
+    with open(ir / ".build-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        second = threading.Thread(target=lambda: found.append(musl_ir_files()))
+        second.start()
+        while second.is_alive() and not waiting.wait(timeout=0.05):
+            pass
+        assert waiting.is_set(), "the second run did not wait for the lock"
+        (ir / built[0].name).write_text("; written by the process holding the lock\n")
+    second.join(timeout=600)
+    assert found and found[0][0] == ir / built[0].name
+    assert (ir / built[0].name).read_text() == "; written by the process holding the lock\n"

@@ -20,6 +20,8 @@ reports) and ``errno``'s location (the thread scheduler saves it).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -394,19 +396,48 @@ def musl_ir_files(compiler: Compiler | None = None) -> list[Path]:
     missing = [(name, path, output) for (name, path), output in zip(sources, outputs) if not output.is_file()]
     if missing:
         directory.mkdir(parents=True, exist_ok=True)
-        sys.stderr.write(f"symex: building the C library (musl {MUSL_VERSION}) into LLVM IR, once "
-                         f"for this machine: {len(missing)} files ...\n")
-        sys.stderr.flush()
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (first build only)
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            failures = [(path, error) for (_, path, _), error in
-                        zip(missing, pool.map(lambda item: _compile(compiler, tree, *item), missing))
-                        if error is not None]
-        if failures:
-            path, error = failures[0]
-            raise LoadError(f"building musl's {path} failed ({len(failures)} files failed): {error}")
-        sys.stderr.write("symex: the C library is built\n")
+        with _build_lock(directory):
+            # another process may have built them while this one waited
+            missing = [item for item in missing if not item[2].is_file()]
+            if missing:
+                _build(compiler, tree, missing)
     return outputs
+
+
+@contextlib.contextmanager
+def _build_lock(directory: Path) -> Iterator[None]:
+    """Held while musl's files are built into ``directory``: two runs started at once on a
+    fresh machine (or after the glue changed) build the library once, not each on every
+    core. A directory that cannot be written (another's build, read-only) is not locked."""
+    try:
+        handle = open(directory / ".build-lock", "a")  # noqa: SIM115 (held across the build)
+    except OSError:
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.stderr.write("symex: waiting for another process building the C library ...\n")
+            sys.stderr.flush()
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield  # the lock goes with the descriptor
+
+
+def _build(compiler: Compiler, tree: MuslTree, missing: list[tuple[str, Path, Path]]) -> None:
+    """Compile the ``missing`` (name, source, output) files, on every core."""
+    sys.stderr.write(f"symex: building the C library (musl {MUSL_VERSION}) into LLVM IR, once "
+                     f"for this machine: {len(missing)} files ...\n")
+    sys.stderr.flush()
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (first build only)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        failures = [(path, error) for (_, path, _), error in
+                    zip(missing, pool.map(lambda item: _compile(compiler, tree, *item), missing))
+                    if error is not None]
+    if failures:
+        path, error = failures[0]
+        raise LoadError(f"building musl's {path} failed ({len(failures)} files failed): {error}")
+    sys.stderr.write("symex: the C library is built\n")
 
 
 def ship(destination: Path) -> None:
