@@ -33,9 +33,9 @@ from symex.core.memory.forking import (
     segment_of,
 )
 from symex.core.memory.objects import ObjectState, locate
-from symex.expr.bounds import at_most
 from symex.core.outcome import ErrorKind
 from symex.core.state import State
+from symex.expr.bounds import at_most
 from symex.expr.value_sets import few_values
 
 __all__ = ["MERGE_LIMIT", "MergedModel"]
