@@ -8,9 +8,11 @@ musl's source comes from Debian's archive on first use: without the network, the
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ import pytest
 import symex
 from symex.core.shortfalls import ShortfallKind
 from symex.errors import LoadError
-from symex.ir.musl import musl_ir_files
+from symex.ir.musl import CACHE_VARIABLE, musl_cache_root, musl_ir_files
 from c_programs import COMPILERS
 
 ROOT = Path(__file__).parent
@@ -544,11 +546,6 @@ def test_a_second_process_waits_for_the_first_ones_build_of_the_library(
     on every core. Now the build holds a lock on its directory: a run finding files missing
     while another builds them waits, then uses what the other built. Here the test is the
     other process: it holds the lock, and the missing file it writes is not built again."""
-    import fcntl
-    import threading
-
-    from symex.ir.musl import CACHE_VARIABLE, musl_cache_root
-
     built = musl_ir_files()
     real_root, real_ir = musl_cache_root(), built[0].parent
     root = tmp_path / "cache"

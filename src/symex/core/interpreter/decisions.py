@@ -402,10 +402,7 @@ class Decisions(Machine):
         then one solver question each, until there are no more or ``most`` of them: a list
         of ``most`` may leave others out. Nothing is assumed or forked. The values are
         recorded as answers, so a replay gets the same ones without the solver."""
-        value = self.simplify(state, value)
-        if value.op is E.Op.CONST:
-            return [value.value]
-        values = self._replayed_values(state, value)
+        value, values = self._known_values(state, value)
         if values is not None:
             return values
         model = self.model_of(state)
@@ -428,10 +425,7 @@ class Decisions(Machine):
         answered in time, another value may exist. Recorded as :meth:`values_of` records
         (a question cut is noted as two values, the inputs' twice), so a replay answers
         the same without the solver."""
-        value = self.simplify(state, value)
-        if value.op is E.Op.CONST:
-            return value.value, True
-        values = self._replayed_values(state, value)
+        value, values = self._known_values(state, value)
         if values is None:
             model = self.model_of(state)
             first = E.Assignment(model).evaluate(value)
@@ -441,6 +435,14 @@ class Decisions(Machine):
                       else [first, E.Assignment(other).evaluate(value)])
             self._note_values(state, value, values)
         return values[0], len(values) == 1
+
+    def _known_values(self, state: State, value: E.Expr) -> tuple[E.Expr, list[int] | None]:
+        """``value`` simplified on the path, and its values where no question is needed: a
+        constant's one, or those a recorded tree holds for this point (else None)."""
+        value = self.simplify(state, value)
+        if value.op is E.Op.CONST:
+            return value, [value.value]
+        return value, self._replayed_values(state, value)
 
     def _replayed_values(self, state: State, value: E.Expr) -> list[int] | None:
         """The values of ``value`` a recorded tree holds for this point (a count, then each
