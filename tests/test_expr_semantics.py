@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import symex.expr as E
-from symex.expr.bounds import at_most, unsigned_max
+from symex.expr.bounds import at_most, known_truth, unsigned_max, value_range
 from symex.expr.value_sets import few_values
 from symex.expr.walk import postorder
 
@@ -463,3 +464,71 @@ def test_a_masked_table_index_is_in_bounds_without_a_query() -> None:
     assert unsigned_max(E.urem(word, E.const(10, 32))) == 9
     assert unsigned_max(E.concat(E.const(0, 8), E.extract(word, 8, 8))) == 255
     assert unsigned_max(word) == 2**32 - 1  # an input word: any value
+
+
+def _in_range(value: int, span: tuple[int, int], width: int) -> bool:
+    lo, hi = span
+    return hi - lo < 1 << width and lo + ((value - lo) % (1 << width)) <= hi
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), width=st.sampled_from(WIDTHS), mem=st.binary(min_size=8, max_size=8))
+def test_an_expression_takes_only_values_in_its_range(data: st.DataObject, width: int, mem: bytes) -> None:
+    """expr.bounds.value_range: whatever the input, the value is in the range (modulo the
+    width: a range may cross zero)."""
+    tree = data.draw(trees(width, 3))
+    assert _in_range(ref_eval(tree, mem, 0), value_range(build(tree)), width), tree
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), mem=st.binary(min_size=8, max_size=8))
+def test_a_comparison_the_ranges_settle_has_that_value_on_every_input(data: st.DataObject, mem: bytes) -> None:
+    """expr.bounds.known_truth: where it answers, the condition has that value on the input."""
+    tree = data.draw(trees(1, 3))
+    truth = known_truth(build(tree))
+    if truth is not None:
+        assert ref_eval(tree, mem, 0) == int(truth), tree
+
+
+RANGE_OPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "and", "lshr", "ashr", "shl")
+
+
+@pytest.mark.parametrize("op", RANGE_OPS)
+def test_ranges_settle_comparisons_only_as_every_8_bit_input_does(op: str) -> None:
+    """Each operation the ranges follow, with constants of both signs, zero and past the
+    width, inside a sum as printed digits are (``'0' + x % 10``), compared with constants by
+    every comparison: known_truth's answer, where it gives one, is every input's."""
+    x = E.read(E.UpdateList(A), E.const(0, 32))
+    fn = getattr(E, op + "_" if op == "and" else op)
+    settled = 0
+    for c in (0, 1, 3, 10, 127, 128, 246, 255):
+        for shape in (fn(x, E.const(c, 8)), E.add(E.const(48, 8), fn(x, E.const(c, 8))),
+                      E.sub(E.const(48, 8), fn(x, E.const(c, 8)))):
+            for k in (0, 9, 39, 57, 128, 250):
+                for compare in (E.eq, E.ult, E.ule, E.slt, E.sle):
+                    for cond in (compare(shape, E.const(k, 8)), compare(E.const(k, 8), shape)):
+                        truth = known_truth(cond)
+                        if truth is None:
+                            continue
+                        settled += 1
+                        for value in range(256):
+                            assert E.evaluate(cond, {A: bytes([value])}) == int(truth), (E.format_expr(cond), value)
+    assert settled  # the ranges do settle some of them
+
+
+def test_a_printed_digit_is_never_the_nul_byte_by_its_range() -> None:
+    """stat's question, 200 of its first 721 queries: is the digit ``'0' + x / d % 10`` of a
+    64-bit number 0? Its range is 39..57, so never; and ``9 + x / 10**18 < 19`` always."""
+    word = E.read(E.UpdateList(A), E.const(0, 32))
+    for i in range(1, 8):
+        word = E.concat(E.read(E.UpdateList(A), E.const(i, 32)), word)
+    remainder = E.srem(E.sdiv(word, E.const(1000, 64)), E.const(10, 64))
+    for digit in (E.add(E.const(48, 64), remainder), E.sub(E.const(48, 64), remainder)):
+        byte = E.extract(digit, 0, 8)
+        assert value_range(byte) == (39, 57)
+        assert known_truth(E.eq(E.const(0, 8), byte)) is False
+        assert known_truth(E.bool_not(E.eq(E.const(0, 8), byte))) is True
+        assert known_truth(E.eq(E.const(48, 8), byte)) is None  # the digit 0 is possible
+    leading = E.add(E.const(9, 64), E.sdiv(word, E.const(10**18, 64)))
+    assert known_truth(E.ult(leading, E.const(19, 64))) is True
+    assert known_truth(E.ult(word, E.const(19, 64))) is None  # an input word: any value

@@ -198,6 +198,23 @@ def test_trivial_answers_constant_and_repeated_conditions() -> None:
     assert inner.calls == 0
 
 
+def test_trivial_settles_a_printed_digit_by_its_range_without_the_solver() -> None:
+    """stat's question: is ``'0' + x % 10`` the NUL byte? Never (39..57), on any path; is it
+    not? Always. Neither question, nor a model of a path branching on it, reaches z3; a digit
+    that may be '0' still does."""
+    inner = RecordingSolver()
+    chain = ChainSolver(inner, ("trivial",))
+    digit = E.add(c8(48), E.srem(x, c8(10)))
+    path = (E.ugt(y, c8(5)),)
+    assert chain.may_be_true(Query(path, E.eq(c8(0), digit))) is False
+    assert chain.must_be_true(Query(path, E.bool_not(E.eq(c8(0), digit)))) is True
+    assert chain.group_model((*path, E.eq(c8(0), digit))) is None
+    assert inner.calls == 0
+    assert chain.statistics.layers["trivial"].hits == 3
+    assert chain.may_be_true(Query(path, E.eq(c8(48), digit))) is True
+    assert inner.calls == 1
+
+
 def test_independence_sends_only_related_constraints() -> None:
     inner = RecordingSolver()
     chain = ChainSolver(inner, ("independence",))

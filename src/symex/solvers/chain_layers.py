@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 
 from symex import expr as _expr
+from symex.expr.bounds import known_truth
 from symex.expr.reads import Element, read_elements
 from symex.solvers.base import SolverBase
 
@@ -206,7 +207,9 @@ class CoreCounts(Protocol):
 
 class TrivialLayer(Layer):
     """Constant conditions and constraints; a condition that is one of the constraints (sat:
-    the path condition is assumed feasible) or the negation of one (unsat)."""
+    the path condition is assumed feasible) or the negation of one (unsat); a comparison with
+    a constant that its operand's range settles (:func:`symex.expr.bounds.known_truth`: is a
+    printed digit ``'0' + x % 10`` the NUL byte?)."""
 
     name = "trivial"
 
@@ -234,6 +237,8 @@ class TrivialLayer(Layer):
                 elif _expr.bool_not(extra) in present or (
                         extra.op is _expr.Op.NOT and extra.args[0] in present):
                     answer = False
+                else:
+                    answer = known_truth(extra)
         layer.time += time.perf_counter() - started
         if answer is not None:
             layer.hits += 1
@@ -269,6 +274,16 @@ class TrivialLayer(Layer):
         kept = self._kept(constraints)
         if kept is None:
             return None
+        if kept and kept[-1] is constraints[-1]:
+            # the new condition (the earlier ones were asked when they were new)
+            started = time.perf_counter()
+            truth = known_truth(kept[-1])
+            self.counters.time += time.perf_counter() - started
+            if truth is False:
+                self.counters.hits += 1
+                return None
+            if truth:
+                kept = kept[:-1]
         if not kept:
             return {}
         # the new condition stays last only if it was kept (a constant one is dropped)
