@@ -24,15 +24,12 @@ from __future__ import annotations
 from symex.expr.build import TRUE, const, ule
 from symex.expr.nodes import Expr, Op
 
-__all__ = ["MAX_NODES", "RANGE_NODES", "at_most", "known_truth", "unsigned_max", "value_range"]
+__all__ = ["MAX_NODES", "at_most", "known_truth", "unsigned_max", "value_range"]
 
-#: nodes one bound looks at: it runs on every access at a symbolic offset, so it must stay
-#: a few microseconds; an offset's arithmetic above its inputs is a handful
+#: nodes one range looks at: the memory models ask for one on every access at a symbolic
+#: offset, the chain's trivial layer for every new condition, so it must stay a few
+#: microseconds; an offset's or a printed digit's arithmetic above its inputs is a handful
 MAX_NODES = 16
-
-#: operations whose bound follows from their operands' (the rest: any value of the width)
-_BOUNDED = frozenset({Op.CONST, Op.ZEXT, Op.AND, Op.OR, Op.XOR, Op.ADD, Op.MUL, Op.UDIV, Op.UREM,
-                      Op.LSHR, Op.SHL, Op.SELECT, Op.CONCAT, Op.EXTRACT})
 
 
 def at_most(e: Expr, limit: int) -> Expr:
@@ -45,67 +42,7 @@ def unsigned_max(e: Expr) -> int:
     nodes show nothing smaller."""
     if e.op is Op.CONST:
         return e.value
-    if e.op not in _BOUNDED:
-        return (1 << e.width) - 1
-    bounds: dict[int, int] = {}  # by node id
-    looked = 0
-    stack: list[tuple[Expr, bool]] = [(e, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if id(node) in bounds:
-            continue
-        if expanded:
-            bounds[id(node)] = _combine(node, bounds)
-            continue
-        looked += 1
-        if node.op is Op.CONST:
-            bounds[id(node)] = node.value
-        elif node.op not in _BOUNDED or looked > MAX_NODES:
-            bounds[id(node)] = (1 << node.width) - 1
-        else:
-            stack.append((node, True))
-            operands = node.args[1:] if node.op is Op.SELECT else node.args
-            stack.extend((operand, False) for operand in operands)
-    return bounds[id(e)]
-
-
-def _combine(node: Expr, bounds: dict[int, int]) -> int:
-    """The bound of ``node`` from its operands' bounds."""
-    op = node.op
-    full = (1 << node.width) - 1
-    args = node.args
-    if op is Op.ZEXT:
-        return bounds[id(args[0])]
-    if op is Op.SELECT:
-        return max(bounds[id(args[1])], bounds[id(args[2])])
-    if op is Op.EXTRACT:
-        shifted = bounds[id(args[0])] >> node.value  # node.value: the lowest bit taken
-        return shifted if shifted <= full else full
-    if op is Op.CONCAT:
-        return (bounds[id(args[0])] << args[1].width) | bounds[id(args[1])]
-    left, right = bounds[id(args[0])], bounds[id(args[1])]
-    if op is Op.AND:
-        return min(left, right)
-    if op is Op.OR or op is Op.XOR:
-        return min(full, (1 << max(left, right).bit_length()) - 1)
-    if op is Op.ADD:
-        total = left + right
-        return total if total <= full else full
-    if op is Op.MUL:
-        product = left * right
-        return product if product <= full else full
-    constant = args[1].value if args[1].op is Op.CONST else 0  # a divisor, a shift
-    if op is Op.UDIV:
-        return left // constant if constant else full
-    if op is Op.UREM:
-        return min(left, constant - 1) if constant else left
-    if op is Op.LSHR:
-        return left >> constant if args[1].op is Op.CONST else left
-    # SHL
-    if args[1].op is Op.CONST and constant < node.width:
-        moved = left << constant
-        return moved if moved <= full else full
-    return full
+    return _unsigned(*value_range(e), e.width)[1]
 
 
 # -- ranges: what a comparison with a constant can be, read off the top nodes -----------------
@@ -119,15 +56,10 @@ def _combine(node: Expr, bounds: dict[int, int]) -> int:
 # node takes only values ``v mod 2**w`` for ``lo <= v <= hi``. Such a range may cross zero
 # (``-9..9`` is 0..9 and 2**w-9..2**w-1), so sums and remainders of either sign keep it tight.
 
-#: nodes one range looks at (the chain's trivial layer asks it of every new condition: a few
-#: microseconds; a digit's arithmetic above the number is a handful)
-RANGE_NODES = 16
-
 #: operations whose range follows from their operands' (the rest: any value of the width)
 _RANGED = frozenset({Op.CONST, Op.ZEXT, Op.SEXT, Op.EXTRACT, Op.CONCAT, Op.ADD, Op.SUB, Op.MUL,
-                     Op.UDIV, Op.SDIV, Op.UREM, Op.SREM, Op.AND, Op.LSHR, Op.ASHR, Op.SHL, Op.SELECT})
-#: a constant right operand settles these without the left one's range
-_BY_CONSTANT = frozenset({Op.UREM, Op.SREM, Op.AND})
+                     Op.UDIV, Op.SDIV, Op.UREM, Op.SREM, Op.AND, Op.OR, Op.XOR, Op.LSHR, Op.ASHR,
+                     Op.SHL, Op.SELECT})
 
 
 def _unsigned(lo: int, hi: int, width: int) -> tuple[int, int]:
@@ -169,18 +101,12 @@ def value_range(e: Expr) -> tuple[int, int]:
         looked += 1
         if node.op is Op.CONST:
             ranges[id(node)] = node.value, node.value
-        elif node.op not in _RANGED or looked > RANGE_NODES:
+        elif node.op not in _RANGED or looked > MAX_NODES:
             ranges[id(node)] = 0, (1 << node.width) - 1
         else:
             stack.append((node, True))
-            args = node.args
-            if node.op is Op.SELECT:
-                args = args[1:]
-            elif node.op in _BY_CONSTANT and args[1].op is Op.CONST:
-                args = args[1:]  # the constant settles it: the other operand is not walked
-            elif node.op is Op.AND and args[0].op is Op.CONST:
-                args = args[:1]
-            stack.extend((operand, False) for operand in args)
+            operands = node.args[1:] if node.op is Op.SELECT else node.args
+            stack.extend((operand, False) for operand in operands)
     return ranges[id(e)]
 
 
@@ -219,20 +145,28 @@ def _range_of(node: Expr, ranges: dict[int, tuple[int, int]]) -> tuple[int, int]
         return _fitting(lo + right[0], hi + right[1], width)
     if op is Op.SUB:
         return _fitting(lo - right[1], hi - right[0], width)
+    if op is Op.OR or op is Op.XOR:
+        top = max(_unsigned(lo, hi, width)[1], _unsigned(*right, width)[1])
+        return 0, (1 << top.bit_length()) - 1
     if op is Op.MUL or op is Op.AND:
-        if args[1].op is Op.CONST:
-            factor = args[1].value
-        elif args[0].op is Op.CONST:
-            factor, (lo, hi) = args[0].value, right
-        else:
-            return full
-        return (0, factor) if op is Op.AND else _fitting(lo * factor, hi * factor, width)
+        if args[0].op is Op.CONST:
+            lo, hi, right = right[0], right[1], (lo, hi)
+        if args[0].op is Op.CONST or args[1].op is Op.CONST:
+            factor = right[0]
+            if op is Op.AND:
+                return 0, min(factor, _unsigned(lo, hi, width)[1])
+            return _fitting(lo * factor, hi * factor, width)
+        a, b = _unsigned(lo, hi, width), _unsigned(*right, width)
+        return (0, min(a[1], b[1])) if op is Op.AND else _fitting(a[0] * b[0], a[1] * b[1], width)
     if args[1].op is not Op.CONST:
+        if op is Op.UREM or op is Op.LSHR:  # never above the left operand (urem x 0 is x)
+            return 0, _unsigned(lo, hi, width)[1]
         return full
     constant = args[1].value
     if op is Op.UREM:
-        if constant == 0:  # x urem 0 is x
-            return lo, hi
+        low, high = _unsigned(lo, hi, width)
+        if constant == 0 or high < constant:  # x urem 0 is x
+            return low, high
         return 0, constant - 1
     if op is Op.SREM:
         if constant == 0:  # x srem 0 is x
