@@ -21,7 +21,7 @@ tight; the solver chain's trivial layer asks them of each new condition.
 
 from __future__ import annotations
 
-from symex.expr.build import TRUE, const, ule
+from symex.expr.build import TRUE, const, to_signed, ule
 from symex.expr.nodes import Expr, Op
 
 __all__ = ["MAX_NODES", "at_most", "known_truth", "unsigned_max", "value_range"]
@@ -110,18 +110,17 @@ def value_range(e: Expr) -> tuple[int, int]:
     return ranges[id(e)]
 
 
-def _known(e: Expr, ranges: dict[int, tuple[int, int]]) -> tuple[int, int]:
-    """``e``'s range as walked, or every value where the walk left it out."""
-    return ranges.get(id(e)) or (0, (1 << e.width) - 1)
-
-
 def _range_of(node: Expr, ranges: dict[int, tuple[int, int]]) -> tuple[int, int]:
     """The range of ``node`` from its operands' ranges (SMT-LIB's semantics)."""
     op = node.op
     width = node.width
     full = (0, (1 << width) - 1)
     args = node.args
-    lo, hi = _known(args[0], ranges)
+    if op is Op.SELECT:  # the condition is not walked: either value may be taken
+        a = _unsigned(*ranges[id(args[1])], width)
+        b = _unsigned(*ranges[id(args[2])], width)
+        return min(a[0], b[0]), max(a[1], b[1])
+    lo, hi = ranges[id(args[0])]
     if op is Op.ZEXT:
         return _unsigned(lo, hi, args[0].width)
     if op is Op.SEXT:
@@ -131,11 +130,7 @@ def _range_of(node: Expr, ranges: dict[int, tuple[int, int]]) -> tuple[int, int]
             return _fitting(lo, hi, width)
         low, high = _unsigned(lo, hi, args[0].width)
         return _fitting(low >> node.value, high >> node.value, width)
-    if op is Op.SELECT:
-        a = _unsigned(*_known(args[1], ranges), width)
-        b = _unsigned(*_known(args[2], ranges), width)
-        return min(a[0], b[0]), max(a[1], b[1])
-    right = _known(args[1], ranges)
+    right = ranges[id(args[1])]
     if op is Op.CONCAT:
         low_width = args[1].width
         a = _unsigned(lo, hi, args[0].width)
@@ -171,7 +166,7 @@ def _range_of(node: Expr, ranges: dict[int, tuple[int, int]]) -> tuple[int, int]
     if op is Op.SREM:
         if constant == 0:  # x srem 0 is x
             return lo, hi
-        bound = abs(constant - (1 << width) if constant >> (width - 1) else constant) - 1
+        bound = abs(to_signed(constant, width)) - 1
         low, high = _signed(lo, hi, args[0].width)
         if low >= 0:
             return 0, min(bound, high)
@@ -184,7 +179,7 @@ def _range_of(node: Expr, ranges: dict[int, tuple[int, int]]) -> tuple[int, int]
         low, high = _unsigned(lo, hi, width)
         return low // constant, high // constant
     if op is Op.SDIV:
-        divisor = constant - (1 << width) if constant >> (width - 1) else constant
+        divisor = to_signed(constant, width)
         if divisor <= 0:  # zero, and -1 (whose quotient of the least value wraps): left out
             return full
         low, high = _signed(lo, hi, width)
@@ -241,7 +236,7 @@ def known_truth(condition: Expr) -> bool | None:
     else:
         if op is Op.SLT or op is Op.SLE:
             low, high = _signed(lo, hi, width)
-            constant = constant - (1 << width) if constant >> (width - 1) else constant
+            constant = to_signed(constant, width)
         else:
             low, high = _unsigned(lo, hi, width)
         strict = op is Op.ULT or op is Op.SLT
